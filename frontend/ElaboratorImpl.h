@@ -1,0 +1,189 @@
+//===- ElaboratorImpl.h - The elaborator's internals ------------*- C++ -*-===//
+//
+// Shared by Elaborator.cpp (statements, expressions, modules, functions),
+// Layers.cpp (builtin layers) and TensorFunctions.cpp (builtin functions).
+// Not part of the frontend's interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_FRONTEND_ELABORATORIMPL_H
+#define CAIRN_FRONTEND_ELABORATORIMPL_H
+
+#include "frontend/Diagnostics.h"
+#include "frontend/Elaborator.h"
+#include "frontend/Value.h"
+#include "ir/CairnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace cairn {
+
+/// A compile-time result: the value, or nullopt after an error was reported.
+using Result = std::optional<EValue>;
+
+/// One evaluated call argument.
+struct CallArg {
+  ast::Loc loc;
+  std::string name; // empty: positional
+  EValue value;
+};
+
+/// A formal parameter of a builtin: required, or with a default.
+struct ParamDecl {
+  const char *name;
+  bool required;
+  EValue defaultValue;
+};
+inline ParamDecl req(const char *name) { return {name, true, EValue()}; }
+inline ParamDecl opt(const char *name, EValue def) { return {name, false, std::move(def)}; }
+
+/// A chain of name bindings: function locals, then a module's scope.
+struct Scope {
+  std::map<std::string, EValue> *vars;
+  const Scope *parent;
+  Layer *owner; // the module whose body or function this is; null at top
+};
+
+/// What the regions around an operation say about it.
+struct Annotations {
+  std::optional<int64_t> checkpoint;
+  std::optional<int64_t> device;
+  std::optional<Precision> precision;
+};
+
+/// State while emitting one IR function (`forward` or `loss`).
+struct FunctionState {
+  mlir::OpBuilder *builder;
+  bool training;
+  std::vector<mlir::Value> slotValues; // by state_dict index
+  Annotations annotations;
+  int64_t nextDropoutStream = 0;
+  unsigned callDepth = 0;
+};
+
+class Elaborator {
+public:
+  Elaborator(DiagnosticReporter &diag, const ElaborateOptions &options);
+
+  mlir::OwningOpRef<mlir::ModuleOp> run(const ast::Program &program);
+
+  //===--- Expressions and statements (Elaborator.cpp) --------------------===//
+
+  Result evaluate(const ast::Expr &expr, const Scope &scope);
+  /// Runs statements; `returned` receives the values of a `return`.
+  bool execute(const ast::Block &block, Scope &scope,
+               std::optional<std::vector<EValue>> &returned);
+  Result call(const EValue &callee, std::vector<CallArg> &args, ast::Loc loc,
+              const Scope &scope);
+  Result callFunction(Layer &owner, const ast::FunctionStmt &fn,
+                      std::vector<CallArg> &args, ast::Loc loc);
+
+  //===--- Layers (Layers.cpp) --------------------------------------------===//
+
+  bool isLayerConstructor(llvm::StringRef name) const;
+  Result constructLayer(const std::string &type, std::vector<CallArg> &args,
+                        ast::Loc loc);
+  Result callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc loc);
+
+  //===--- Builtin functions (TensorFunctions.cpp) ------------------------===//
+
+  bool isBuiltinFunction(llvm::StringRef name) const;
+  bool isTensorMethod(llvm::StringRef name) const;
+  Result callBuiltin(const std::string &name, std::vector<CallArg> &args,
+                     ast::Loc loc, const std::string &layerName);
+  Result applyBinary(ast::BinaryOp op, const EValue &lhs, const EValue &rhs,
+                     ast::Loc loc);
+  Result indexTensor(const EValue &base, const std::vector<ast::IndexItem> &items,
+                     ast::Loc loc, const Scope &scope);
+
+  //===--- Helpers shared by the three files ------------------------------===//
+
+  /// Binds `args` to `params` (Python rules), or reports against `what`.
+  bool bindArgs(std::vector<CallArg> &args, llvm::ArrayRef<ParamDecl> params,
+                std::map<std::string, EValue> &out, const std::string &what,
+                ast::Loc loc);
+  std::optional<int64_t> toInt(const EValue &v, ast::Loc loc, const std::string &what);
+  std::optional<double> toFloat(const EValue &v, ast::Loc loc, const std::string &what);
+  std::optional<bool> toBool(const EValue &v, ast::Loc loc, const std::string &what);
+  std::optional<std::string> toString(const EValue &v, ast::Loc loc, const std::string &what);
+  /// An int, or a tuple of `n` ints (kernel_size=3 or (3, 3)).
+  std::optional<llvm::SmallVector<int64_t, 4>> toInts(const EValue &v, size_t n,
+                                                      ast::Loc loc,
+                                                      const std::string &what);
+  /// A tuple or list of ints of any length, or a single int.
+  std::optional<llvm::SmallVector<int64_t, 4>> toIntList(const EValue &v, ast::Loc loc,
+                                                         const std::string &what);
+  std::optional<mlir::Value> toTensor(const EValue &v, ast::Loc loc,
+                                      const std::string &what);
+
+  /// The location of an op: the model-file position, named by its layer.
+  mlir::Location opLoc(ast::Loc loc, llvm::StringRef layerName) const;
+  /// Reports an error at `loc`.
+  mlir::InFlightDiagnostic error(ast::Loc loc) { return diag.error(loc); }
+  /// Counts one unit of elaboration work; false (after reporting) when the
+  /// model is too large to elaborate.
+  bool step(ast::Loc loc);
+
+  /// Emission state; null outside `forward` and `loss`.
+  FunctionState *fn = nullptr;
+  mlir::MLIRContext *context;
+  DiagnosticReporter &diag;
+  const ElaborateOptions &options;
+
+  /// Float element type of tensors created from numbers and parameters.
+  mlir::Type f32Type() const;
+  llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) const;
+  mlir::Type elementTypeOf(mlir::Value v) const;
+  /// A rank-0 constant of `elementType` holding `value`.
+  mlir::Value scalarConstant(double value, mlir::Type elementType, mlir::Location loc);
+
+  /// The layer path of the module whose code is running ("" at the model).
+  std::string currentLayerPath;
+
+private:
+  Result instantiateModule(const ast::ModuleDef &def, std::vector<CallArg> &args,
+                           ast::Loc loc);
+  bool executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner,
+                     bool topLevel);
+  bool registerLayer(Layer &owner, const std::string &name, const EValue &index,
+                     LayerPtr layer, ast::Loc loc);
+  Result lookup(const std::string &name, ast::Loc loc, const Scope &scope);
+  Result evaluateCall(const ast::CallExpr &expr, const Scope &scope);
+  Result evaluateMember(const ast::MemberExpr &expr, const Scope &scope);
+  Result evaluateIndex(const ast::IndexExpr &expr, const Scope &scope);
+  Result evaluateUnary(const ast::UnaryExpr &expr, const Scope &scope);
+  Result compileTimeBinary(ast::BinaryOp op, const EValue &lhs, const EValue &rhs,
+                           ast::Loc loc);
+  bool executeStmt(const ast::Stmt &stmt, Scope &scope,
+                   std::optional<std::vector<EValue>> &returned);
+
+  mlir::func::FuncOp emitFunction(const ast::FunctionStmt &fn, bool training,
+                                  llvm::StringRef name);
+  void assignSlotIndices(Layer &layer);
+
+  const ast::ModuleDef *model = nullptr;
+  std::map<std::string, const ast::ModuleDef *> moduleDefs;
+  std::vector<std::string> instantiationStack;
+  LayerPtr root;
+  std::map<std::string, EValue> globals;
+  std::vector<const TensorSlot *> slots; // state_dict order
+  std::vector<std::string> slotNames;
+  struct Input {
+    std::string name;
+    ast::Loc loc;
+    mlir::RankedTensorType type;
+  };
+  std::vector<Input> inputs;
+  std::optional<int64_t> batch;
+  mlir::Attribute optimizer;
+  ast::Loc optimizerLoc;
+  mlir::ModuleOp module;
+  int64_t nextCheckpointId = 0;
+  uint64_t steps = 0;
+};
+
+} // namespace cairn
+
+#endif // CAIRN_FRONTEND_ELABORATORIMPL_H

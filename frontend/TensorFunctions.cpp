@@ -1,0 +1,578 @@
+//===- TensorFunctions.cpp - Builtin functions, operators, indexing -------===//
+//
+// The functional half of the language: torch.* functions on tensors (and
+// their method spellings), arithmetic operators with broadcasting, basic
+// indexing, and a few functions on compile-time numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ElaboratorImpl.h"
+#include "ir/ShapeFunctions.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace cairn;
+using llvm::StringRef;
+
+namespace {
+const char *const kTensorFunctions[] = {
+    "relu",    "gelu",     "sigmoid", "tanh",      "softmax", "log_softmax",
+    "matmul",  "add",      "sub",     "mul",       "div",     "reshape",
+    "view",    "flatten",  "transpose", "permute", "mean",    "sum",
+    "dropout", "size"};
+const char *const kOtherFunctions[] = {"cat",   "concat", "cross_entropy", "mse_loss",
+                                       "sqrt",  "min",    "max",           "int",
+                                       "float", "abs",    "len"};
+} // namespace
+
+bool Elaborator::isTensorMethod(StringRef name) const {
+  return llvm::is_contained(kTensorFunctions, name);
+}
+
+bool Elaborator::isBuiltinFunction(StringRef name) const {
+  return (isTensorMethod(name) && name != "size") ||
+         llvm::is_contained(kOtherFunctions, name);
+}
+
+Result Elaborator::applyBinary(ast::BinaryOp op, const EValue &lhs,
+                               const EValue &rhs, ast::Loc loc) {
+  const char *symbol = nullptr;
+  switch (op) {
+  case ast::BinaryOp::Add: symbol = "+"; break;
+  case ast::BinaryOp::Sub: symbol = "-"; break;
+  case ast::BinaryOp::Mul: symbol = "*"; break;
+  case ast::BinaryOp::Div: symbol = "/"; break;
+  case ast::BinaryOp::MatMul: {
+    std::vector<CallArg> args = {{loc, "", lhs}, {loc, "", rhs}};
+    return callBuiltin("matmul", args, loc, currentLayerPath);
+  }
+  default:
+    error(loc) << "this operator does not apply to tensors (operands: "
+               << describe(lhs) << " and " << describe(rhs)
+               << "); conditions and loop bounds must be known at compile time";
+    return std::nullopt;
+  }
+  if (!fn) {
+    error(loc) << "tensor arithmetic is only allowed inside forward or loss";
+    return std::nullopt;
+  }
+  // A number takes the element type of the tensor on the other side.
+  const EValue &tensorSide = lhs.kind == EValue::Kind::Tensor ? lhs : rhs;
+  mlir::Type elementType = elementTypeOf(tensorSide.tensor);
+  mlir::Location location = opLoc(loc, currentLayerPath);
+  auto operand = [&](const EValue &v) -> std::optional<mlir::Value> {
+    if (v.kind == EValue::Kind::Tensor)
+      return v.tensor;
+    if (v.isNumber())
+      return scalarConstant(v.asDouble(), elementType, location);
+    error(loc) << "operator '" << symbol << "' does not apply to " << describe(lhs)
+               << " and " << describe(rhs);
+    return std::nullopt;
+  };
+  std::optional<mlir::Value> a = operand(lhs), b = operand(rhs);
+  if (!a || !b)
+    return std::nullopt;
+  if (!llvm::isa<mlir::FloatType>(elementTypeOf(*a)) ||
+      elementTypeOf(*a) != elementTypeOf(*b)) {
+    error(loc) << "operator '" << symbol
+               << "' needs floating-point tensors of one element type but got "
+               << describe(EValue::ofTensor(*a)) << " and "
+               << describe(EValue::ofTensor(*b));
+    return std::nullopt;
+  }
+  std::string why;
+  auto shape = shapes::broadcast(shapeOf(*a), shapeOf(*b), why);
+  if (!shape) {
+    error(loc) << "operator '" << symbol << "': " << why;
+    return std::nullopt;
+  }
+  auto type = mlir::RankedTensorType::get(*shape, elementType);
+  mlir::OpBuilder &builder = *fn->builder;
+  mlir::Value result;
+  switch (op) {
+  case ast::BinaryOp::Add: result = AddOp::create(builder, location, type, *a, *b); break;
+  case ast::BinaryOp::Sub: result = SubOp::create(builder, location, type, *a, *b); break;
+  case ast::BinaryOp::Mul: result = MulOp::create(builder, location, type, *a, *b); break;
+  default: result = DivOp::create(builder, location, type, *a, *b); break;
+  }
+  return EValue::ofTensor(result);
+}
+
+Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &args,
+                               ast::Loc loc, const std::string &layerName) {
+  std::map<std::string, EValue> a;
+  std::string what = name + "()";
+  std::string why;
+
+  // Functions of compile-time numbers.
+  if (name == "sqrt" || name == "abs" || name == "int" || name == "float") {
+    ParamDecl params[] = {req("x")};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    const EValue &x = a["x"];
+    if (name == "int" && x.kind == EValue::Kind::Int) return x;
+    auto v = toFloat(x, loc, "the argument of " + what);
+    if (!v) return std::nullopt;
+    if (name == "sqrt") {
+      if (*v < 0) {
+        error(loc) << "sqrt() of a negative number (" << *v << ")";
+        return std::nullopt;
+      }
+      return EValue::ofFloat(std::sqrt(*v));
+    }
+    if (name == "abs")
+      return x.kind == EValue::Kind::Int && x.i != std::numeric_limits<int64_t>::min()
+                 ? EValue::ofInt(x.i < 0 ? -x.i : x.i)
+                 : EValue::ofFloat(std::fabs(*v));
+    if (name == "float") return EValue::ofFloat(*v);
+    if (std::fabs(*v) >= 9.2e18) {
+      error(loc) << "int() of " << *v << " does not fit in 64 bits";
+      return std::nullopt;
+    }
+    return EValue::ofInt(static_cast<int64_t>(*v));
+  }
+  if (name == "min" || name == "max") {
+    if (args.empty()) {
+      error(loc) << what << " needs at least one argument";
+      return std::nullopt;
+    }
+    std::vector<EValue> items;
+    if (args.size() == 1 && args[0].value.kind == EValue::Kind::Tuple)
+      items = args[0].value.elems;
+    else
+      for (CallArg &arg : args) items.push_back(arg.value);
+    if (items.empty()) {
+      error(loc) << what << " of an empty tuple";
+      return std::nullopt;
+    }
+    EValue best = items[0];
+    for (const EValue &item : items) {
+      if (!item.isNumber()) {
+        error(loc) << what << " needs numbers but got " << describe(item);
+        return std::nullopt;
+      }
+      bool better = name == "min" ? item.asDouble() < best.asDouble()
+                                  : item.asDouble() > best.asDouble();
+      if (better) best = item;
+    }
+    return best;
+  }
+  if (name == "len") {
+    ParamDecl params[] = {req("x")};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    if (a["x"].kind == EValue::Kind::Tuple) return EValue::ofInt(a["x"].elems.size());
+    if (a["x"].kind == EValue::Kind::Layer && a["x"].layer->isContainer())
+      return EValue::ofInt(a["x"].layer->children.size());
+    error(loc) << "len() of " << describe(a["x"]);
+    return std::nullopt;
+  }
+
+  // Everything below works on tensors, inside forward or loss.
+  if (!fn) {
+    error(loc) << what << " works on tensors, which only exist inside forward or loss";
+    return std::nullopt;
+  }
+  mlir::OpBuilder &b = *fn->builder;
+  mlir::Location location = opLoc(loc, layerName);
+  auto fail = [&](const std::string &message) -> Result {
+    error(loc) << what << ": " << message;
+    return std::nullopt;
+  };
+  auto tensorArg = [&](const char *key) -> std::optional<mlir::Value> {
+    return toTensor(a[key], loc, std::string(key) + " of " + what);
+  };
+  auto floatTensorArg = [&](const char *key) -> std::optional<mlir::Value> {
+    auto t = tensorArg(key);
+    if (t && !llvm::isa<mlir::FloatType>(elementTypeOf(*t))) {
+      error(loc) << what << ": expected a floating-point tensor but got "
+                 << describe(a[key]);
+      return std::nullopt;
+    }
+    return t;
+  };
+  auto typeLike = [&](mlir::Value v, llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, elementTypeOf(v));
+  };
+  auto dimArg = [&](const char *key, int64_t rank) -> std::optional<int64_t> {
+    auto d = toInt(a[key], loc, std::string(key) + " of " + what);
+    if (!d) return std::nullopt;
+    auto n = shapes::normalizeDim(*d, rank, why);
+    if (!n) fail(why);
+    return n;
+  };
+  // reshape(x, 2, 3) and reshape(x, (2, 3)) both work, as in PyTorch.
+  auto restAsInts = [&](size_t from, const char *what2) -> std::optional<llvm::SmallVector<int64_t, 4>> {
+    for (size_t i = from; i < args.size(); ++i)
+      if (!args[i].name.empty()) {
+        error(args[i].loc) << what << " takes no keyword argument '" << args[i].name << "'";
+        return std::nullopt;
+      }
+    if (args.size() == from + 1 && args[from].value.kind == EValue::Kind::Tuple)
+      return toIntList(args[from].value, loc, what2);
+    llvm::SmallVector<int64_t, 4> out;
+    for (size_t i = from; i < args.size(); ++i) {
+      auto v = toInt(args[i].value, args[i].loc, what2);
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  };
+
+  if (name == "relu" || name == "sigmoid" || name == "tanh") {
+    ParamDecl params[] = {req("input")};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input");
+    if (!x) return std::nullopt;
+    mlir::Value r;
+    if (name == "relu") r = ReluOp::create(b, location, x->getType(), *x);
+    else if (name == "sigmoid") r = SigmoidOp::create(b, location, x->getType(), *x);
+    else r = TanhOp::create(b, location, x->getType(), *x);
+    return EValue::ofTensor(r);
+  }
+  if (name == "gelu") {
+    ParamDecl params[] = {req("input"), opt("approximate", EValue::ofString("none"))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input");
+    auto approximate = toString(a["approximate"], loc, "approximate of gelu()");
+    if (!x || !approximate) return std::nullopt;
+    if (*approximate != "none" && *approximate != "tanh")
+      return fail("expected approximate=\"none\" or \"tanh\" but got \"" + *approximate + "\"");
+    return EValue::ofTensor(GeluOp::create(b, location, x->getType(), *x,
+                                           b.getStringAttr(*approximate)));
+  }
+  if (name == "softmax" || name == "log_softmax") {
+    ParamDecl params[] = {req("input"), req("dim")};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input");
+    if (!x) return std::nullopt;
+    auto dim = dimArg("dim", shapeOf(*x).size());
+    if (!dim) return std::nullopt;
+    mlir::Value r = name == "softmax"
+        ? SoftmaxOp::create(b, location, x->getType(), *x, b.getI64IntegerAttr(*dim)).getResult()
+        : LogSoftmaxOp::create(b, location, x->getType(), *x, b.getI64IntegerAttr(*dim)).getResult();
+    return EValue::ofTensor(r);
+  }
+  if (name == "add" || name == "sub" || name == "mul" || name == "div") {
+    ParamDecl params[] = {req("input"), req("other")};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    ast::BinaryOp op = name == "add" ? ast::BinaryOp::Add
+                     : name == "sub" ? ast::BinaryOp::Sub
+                     : name == "mul" ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
+    std::string saved = currentLayerPath;
+    currentLayerPath = layerName;
+    Result r = applyBinary(op, a["input"], a["other"], loc);
+    currentLayerPath = saved;
+    return r;
+  }
+  if (name == "matmul") {
+    ParamDecl params[] = {req("input"), req("other")};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input"), y = floatTensorArg("other");
+    if (!x || !y) return std::nullopt;
+    if (elementTypeOf(*x) != elementTypeOf(*y))
+      return fail("expected tensors of one element type but got " + describe(a["input"]) +
+                  " and " + describe(a["other"]));
+    // torch.matmul's vector cases: a 1-D operand becomes a matrix, and the
+    // added dimension is dropped from the result.
+    shapes::Shape xs(shapeOf(*x).begin(), shapeOf(*x).end());
+    shapes::Shape ys(shapeOf(*y).begin(), shapeOf(*y).end());
+    if (xs.empty() || ys.empty())
+      return fail("expected tensors of rank at least 1 but got " + describe(a["input"]) +
+                  " and " + describe(a["other"]));
+    bool xVector = xs.size() == 1, yVector = ys.size() == 1;
+    mlir::Value lhs = *x, rhs = *y;
+    if (xVector) {
+      xs.insert(xs.begin(), 1);
+      lhs = ReshapeOp::create(b, location, typeLike(*x, xs), lhs);
+    }
+    if (yVector) {
+      ys.push_back(1);
+      rhs = ReshapeOp::create(b, location, typeLike(*y, ys), rhs);
+    }
+    auto out = shapes::matmul(xs, ys, why);
+    if (!out) return fail(why);
+    mlir::Value r = MatmulOp::create(b, location, typeLike(*x, *out), lhs, rhs);
+    if (xVector || yVector) {
+      shapes::Shape squeezed(out->begin(), out->end());
+      if (yVector) squeezed.pop_back();
+      if (xVector) squeezed.erase(squeezed.end() - (yVector ? 1 : 2));
+      r = ReshapeOp::create(b, location, typeLike(*x, squeezed), r);
+    }
+    return EValue::ofTensor(r);
+  }
+  if (name == "reshape" || name == "view") {
+    if (args.empty() || !args[0].name.empty())
+      return fail("expected a tensor and a shape");
+    a["input"] = args[0].value;
+    auto x = tensorArg("input");
+    auto target = restAsInts(1, "shape");
+    if (!x || !target) return std::nullopt;
+    auto out = shapes::reshape(shapeOf(*x), *target, why);
+    if (!out) return fail(why);
+    return EValue::ofTensor(ReshapeOp::create(b, location, typeLike(*x, *out), *x));
+  }
+  if (name == "flatten") {
+    ParamDecl params[] = {req("input"), opt("start_dim", EValue::ofInt(0)),
+                          opt("end_dim", EValue::ofInt(-1))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = tensorArg("input");
+    if (!x) return std::nullopt;
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    int64_t rank = std::max<int64_t>(in.size(), 1);
+    auto start = dimArg("start_dim", rank), end = dimArg("end_dim", rank);
+    if (!start || !end) return std::nullopt;
+    if (*start > *end) return fail("start_dim comes after end_dim");
+    if (in.empty()) return EValue::ofTensor(ReshapeOp::create(b, location, typeLike(*x, {1}), *x));
+    shapes::Shape out(in.begin(), in.begin() + *start);
+    int64_t merged = 1;
+    for (int64_t i = *start; i <= *end; ++i) merged *= in[i]; // bounded by numElements
+    out.push_back(merged);
+    out.append(in.begin() + *end + 1, in.end());
+    if (out == shapes::Shape(in.begin(), in.end())) return EValue::ofTensor(*x);
+    return EValue::ofTensor(ReshapeOp::create(b, location, typeLike(*x, out), *x));
+  }
+  if (name == "transpose" || name == "permute") {
+    if (args.empty() || !args[0].name.empty())
+      return fail("expected a tensor first");
+    a["input"] = args[0].value;
+    auto x = tensorArg("input");
+    if (!x) return std::nullopt;
+    int64_t rank = shapeOf(*x).size();
+    llvm::SmallVector<int64_t, 4> perm;
+    if (name == "transpose") {
+      ParamDecl params[] = {req("input"), req("dim0"), req("dim1")};
+      a.clear();
+      if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+      auto d0 = dimArg("dim0", rank), d1 = dimArg("dim1", rank);
+      if (!d0 || !d1) return std::nullopt;
+      for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+      std::swap(perm[*d0], perm[*d1]);
+    } else {
+      auto dims = restAsInts(1, "dims");
+      if (!dims) return std::nullopt;
+      for (int64_t d : *dims) {
+        auto n = shapes::normalizeDim(d, rank, why);
+        if (!n) return fail(why);
+        perm.push_back(*n);
+      }
+    }
+    auto out = shapes::permute(shapeOf(*x), perm, why);
+    if (!out) return fail(why);
+    return EValue::ofTensor(PermuteOp::create(b, location, typeLike(*x, *out), *x,
+                                              b.getDenseI64ArrayAttr(perm)));
+  }
+  if (name == "cat" || name == "concat") {
+    ParamDecl params[] = {req("tensors"), opt("dim", EValue::ofInt(0))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    if (a["tensors"].kind != EValue::Kind::Tuple || a["tensors"].elems.empty())
+      return fail("expected a non-empty list of tensors but got " + describe(a["tensors"]));
+    llvm::SmallVector<mlir::Value> tensors;
+    std::vector<shapes::Shape> shapeList;
+    for (const EValue &e : a["tensors"].elems) {
+      auto t = toTensor(e, loc, "an item of " + what);
+      if (!t) return std::nullopt;
+      if (elementTypeOf(*t) != elementTypeOf(tensors.empty() ? *t : tensors.front()))
+        return fail("expected tensors of one element type");
+      tensors.push_back(*t);
+      shapeList.emplace_back(shapeOf(*t).begin(), shapeOf(*t).end());
+    }
+    auto dim = dimArg("dim", shapeList.front().size());
+    if (!dim) return std::nullopt;
+    auto out = shapes::concat(shapeList, *dim, why);
+    if (!out) return fail(why);
+    return EValue::ofTensor(ConcatOp::create(b, location, typeLike(tensors.front(), *out),
+                                             tensors, b.getI64IntegerAttr(*dim)));
+  }
+  if (name == "mean" || name == "sum") {
+    ParamDecl params[] = {req("input"), opt("dim", EValue::none()),
+                          opt("keepdim", EValue::ofBool(false))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input");
+    auto keepdim = toBool(a["keepdim"], loc, "keepdim of " + what);
+    if (!x || !keepdim) return std::nullopt;
+    int64_t rank = shapeOf(*x).size();
+    llvm::SmallVector<int64_t, 4> dims;
+    if (a["dim"].kind == EValue::Kind::None) {
+      for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+    } else {
+      auto list = toIntList(a["dim"], loc, "dim of " + what);
+      if (!list) return std::nullopt;
+      for (int64_t d : *list) {
+        auto n = shapes::normalizeDim(d, rank, why);
+        if (!n) return fail(why);
+        dims.push_back(*n);
+      }
+      llvm::sort(dims);
+      if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
+        return fail("a dimension appears twice in dim");
+    }
+    auto out = shapes::reduce(shapeOf(*x), dims, *keepdim, why);
+    if (!out) return fail(why);
+    auto type = typeLike(*x, *out);
+    auto dimsAttr = b.getDenseI64ArrayAttr(dims);
+    mlir::Value r = name == "mean"
+        ? MeanOp::create(b, location, type, *x, dimsAttr, b.getBoolAttr(*keepdim)).getResult()
+        : SumOp::create(b, location, type, *x, dimsAttr, b.getBoolAttr(*keepdim)).getResult();
+    return EValue::ofTensor(r);
+  }
+  if (name == "size") {
+    ParamDecl params[] = {req("input"), opt("dim", EValue::none())};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = tensorArg("input");
+    if (!x) return std::nullopt;
+    llvm::ArrayRef<int64_t> shape = shapeOf(*x);
+    if (a["dim"].kind == EValue::Kind::None) {
+      std::vector<EValue> dims;
+      for (int64_t d : shape) dims.push_back(EValue::ofInt(d));
+      return EValue::ofTuple(std::move(dims));
+    }
+    auto d = dimArg("dim", shape.size());
+    if (!d) return std::nullopt;
+    return EValue::ofInt(shape[*d]);
+  }
+  if (name == "dropout") {
+    ParamDecl params[] = {req("input"), opt("p", EValue::ofFloat(0.5))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input");
+    auto p = toFloat(a["p"], loc, "p of dropout()");
+    if (!x || !p) return std::nullopt;
+    if (*p < 0 || *p >= 1) {
+      error(loc) << "expected p of dropout() in [0, 1) but got " << *p;
+      return std::nullopt;
+    }
+    if (!fn->training || *p == 0) return EValue::ofTensor(*x);
+    return EValue::ofTensor(DropoutOp::create(
+        b, location, x->getType(), *x, b.getF64FloatAttr(*p), b.getBoolAttr(true),
+        b.getI64IntegerAttr(fn->nextDropoutStream++)));
+  }
+  if (name == "cross_entropy") {
+    ParamDecl params[] = {req("input"), req("target"),
+                          opt("label_smoothing", EValue::ofFloat(0.0)),
+                          opt("reduction", EValue::ofString("mean"))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input"), y = tensorArg("target");
+    auto smoothing = toFloat(a["label_smoothing"], loc, "label_smoothing of " + what);
+    auto reduction = toString(a["reduction"], loc, "reduction of " + what);
+    if (!x || !y || !smoothing || !reduction) return std::nullopt;
+    if (*reduction != "mean")
+      return fail("only reduction=\"mean\" is supported but got \"" + *reduction + "\"");
+    if (*smoothing < 0 || *smoothing > 1)
+      return fail("expected label_smoothing in [0, 1] but got " + std::to_string(*smoothing));
+    mlir::Type labelType = elementTypeOf(*y);
+    if (!labelType.isInteger(64) && !labelType.isInteger(32))
+      return fail("expected integer class labels (i64) as target but got " + describe(a["target"]));
+    auto out = shapes::crossEntropy(shapeOf(*x), shapeOf(*y), why);
+    if (!out) return fail(why);
+    return EValue::ofTensor(CrossEntropyOp::create(b, location, typeLike(*x, *out), *x, *y,
+                                                   b.getF64FloatAttr(*smoothing)));
+  }
+  if (name == "mse_loss") {
+    ParamDecl params[] = {req("input"), req("target"), opt("reduction", EValue::ofString("mean"))};
+    if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
+    auto x = floatTensorArg("input"), y = floatTensorArg("target");
+    auto reduction = toString(a["reduction"], loc, "reduction of " + what);
+    if (!x || !y || !reduction) return std::nullopt;
+    if (*reduction != "mean")
+      return fail("only reduction=\"mean\" is supported but got \"" + *reduction + "\"");
+    if (x->getType() != y->getType())
+      return fail("expected input and target of one shape and type but got " +
+                  describe(a["input"]) + " and " + describe(a["target"]));
+    return EValue::ofTensor(MseLossOp::create(b, location, typeLike(*x, {}), *x, *y));
+  }
+  error(loc) << "unknown function '" << name << "'";
+  return std::nullopt;
+}
+
+Result Elaborator::indexTensor(const EValue &base, const std::vector<ast::IndexItem> &items,
+                               ast::Loc loc, const Scope &scope) {
+  if (!fn) {
+    error(loc) << "tensors can only be indexed inside forward or loss";
+    return std::nullopt;
+  }
+  mlir::Value x = base.tensor;
+  llvm::ArrayRef<int64_t> shape = shapeOf(x);
+  if (items.size() > shape.size()) {
+    error(loc) << "too many indices (" << items.size() << ") for "
+               << describe(base);
+    return std::nullopt;
+  }
+  llvm::SmallVector<int64_t, 4> start, limit, stride;
+  shapes::Shape kept; // result shape after dropping integer-indexed dims
+  auto evalOptional = [&](const ast::ExprPtr &e, std::optional<int64_t> &out,
+                          const char *what) -> bool {
+    if (!e) return true;
+    Result v = evaluate(*e, scope);
+    if (!v) return false;
+    if (v->kind == EValue::Kind::None) return true;
+    auto i = toInt(*v, e->getLoc(), what);
+    if (!i) return false;
+    out = *i;
+    return true;
+  };
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t size = shape[d];
+    if (d >= items.size()) {
+      start.push_back(0), limit.push_back(size), stride.push_back(1);
+      kept.push_back(size);
+      continue;
+    }
+    const ast::IndexItem &item = items[d];
+    if (!item.isSlice) {
+      std::optional<int64_t> index;
+      if (!evalOptional(item.index, index, "index")) return std::nullopt;
+      if (!index) {
+        error(item.loc) << "expected an integer index";
+        return std::nullopt;
+      }
+      int64_t k = *index < 0 ? *index + size : *index;
+      if (k < 0 || k >= size) {
+        error(item.loc) << "index " << *index << " is out of range for dimension "
+                        << d << " of size " << size;
+        return std::nullopt;
+      }
+      start.push_back(k), limit.push_back(k + 1), stride.push_back(1);
+      continue;
+    }
+    std::optional<int64_t> first, last, step;
+    if (!evalOptional(item.start, first, "slice start") ||
+        !evalOptional(item.stop, last, "slice stop") ||
+        !evalOptional(item.step, step, "slice step"))
+      return std::nullopt;
+    int64_t s = step.value_or(1);
+    if (s < 1) {
+      error(item.loc) << "expected a slice step of at least 1 but got " << s;
+      return std::nullopt;
+    }
+    // Python's clamping of slice bounds.
+    auto clamp = [&](std::optional<int64_t> v, int64_t fallback) {
+      if (!v) return fallback;
+      int64_t k = *v < 0 ? std::max<int64_t>(*v + size, 0) : *v;
+      return std::min(k, size);
+    };
+    int64_t lo = clamp(first, 0), hi = std::max(clamp(last, size), clamp(first, 0));
+    if (hi == lo) {
+      error(item.loc) << "slice selects nothing from dimension " << d << " of size "
+                      << size << " (empty tensors are not supported)";
+      return std::nullopt;
+    }
+    start.push_back(lo), limit.push_back(hi), stride.push_back(s);
+    kept.push_back((hi - lo + s - 1) / s);
+  }
+  std::string why;
+  auto sliced = shapes::slice(shape, start, limit, stride, why);
+  if (!sliced) {
+    error(loc) << why;
+    return std::nullopt;
+  }
+  mlir::OpBuilder &b = *fn->builder;
+  mlir::Location location = opLoc(loc, currentLayerPath);
+  mlir::Type elementType = elementTypeOf(x);
+  mlir::Value r = x;
+  if (shapes::Shape(sliced->begin(), sliced->end()) != shapes::Shape(shape.begin(), shape.end()))
+    r = SliceOp::create(b, location, mlir::RankedTensorType::get(*sliced, elementType), x,
+                        b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
+                        b.getDenseI64ArrayAttr(stride));
+  if (kept.size() != sliced->size())
+    r = ReshapeOp::create(b, location, mlir::RankedTensorType::get(kept, elementType), r);
+  return EValue::ofTensor(r);
+}

@@ -1,0 +1,160 @@
+//===- CairnAttrs.td - Attributes of cairn -----------------*- tablegen -*-===//
+//
+// Enums and attributes: precisions, argument roles, initializers and
+// optimizers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_IR_CAIRNATTRS_TD
+#define CAIRN_IR_CAIRNATTRS_TD
+
+include "ir/CairnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Cairn_Precision : I32EnumAttr<"Precision", "compute precision", [
+    I32EnumAttrCase<"f16", 0>,
+    I32EnumAttrCase<"bf16", 1>,
+    I32EnumAttrCase<"f32", 2>,
+  ]> {
+  let cppNamespace = "::cairn";
+  let genSpecializedAttr = 0;
+}
+
+def Cairn_Role : I32EnumAttr<"Role", "role of a function argument", [
+    I32EnumAttrCase<"input", 0>,
+    I32EnumAttrCase<"param", 1>,
+    I32EnumAttrCase<"buffer", 2>,
+  ]> {
+  let cppNamespace = "::cairn";
+  let genSpecializedAttr = 0;
+}
+
+def Cairn_InitKind : I32EnumAttr<"InitKind", "parameter initializer", [
+    I32EnumAttrCase<"zeros", 0>,
+    I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"uniform", 2>,
+    I32EnumAttrCase<"normal", 3>,
+  ]> {
+  let cppNamespace = "::cairn";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Op attribute constraints
+//===----------------------------------------------------------------------===//
+
+/// I64Attr whose getter and builder use int64_t (upstream's use uint64_t).
+def Cairn_I64Attr : TypedSignlessIntegerAttrBase<
+    I64, "int64_t", "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
+/// F64Attr whose getter and builder use double (upstream's use APFloat).
+def Cairn_F64Attr : FloatAttrBase<F64, "64-bit float attribute"> {
+  let returnType = "double";
+  let convertFromStorage = "$_self.getValueAsDouble()";
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+/// A double, printed in its shortest form that parses back to the same value
+/// (`0.999`, `1.0e-08`).
+def Cairn_DoubleParameter : AttrParameter<"double", "a 64-bit float"> {
+  let parser = "::cairn::detail::parseDoubleParameter($_parser)";
+  let printer = "::cairn::detail::printDoubleParameter($_printer, $_self)";
+}
+
+/// A bool, printed as `true` or `false`.
+def Cairn_BoolParameter : AttrParameter<"bool", "a boolean"> {
+  let parser = "::cairn::detail::parseBoolParameter($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class Cairn_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Cairn_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Cairn_PrecisionAttr : EnumAttr<Cairn_Dialect, Cairn_Precision, "precision"> {
+  let summary = "compute precision of an op: `#cairn.precision<bf16>`";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Cairn_RoleAttr : EnumAttr<Cairn_Dialect, Cairn_Role, "role"> {
+  let summary = "role of a function argument: `#cairn.role<param>`";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Cairn_InitAttr : Cairn_Attr<"Init", "init"> {
+  let summary = "initializer of a parameter: `#cairn.init<uniform, 0.0357>`";
+  let description = [{
+    `zeros` and `ones` ignore the scale; `uniform` draws from
+    U(-scale, scale) and `normal` from N(0, scale^2).
+
+    ```mlir
+    func.func @f(%w: tensor<10x784xf32> {cairn.init = #cairn.init<uniform, 0.0357>})
+    ```
+  }];
+  let parameters = (ins EnumParameter<Cairn_InitKind>:$kind,
+                        Cairn_DoubleParameter:$scale);
+  let assemblyFormat = "`<` $kind `,` $scale `>`";
+  let genVerifyDecl = 1;
+  // Hand-written in CairnAttrs.cpp: LLVM cannot hash a double.
+  let genStorageClass = 0;
+}
+
+def Cairn_SGDAttr : Cairn_Attr<"SGD", "sgd"> {
+  let summary = "torch.optim.SGD settings";
+  let description = [{
+    ```mlir
+    module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1,
+        momentum = 0.9, dampening = 0.0,
+        weight_decay = 0.0005, nesterov = false>} {}
+    ```
+    Requires lr > 0, momentum >= 0, dampening >= 0, weight_decay >= 0; as in
+    torch, nesterov needs momentum > 0 and dampening = 0.
+  }];
+  let parameters = (ins Cairn_DoubleParameter:$lr,
+                        Cairn_DoubleParameter:$momentum,
+                        Cairn_DoubleParameter:$dampening,
+                        Cairn_DoubleParameter:$weight_decay,
+                        Cairn_BoolParameter:$nesterov);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  // Hand-written in CairnAttrs.cpp: LLVM cannot hash a double.
+  let genStorageClass = 0;
+}
+
+def Cairn_AdamAttr : Cairn_Attr<"Adam", "adam"> {
+  let summary = "torch.optim.Adam settings";
+  let description = [{
+    ```mlir
+    module attributes {cairn.optimizer = #cairn.adam<lr = 0.001,
+        beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08,
+        weight_decay = 0.0>} {}
+    ```
+    Requires lr > 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0.
+  }];
+  let parameters = (ins Cairn_DoubleParameter:$lr,
+                        Cairn_DoubleParameter:$beta1,
+                        Cairn_DoubleParameter:$beta2,
+                        Cairn_DoubleParameter:$eps,
+                        Cairn_DoubleParameter:$weight_decay);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  // Hand-written in CairnAttrs.cpp: LLVM cannot hash a double.
+  let genStorageClass = 0;
+}
+
+#endif // CAIRN_IR_CAIRNATTRS_TD

@@ -1,0 +1,153 @@
+//===- CairnDialect.cpp - The cairn dialect -------------------------------===//
+//
+// Registration, constant materialization, and the verification of the
+// discardable `cairn.*` attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/CairnDialect.h"
+#include "ir/CairnAttrs.h"
+#include "ir/CairnOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace cairn;
+
+#include "ir/CairnDialect.cpp.inc"
+
+void CairnDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ir/CairnOps.cpp.inc"
+      >();
+  registerAttributes();
+}
+
+Operation *CairnDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type || !isa<RankedTensorType>(type))
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+/// Whether `value` is an i64 integer attribute >= `min`.
+static bool isI64AtLeast(Attribute value, int64_t min) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  return integer && integer.getType().isSignlessInteger(64) &&
+         integer.getInt() >= min;
+}
+
+/// Checks a function argument or result attribute; `where` is "argument #3"
+/// or "result #0".
+static LogicalResult verifyValueAttribute(Operation *op, const Twine &where,
+                                          NamedAttribute attribute,
+                                          bool isArgument) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+  if (name == CairnDialect::kNameAttrName) {
+    auto string = dyn_cast<StringAttr>(value);
+    if (!string || string.getValue().empty())
+      return op->emitError() << "expected '" << name << "' of " << where
+                             << " to be a non-empty string but got " << value;
+    return success();
+  }
+  if (isArgument && name == CairnDialect::kRoleAttrName) {
+    if (!isa<RoleAttr>(value))
+      return op->emitError() << "expected '" << name << "' of " << where
+                             << " to be a #cairn.role attribute but got "
+                             << value;
+    return success();
+  }
+  if (isArgument && name == CairnDialect::kInitAttrName) {
+    if (!isa<InitAttr>(value))
+      return op->emitError() << "expected '" << name << "' of " << where
+                             << " to be a #cairn.init attribute but got "
+                             << value;
+    return success();
+  }
+  if (isArgument)
+    return op->emitError() << "unknown attribute '" << name << "' on " << where
+                           << " (expected cairn.name, cairn.role or "
+                              "cairn.init)";
+  return op->emitError() << "unknown attribute '" << name << "' on " << where
+                         << " (expected cairn.name)";
+}
+
+LogicalResult CairnDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attribute) {
+  (void)regionIndex;
+  return verifyValueAttribute(op, "argument #" + Twine(argIndex), attribute,
+                              /*isArgument=*/true);
+}
+
+LogicalResult CairnDialect::verifyRegionResultAttribute(
+    Operation *op, unsigned regionIndex, unsigned resultIndex,
+    NamedAttribute attribute) {
+  (void)regionIndex;
+  return verifyValueAttribute(op, "result #" + Twine(resultIndex), attribute,
+                              /*isArgument=*/false);
+}
+
+LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+
+  // Attributes of any op.
+  if (name == kCheckpointAttrName || name == kDeviceAttrName) {
+    if (!isI64AtLeast(value, 0))
+      return op->emitError() << "expected '" << name
+                             << "' to be an i64 integer >= 0 but got "
+                             << value;
+    return success();
+  }
+  if (name == kPrecisionAttrName) {
+    if (!isa<PrecisionAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' to be a #cairn.precision attribute but got "
+                             << value;
+    return success();
+  }
+
+  // Attributes of the builtin module.
+  if (name == kModelAttrName || name == kBatchAttrName ||
+      name == kOptimizerAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "expected '" << name
+                             << "' on the builtin module but found it on '"
+                             << op->getName() << "'";
+    if (name == kModelAttrName && !isa<StringAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' to be a string but got " << value;
+    if (name == kBatchAttrName && !isI64AtLeast(value, 1))
+      return op->emitError() << "expected '" << name
+                             << "' to be an i64 integer > 0 but got " << value;
+    if (name == kOptimizerAttrName && !isa<SGDAttr, AdamAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' to be a #cairn.sgd or #cairn.adam "
+                                "attribute but got "
+                             << value;
+    return success();
+  }
+
+  // Attributes of function arguments, misplaced on an op.
+  if (name == kNameAttrName || name == kRoleAttrName || name == kInitAttrName)
+    return op->emitError() << "expected '" << name
+                           << "' in the attributes of a function argument, "
+                              "not on an op";
+
+  return op->emitError() << "unknown attribute '" << name
+                         << "' (expected one of cairn.checkpoint, "
+                            "cairn.device, cairn.precision on ops; "
+                            "cairn.model, cairn.batch, cairn.optimizer on the "
+                            "module)";
+}

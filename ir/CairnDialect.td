@@ -1,0 +1,71 @@
+//===- CairnDialect.td - The cairn dialect -----------------*- tablegen -*-===//
+//
+// The dialect of Cairn's tensor-level neural network IR, and the base class of
+// its ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_IR_CAIRNDIALECT_TD
+#define CAIRN_IR_CAIRNDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "ir/CairnInterfaces.td"
+
+def Cairn_Dialect : Dialect {
+  let name = "cairn";
+  let cppNamespace = "::cairn";
+  let summary = "Tensor-level neural network ops for ahead-of-time training";
+  let description = [{
+    The `cairn` dialect holds a PyTorch model as one function over ranked,
+    statically shaped tensors: parameters and inputs are function arguments
+    (tagged with `cairn.name`, `cairn.role` and `cairn.init`), and every layer
+    is an op with the shape rules of its PyTorch counterpart.
+
+    Discardable attributes:
+    - on ops: `cairn.checkpoint` (i64 >= 0, a checkpoint region id),
+      `cairn.device` (i64 >= 0), `cairn.precision` (`#cairn.precision<..>`);
+    - on function arguments: `cairn.name` (non-empty string, the state_dict
+      key or input name), `cairn.role` (`#cairn.role<..>`), `cairn.init`
+      (`#cairn.init<..>`); on function results: `cairn.name`;
+    - on the builtin module: `cairn.model` (string), `cairn.batch` (integer
+      > 0), `cairn.optimizer` (`#cairn.sgd<..>` or `#cairn.adam<..>`).
+  }];
+
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Names of the discardable attributes.
+    static constexpr ::llvm::StringLiteral kCheckpointAttrName = "cairn.checkpoint";
+    static constexpr ::llvm::StringLiteral kDeviceAttrName = "cairn.device";
+    static constexpr ::llvm::StringLiteral kPrecisionAttrName = "cairn.precision";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "cairn.name";
+    static constexpr ::llvm::StringLiteral kRoleAttrName = "cairn.role";
+    static constexpr ::llvm::StringLiteral kInitAttrName = "cairn.init";
+    static constexpr ::llvm::StringLiteral kModelAttrName = "cairn.model";
+    static constexpr ::llvm::StringLiteral kBatchAttrName = "cairn.batch";
+    static constexpr ::llvm::StringLiteral kOptimizerAttrName = "cairn.optimizer";
+
+  private:
+    void registerAttributes();
+  public:
+  }];
+}
+
+/// Checks that every operand and result is a tensor of static shape with
+/// dimensions >= 1 and at most 2^48 elements (C++ in CairnOps.h).
+def Cairn_ValidShapes : NativeOpTrait<"ValidShapes"> {
+  let cppNamespace = "::cairn::OpTrait";
+}
+
+/// Every cairn op checks its shapes and reports its cost.
+class Cairn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Cairn_Dialect, mnemonic,
+         !listconcat(traits, [Cairn_ValidShapes,
+                              DeclareOpInterfaceMethods<CostOpInterface>])>;
+
+#endif // CAIRN_IR_CAIRNDIALECT_TD

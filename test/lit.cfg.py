@@ -1,0 +1,21 @@
+# lit configuration for Cairn's regression tests.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Cairn"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".cairn"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
+                   "reference", "fuzz"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cairn_obj_root, "test")
+
+# Debian also installs llvm-14; its FileCheck must not win.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.cairn_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+config.substitutions.append(("%examples", os.path.join(config.cairn_src_root, "examples")))
+llvm_config.add_tool_substitutions(["cairn", "cairn-opt"], [config.cairn_tools_dir])

@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""The five example models of examples/*.cairn written as torch.nn.Modules.
+
+Each module has the same state_dict keys, shapes and order as its .cairn file, so that
+check_param_counts.py (and later numerical checks) can compare Cairn against PyTorch.
+Run it directly to print every model's parameter count and state_dict.
+Plain torch only (no torchvision): Debian's python3-torch 1.13, run with /usr/bin/python3.
+"""
+import argparse
+import math
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+RESNET18_PARAMS = 11_173_962  # torchvision resnet18(num_classes=10) with the CIFAR stem
+
+
+class MLP(nn.Module):
+    """examples/mlp.cairn"""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 256)
+        self.fc2 = nn.Linear(256, 10)
+
+    def forward(self, image):
+        return self.fc2(F.relu(self.fc1(torch.flatten(image, 1))))
+
+
+class CNN(nn.Module):
+    """examples/cnn.cairn"""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(32)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(64)
+        self.pool = nn.MaxPool2d(2)
+        self.fc1 = nn.Linear(64 * 7 * 7, 128)
+        self.drop = nn.Dropout(0.25)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, image):
+        h = self.pool(F.relu(self.bn1(self.conv1(image))))
+        h = self.pool(F.relu(self.bn2(self.conv2(h))))
+        h = F.relu(self.fc1(torch.flatten(h, 1)))
+        return self.fc2(self.drop(h))
+
+
+class BasicBlock(nn.Module):
+    """torchvision.models.resnet.BasicBlock (expansion 1)."""
+
+    def __init__(self, in_planes, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or in_planes != planes:
+            self.downsample = nn.Sequential(
+                nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False),
+                nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            x = self.downsample(x)
+        return F.relu(out + x)
+
+
+class ResNet18(nn.Module):
+    """examples/resnet18.cairn: CIFAR ResNet-18 (3x3 stem, no max-pool), torchvision names."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 3, stride=1, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.layer1 = nn.Sequential(BasicBlock(64, 64), BasicBlock(64, 64))
+        self.layer2 = nn.Sequential(BasicBlock(64, 128, 2), BasicBlock(128, 128))
+        self.layer3 = nn.Sequential(BasicBlock(128, 256, 2), BasicBlock(256, 256))
+        self.layer4 = nn.Sequential(BasicBlock(256, 512, 2), BasicBlock(512, 512))
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512, num_classes)
+
+    def forward(self, image):
+        h = F.relu(self.bn1(self.conv1(image)))
+        h = self.layer4(self.layer3(self.layer2(self.layer1(h))))
+        return self.fc(torch.flatten(self.avgpool(h), 1))
+
+
+class EncoderLayer(nn.Module):
+    """Post-norm encoder layer, like nn.TransformerEncoderLayer(activation="gelu"),
+    with separate q/k/v/out projections."""
+
+    def __init__(self, d_model, heads, d_ff, dropout=0.1):
+        super().__init__()
+        self.heads = heads
+        self.d_head = d_model // heads
+        self.scale = 1.0 / math.sqrt(self.d_head)
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+        self.attn_dropout = nn.Dropout(dropout)
+        self.dropout1 = nn.Dropout(dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.ff_dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout2 = nn.Dropout(dropout)
+        self.norm2 = nn.LayerNorm(d_model)
+
+    def forward(self, x):
+        n, s, d = x.shape
+
+        def split(t):  # [N, S, D] -> [N, heads, S, d_head]
+            return t.reshape(n, s, self.heads, self.d_head).permute(0, 2, 1, 3)
+
+        q, k, v = split(self.q_proj(x)), split(self.k_proj(x)), split(self.v_proj(x))
+        attn = self.attn_dropout(torch.softmax(q @ k.transpose(2, 3) * self.scale, -1))
+        a = (attn @ v).permute(0, 2, 1, 3).reshape(n, s, d)
+        x = self.norm1(x + self.dropout1(self.out_proj(a)))
+        f = self.linear2(self.ff_dropout(F.gelu(self.linear1(x))))
+        return self.norm2(x + self.dropout2(f))
+
+
+class Transformer(nn.Module):
+    """examples/transformer.cairn: Fashion-MNIST rows as a sequence of 28 tokens."""
+
+    def __init__(self, d_model=64, heads=4, d_ff=256, depth=4, dropout=0.1, seq=28):
+        super().__init__()
+        self.seq = seq
+        self.pos_embed = nn.Parameter(torch.empty(1, seq, d_model).normal_(std=0.02))
+        self.embed = nn.Linear(28, d_model)
+        self.layers = nn.ModuleList(
+            [EncoderLayer(d_model, heads, d_ff, dropout) for _ in range(depth)])
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, 10)
+
+    def forward(self, image):
+        x = self.embed(image.reshape(image.shape[0], self.seq, 28)) + self.pos_embed
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x.mean(dim=1)))
+
+
+class DeepMLP(nn.Module):
+    """examples/deep_mlp.cairn: 64 Linear layers in a ModuleList."""
+
+    def __init__(self, depth=64, width=512):
+        super().__init__()
+        sizes = [28 * 28] + [width] * (depth - 1) + [10]
+        self.layers = nn.ModuleList(
+            [nn.Linear(sizes[i], sizes[i + 1]) for i in range(depth)])
+
+    def forward(self, image):
+        x = torch.flatten(image, 1)
+        for layer in self.layers[:-1]:
+            x = F.relu(layer(x))
+        return self.layers[-1](x)
+
+
+# example file stem -> (constructor, input shape without the batch dimension)
+MODELS = {
+    "mlp": (MLP, (1, 28, 28)),
+    "cnn": (CNN, (1, 28, 28)),
+    "resnet18": (ResNet18, (3, 32, 32)),
+    "transformer": (Transformer, (1, 28, 28)),
+    "deep_mlp": (DeepMLP, (1, 28, 28)),
+}
+
+DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
+          torch.float64: "f64", torch.int32: "i32", torch.int64: "i64"}
+
+
+def state_dict_entries(model):
+    """The state_dict as [{"name", "shape", "kind", "dtype"}], in PyTorch's order."""
+    params = {name for name, _ in model.named_parameters()}
+    return [{"name": name, "shape": list(t.shape),
+             "kind": "param" if name in params else "buffer",
+             "dtype": DTYPES[t.dtype]}
+            for name, t in model.state_dict().items()]
+
+
+def param_count(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def buffer_count(model):
+    return sum(b.numel() for b in model.buffers())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", default=list(MODELS), help="example names")
+    ap.add_argument("--keys", action="store_true", help="print every state_dict entry")
+    ap.add_argument("--run", type=int, metavar="B", help="also run a forward pass at batch B")
+    args = ap.parse_args()
+    for name in args.models:
+        ctor, in_shape = MODELS[name]
+        model = ctor()
+        print(f"{name}: {param_count(model):,} parameters, {buffer_count(model):,} buffer "
+              f"elements, {len(model.state_dict())} state_dict entries")
+        if args.keys:
+            for e in state_dict_entries(model):
+                print(f"  {e['name']:40s} {e['kind']:6s} {e['dtype']} {e['shape']}")
+        if args.run:
+            out = model(torch.randn(args.run, *in_shape))
+            print(f"  forward: {list(out.shape)}")
+    if "resnet18" in args.models:
+        assert param_count(ResNet18()) == RESNET18_PARAMS
+
+
+if __name__ == "__main__":
+    main()
