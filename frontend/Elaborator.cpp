@@ -363,8 +363,9 @@ void Elaborator::assignSlotIndices(Layer &layer) {
   // PyTorch's state_dict order: a module's own parameters and buffers, then
   // its children in registration order. `Parameter` children are own
   // parameters of the module that holds them.
-  auto addSlot = [&](TensorSlot &slot, const std::string &name) {
+  auto addSlot = [&](TensorSlot &slot, const std::string &name, ast::Loc loc) {
     slot.index = slots.size();
+    slot.loc = loc;
     slots.push_back(&slot);
     slotNames.push_back(name);
   };
@@ -373,16 +374,16 @@ void Elaborator::assignSlotIndices(Layer &layer) {
     if (slot.role == Role::buffer)
       buffers.push_back(&slot);
     else
-      addSlot(slot, joinPath(layer.path, slot.name));
+      addSlot(slot, joinPath(layer.path, slot.name), layer.loc);
   }
   for (auto &[name, child] : layer.children) {
     if (child->type != "Parameter")
       continue;
     child->path = joinPath(layer.path, name);
-    addSlot(child->slots.front(), child->path);
+    addSlot(child->slots.front(), child->path, child->loc);
   }
   for (TensorSlot *slot : buffers)
-    addSlot(*slot, joinPath(layer.path, slot->name));
+    addSlot(*slot, joinPath(layer.path, slot->name), layer.loc);
   for (auto &[name, child] : layer.children) {
     if (child->type == "Parameter")
       continue;
@@ -774,11 +775,13 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
   module.push_back(func);
   mlir::Block *entry = func.addEntryBlock();
   for (size_t i = 0; i < argInputs.size(); ++i) {
+    entry->getArgument(i).setLoc(diag.loc(argInputs[i]->loc));
     func.setArgAttr(i, "cairn.name", builder.getStringAttr(argInputs[i]->name));
     func.setArgAttr(i, "cairn.role", RoleAttr::get(context, Role::input));
   }
   for (size_t i = 0; i < slots.size(); ++i) {
     unsigned arg = firstSlot + i;
+    entry->getArgument(arg).setLoc(diag.loc(slots[i]->loc));
     func.setArgAttr(arg, "cairn.name", builder.getStringAttr(slotNames[i]));
     func.setArgAttr(arg, "cairn.role", RoleAttr::get(context, slots[i]->role));
     func.setArgAttr(arg, "cairn.init",

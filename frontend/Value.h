@@ -117,6 +117,7 @@ struct TensorSlot {
   InitKind init = InitKind::zeros;
   double scale = 0;             // uniform bound or normal std
   int64_t index = -1;           // position in the model's state_dict
+  ast::Loc loc;                 // where its layer is constructed (set with index)
 };
 
 /// An instantiated layer (Linear, Conv2d, ...), container (Sequential, a list

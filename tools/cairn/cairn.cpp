@@ -46,7 +46,7 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("MODEL.cairn"),
 cl::opt<long long> batchSize(
     "batch", cl::desc("Batch size: binds the model's batch dimension (default: "
                       "the model's `batch` statement)"),
-    cl::value_desc("N"), cl::init(0), cl::sub(checkCommand),
+    cl::value_desc("N"), cl::sub(checkCommand),
     cl::sub(buildCommand), cl::cat(cairnCategory));
 cl::opt<bool> jsonOutput("json", cl::desc("Print the summary as JSON"),
                          cl::sub(checkCommand), cl::cat(cairnCategory));
@@ -77,7 +77,7 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
                                  mlir::MLIRContext &context, llvm::raw_ostream &os) {
   DiagnosticReporter diag(&context, filename);
   ElaborateOptions options;
-  if (batchSize != 0)
+  if (batchSize.getNumOccurrences())
     options.batch = batchSize;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       compileModelSource(source, diag, options);
@@ -101,7 +101,7 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
 }
 
 int run() {
-  if (batchSize != 0 && (batchSize < 1 || batchSize > kMaxBatch)) {
+  if (batchSize.getNumOccurrences() && (batchSize < 1 || batchSize > kMaxBatch)) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--batch must be between 1 and " << kMaxBatch << " but got "
         << batchSize << "\n";
