@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -37,7 +38,7 @@ public:
   explicit AnnotationListener(FunctionState &state) : state(state) {}
   void notifyOperationInserted(mlir::Operation *op,
                                mlir::OpBuilder::InsertPoint) override {
-    ++count;
+    ++state.opCount;
     mlir::MLIRContext *ctx = op->getContext();
     auto i64 = mlir::IntegerType::get(ctx, 64);
     const Annotations &a = state.annotations;
@@ -48,8 +49,6 @@ public:
     if (a.precision)
       op->setAttr("cairn.precision", PrecisionAttr::get(ctx, *a.precision));
   }
-  uint64_t count = 0;
-
 private:
   FunctionState &state;
 };
@@ -74,10 +73,12 @@ std::string cairn::describe(const EValue &v) {
   switch (v.kind) {
   case EValue::Kind::None: return "None";
   case EValue::Kind::Int: return "int " + std::to_string(v.i);
-  case EValue::Kind::Float: return "float";
+  case EValue::Kind::Float: return "float " + formatNumber(v.f);
   case EValue::Kind::Bool: return v.b ? "bool true" : "bool false";
   case EValue::Kind::String: return "string \"" + v.s + "\"";
-  case EValue::Kind::Tuple: return "tuple of " + std::to_string(v.elems.size());
+  case EValue::Kind::Tuple:
+    return "tuple of " + std::to_string(v.elems.size()) +
+           (v.elems.size() == 1 ? " item" : " items");
   case EValue::Kind::Tensor: {
     auto type = llvm::cast<mlir::RankedTensorType>(v.tensor.getType());
     std::string elem;
@@ -126,12 +127,26 @@ cairn::compileModelSource(StringRef source, DiagnosticReporter &diag,
 }
 
 bool Elaborator::step(ast::Loc loc) {
+  if (fn && fn->opCount > kMaxOps) {
+    if (steps <= kMaxSteps) {
+      steps = kMaxSteps + 1; // report once
+      error(loc) << "model too large: a function has more than " << kMaxOps
+                 << " operations";
+    }
+    return false;
+  }
   if (++steps <= kMaxSteps)
     return true;
   if (steps == kMaxSteps + 1)
     error(loc) << "model too large to elaborate: more than " << kMaxSteps
                << " steps (a loop that runs too long?)";
   return false;
+}
+
+std::string cairn::formatNumber(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::Program &program) {
@@ -227,6 +242,10 @@ Result Elaborator::instantiateModule(const ast::ModuleDef &def,
     return std::nullopt;
   }
 
+  // On the stack before defaults are evaluated: a default can create modules too.
+  instantiationStack.push_back(def.name);
+  auto popStack = llvm::make_scope_exit([&] { instantiationStack.pop_back(); });
+
   auto layer = std::make_shared<Layer>();
   layer->type = def.name;
   layer->module = &def;
@@ -242,8 +261,11 @@ Result Elaborator::instantiateModule(const ast::ModuleDef &def,
     if (arg.name.empty()) {
       index = positional++;
       if (index >= def.params.size()) {
+        size_t given = llvm::count_if(args, [](const CallArg &a) { return a.name.empty(); });
         error(arg.loc) << "module '" << def.name << "' takes "
-                       << def.params.size() << " arguments but more were given";
+                       << def.params.size() << " argument"
+                       << (def.params.size() == 1 ? "" : "s") << " but " << given
+                       << (given == 1 ? " was" : " were") << " given";
         return std::nullopt;
       }
     } else {
@@ -295,15 +317,10 @@ Result Elaborator::instantiateModule(const ast::ModuleDef &def,
     }
   }
 
-  instantiationStack.push_back(def.name);
   Scope bodyScope{&layer->scope, &globalScope, layer.get()};
-  bool ok = true;
   for (const ast::StmtPtr &stmt : def.body)
-    if (!(ok = executeMember(*stmt, bodyScope, *layer, /*topLevel=*/true)))
-      break;
-  instantiationStack.pop_back();
-  if (!ok)
-    return std::nullopt;
+    if (!executeMember(*stmt, bodyScope, *layer, /*topLevel=*/true))
+      return std::nullopt;
   return EValue::ofLayer(layer);
 }
 
@@ -467,6 +484,8 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
     auto stop = toInt(*v, s.stop->getLoc(), "range stop");
     if (!stop) return false;
     for (int64_t i = start; i < *stop; ++i) {
+      if (!step(s.getLoc()))
+        return false;
       owner.scope[s.var] = EValue::ofInt(i);
       for (const ast::StmtPtr &inner : s.body)
         if (!executeMember(*inner, scope, owner, false))
@@ -656,6 +675,7 @@ bool Elaborator::executeStmt(const ast::Stmt &stmt, Scope &scope,
       values.push_back(*v);
     }
     returned = std::move(values);
+    lastReturnLoc = r.getLoc();
     return true;
   }
   case ast::Stmt::Kind::If: {
@@ -688,6 +708,8 @@ bool Elaborator::executeStmt(const ast::Stmt &stmt, Scope &scope,
     auto stop = toInt(*v, s.stop->getLoc(), "range stop");
     if (!stop) return false;
     for (int64_t i = start; i < *stop; ++i) {
+      if (!step(s.getLoc()))
+        return false;
       (*scope.vars)[s.var] = EValue::ofInt(i);
       if (!execute(s.body, scope, returned))
         return false;
@@ -814,11 +836,6 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
   fn = nullptr;
   if (!ok)
     return nullptr;
-  if (listener.count > kMaxOps) {
-    error(def.getLoc()) << "model too large: '" << name << "' has more than "
-                        << kMaxOps << " operations";
-    return nullptr;
-  }
   if (!returned || returned->empty()) {
     error(def.getLoc()) << "'" << name << "' must return a value";
     return nullptr;
@@ -826,8 +843,8 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
   llvm::SmallVector<mlir::Value> results;
   for (const EValue &v : *returned) {
     if (v.kind != EValue::Kind::Tensor) {
-      error(def.getLoc()) << "'" << name << "' must return tensors but returns "
-                          << describe(v);
+      error(lastReturnLoc) << "'" << name << "' must return tensors but returns "
+                           << describe(v);
       return nullptr;
     }
     results.push_back(v.tensor);
@@ -836,7 +853,7 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
     auto type = llvm::cast<mlir::RankedTensorType>(results.front().getType());
     if (results.size() != 1 || type.getRank() != 0 ||
         !llvm::isa<mlir::FloatType>(type.getElementType())) {
-      error(def.getLoc()) << "'loss' must return one scalar but returns "
+      error(lastReturnLoc) << "'loss' must return one floating-point scalar but returns "
                           << describe(returned->front())
                           << (results.size() > 1 ? " and more" : "");
       return nullptr;
@@ -853,6 +870,8 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
 
 Result Elaborator::callFunction(Layer &owner, const ast::FunctionStmt &def,
                                 std::vector<CallArg> &args, ast::Loc loc) {
+  if (!step(loc))
+    return std::nullopt;
   if (fn->callDepth >= kMaxCallDepth) {
     error(loc) << "calls nested more than " << kMaxCallDepth << " deep";
     return std::nullopt;
@@ -925,17 +944,7 @@ Result Elaborator::lookup(const std::string &name, ast::Loc loc,
     auto it = s->vars->find(name);
     if (it == s->vars->end())
       continue;
-    const EValue &v = it->second;
-    // A raw parameter reads as its tensor inside a function.
-    if (v.kind == EValue::Kind::Layer && v.layer->type == "Parameter" && fn) {
-      const TensorSlot &slot = v.layer->slots.front();
-      if (slot.index < 0) {
-        error(loc) << "parameter '" << name << "' is not registered in the model";
-        return std::nullopt;
-      }
-      return EValue::ofTensor(fn->slotValues[slot.index]);
-    }
-    return v;
+    return readParameter(it->second, loc);
   }
   if (moduleDefs.count(name) || isLayerConstructor(name) || isBuiltinFunction(name))
     return EValue::ofBuiltin(name);
@@ -959,11 +968,24 @@ Result Elaborator::lookup(const std::string &name, ast::Loc loc,
       consider(entry.first);
   for (const auto &entry : moduleDefs)
     consider(entry.first);
+  forEachBuiltinName(consider);
   auto d = error(loc);
   d << "unknown name '" << name << "'";
   if (!best.empty())
     d << "; did you mean '" << best << "'?";
   return std::nullopt;
+}
+
+Result Elaborator::readParameter(const EValue &v, ast::Loc loc) {
+  if (v.kind != EValue::Kind::Layer || v.layer->type != "Parameter" || !fn)
+    return v;
+  const TensorSlot &slot = v.layer->slots.front();
+  if (slot.index < 0) {
+    error(loc) << "this Parameter is not part of the model; assign it to a "
+                  "name in a module body before using it";
+    return std::nullopt;
+  }
+  return EValue::ofTensor(fn->slotValues[slot.index]);
 }
 
 Result Elaborator::evaluate(const ast::Expr &expr, const Scope &scope) {
@@ -1251,19 +1273,25 @@ Result Elaborator::evaluateMember(const ast::MemberExpr &expr, const Scope &scop
     Layer &layer = *base->layer;
     for (const TensorSlot &slot : layer.slots)
       if (slot.name == expr.member) {
-        if (!fn || slot.index < 0) {
+        if (!fn) {
           error(expr.getLoc()) << "'" << layer.displayName() << "." << expr.member
                                << "' can only be read inside forward or loss";
+          return std::nullopt;
+        }
+        if (slot.index < 0) {
+          error(expr.getLoc()) << "layer '" << layer.type << "' is not part of the "
+                                  "model; assign it to a name in a module body "
+                                  "before using it";
           return std::nullopt;
         }
         return EValue::ofTensor(fn->slotValues[slot.index]);
       }
     auto it = layer.scope.find(expr.member);
     if (it != layer.scope.end())
-      return it->second;
+      return readParameter(it->second, expr.getLoc());
     for (auto &[name, child] : layer.children)
       if (name == expr.member)
-        return EValue::ofLayer(child);
+        return readParameter(EValue::ofLayer(child), expr.getLoc());
     auto c = layer.config.find(expr.member);
     if (c != layer.config.end())
       return c->second;
@@ -1301,12 +1329,16 @@ Result Elaborator::evaluateIndex(const ast::IndexExpr &expr, const Scope &scope)
   int64_t k = *i < 0 ? *i + size : *i;
   if (k < 0 || k >= size) {
     error(expr.items[0].loc) << "index " << *i << " is out of range for "
-                             << describe(*base) << " of " << size << " items";
+                             << (base->kind == EValue::Kind::Tuple
+                                     ? std::string("a tuple")
+                                     : describe(*base))
+                             << " of " << size << " item" << (size == 1 ? "" : "s");
     return std::nullopt;
   }
   if (base->kind == EValue::Kind::Tuple)
     return base->elems[k];
-  return EValue::ofLayer(base->layer->children[k].second);
+  return readParameter(EValue::ofLayer(base->layer->children[k].second),
+                       expr.items[0].loc);
 }
 
 //===----------------------------------------------------------------------===//

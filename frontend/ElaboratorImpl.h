@@ -61,7 +61,15 @@ struct FunctionState {
   Annotations annotations;
   int64_t nextDropoutStream = 0;
   unsigned callDepth = 0;
+  uint64_t opCount = 0; // ops created so far, counted by the builder listener
 };
+
+/// Calls `fn` with the name of every builtin function (TensorFunctions.cpp).
+void forEachBuiltinFunction(llvm::function_ref<void(llvm::StringRef)> fn);
+
+/// A number as people write it in messages ("0.5", "1e+19"), where the
+/// diagnostic stream would print "5.000000e-01".
+std::string formatNumber(double value);
 
 class Elaborator {
 public:
@@ -91,8 +99,11 @@ public:
 
   bool isBuiltinFunction(llvm::StringRef name) const;
   bool isTensorMethod(llvm::StringRef name) const;
+  /// `caller` names a layer that runs as this function (`Softmax(dim=1)`),
+  /// for messages; empty for a direct call.
   Result callBuiltin(const std::string &name, std::vector<CallArg> &args,
-                     ast::Loc loc, const std::string &layerName);
+                     ast::Loc loc, const std::string &layerName,
+                     llvm::StringRef caller = {});
   Result applyBinary(ast::BinaryOp op, const EValue &lhs, const EValue &rhs,
                      ast::Loc loc);
   Result indexTensor(const EValue &base, const std::vector<ast::IndexItem> &items,
@@ -120,6 +131,10 @@ public:
 
   /// The location of an op: the model-file position, named by its layer.
   mlir::Location opLoc(ast::Loc loc, llvm::StringRef layerName) const;
+  /// A `Parameter` layer reads as its tensor inside a function.
+  Result readParameter(const EValue &value, ast::Loc loc);
+  /// Calls `fn` with every builtin layer and function name (for suggestions).
+  void forEachBuiltinName(llvm::function_ref<void(llvm::StringRef)> fn) const;
   /// Reports an error at `loc`.
   mlir::InFlightDiagnostic error(ast::Loc loc) { return diag.error(loc); }
   /// Counts one unit of elaboration work; false (after reporting) when the
@@ -181,6 +196,7 @@ private:
   ast::Loc optimizerLoc;
   mlir::ModuleOp module;
   int64_t nextCheckpointId = 0;
+  ast::Loc lastReturnLoc; // of the `return` that ended the latest function
   uint64_t steps = 0;
 };
 

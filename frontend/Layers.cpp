@@ -75,7 +75,7 @@ Result Elaborator::constructLayer(const std::string &type,
       return false;
     if (*p < 0 || *p >= 1) {
       error(loc) << "expected " << name << " of " << type
-                 << " in [0, 1) but got " << *p;
+                 << " in [0, 1) but got " << formatNumber(*p);
       return false;
     }
     c[name] = EValue::ofFloat(*p);
@@ -215,7 +215,7 @@ Result Elaborator::constructLayer(const std::string &type,
     if (!n || !eps || !momentum || !affine || !track) return std::nullopt;
     if (*eps <= 0 || *momentum < 0 || *momentum > 1) {
       error(loc) << type << ": expected eps > 0 and momentum in [0, 1] but got eps "
-                 << *eps << " and momentum " << *momentum;
+                 << formatNumber(*eps) << " and momentum " << formatNumber(*momentum);
       return std::nullopt;
     }
     c["eps"] = EValue::ofFloat(*eps);
@@ -304,9 +304,10 @@ Result Elaborator::constructLayer(const std::string &type,
     if (!isMax)
       params.push_back(opt("count_include_pad", EValue::ofBool(true)));
     if (!bindArgs(args, params, c, what, loc)) return std::nullopt;
+    auto kernel = toInts(c["kernel_size"], 2, loc, "kernel_size of " + type);
+    if (!kernel) return std::nullopt;
     if (c["stride"].kind == EValue::Kind::None)
       c["stride"] = c["kernel_size"];
-    auto kernel = toInts(c["kernel_size"], 2, loc, "kernel_size of " + type);
     auto stride = toInts(c["stride"], 2, loc, "stride of " + type);
     auto padding = toInts(c["padding"], 2, loc, "padding of " + type);
     auto ceil = toBool(c["ceil_mode"], loc, "ceil_mode of " + type);
@@ -345,16 +346,27 @@ Result Elaborator::constructLayer(const std::string &type,
   if (type == "GELU") {
     ParamDecl params[] = {opt("approximate", EValue::ofString("none"))};
     if (!bindArgs(args, params, c, what, loc)) return std::nullopt;
+    auto approximate = toString(c["approximate"], loc, "approximate of GELU");
+    if (!approximate) return std::nullopt;
+    if (*approximate != "none" && *approximate != "tanh") {
+      error(loc) << "expected approximate of GELU to be \"none\" or \"tanh\" but got \""
+                 << *approximate << "\"";
+      return std::nullopt;
+    }
     return EValue::ofLayer(layer);
   }
   if (type == "Flatten") {
     ParamDecl params[] = {opt("start_dim", EValue::ofInt(1)), opt("end_dim", EValue::ofInt(-1))};
-    if (!bindArgs(args, params, c, what, loc)) return std::nullopt;
+    if (!bindArgs(args, params, c, what, loc) ||
+        !toInt(c["start_dim"], loc, "start_dim of Flatten") ||
+        !toInt(c["end_dim"], loc, "end_dim of Flatten"))
+      return std::nullopt;
     return EValue::ofLayer(layer);
   }
   if (type == "Softmax" || type == "LogSoftmax") {
     ParamDecl params[] = {req("dim")};
-    if (!bindArgs(args, params, c, what, loc)) return std::nullopt;
+    if (!bindArgs(args, params, c, what, loc) || !toInt(c["dim"], loc, "dim of " + type))
+      return std::nullopt;
     return EValue::ofLayer(layer);
   }
 
@@ -383,7 +395,7 @@ Result Elaborator::constructLayer(const std::string &type,
                      *kind == InitKind::normal ? "std of Parameter" : "bound of Parameter");
     if (!s) return std::nullopt;
     if (*s < 0) {
-      error(loc) << "expected a non-negative scale for Parameter but got " << *s;
+      error(loc) << "expected a non-negative scale for Parameter but got " << formatNumber(*s);
       return std::nullopt;
     }
     scale = *s;
@@ -396,7 +408,15 @@ Result Elaborator::constructLayer(const std::string &type,
 // Calls
 //===----------------------------------------------------------------------===//
 
+void Elaborator::forEachBuiltinName(llvm::function_ref<void(StringRef)> fn) const {
+  for (const char *name : kLayerNames)
+    fn(name);
+  forEachBuiltinFunction(fn);
+}
+
 Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc loc) {
+  if (!step(loc))
+    return std::nullopt;
   const std::string &type = layer.type;
   if (layer.type == "list") {
     error(loc) << "'" << layer.displayName()
@@ -582,5 +602,5 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
                              .Default("");
   for (auto &[key, value] : layer.config)
     fnArgs.push_back({loc, key, value});
-  return callBuiltin(function, fnArgs, loc, name);
+  return callBuiltin(function, fnArgs, loc, name, prefix.substr(0, prefix.size() - 2));
 }

@@ -26,6 +26,13 @@ const char *const kOtherFunctions[] = {"cat",   "concat", "cross_entropy", "mse_
                                        "float", "abs",    "len"};
 } // namespace
 
+void cairn::forEachBuiltinFunction(llvm::function_ref<void(StringRef)> fn) {
+  for (const char *name : kTensorFunctions)
+    fn(name);
+  for (const char *name : kOtherFunctions)
+    fn(name);
+}
+
 bool Elaborator::isTensorMethod(StringRef name) const {
   return llvm::is_contained(kTensorFunctions, name);
 }
@@ -100,9 +107,10 @@ Result Elaborator::applyBinary(ast::BinaryOp op, const EValue &lhs,
 }
 
 Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &args,
-                               ast::Loc loc, const std::string &layerName) {
+                               ast::Loc loc, const std::string &layerName,
+                               StringRef caller) {
   std::map<std::string, EValue> a;
-  std::string what = name + "()";
+  std::string what = caller.empty() ? name + "()" : caller.str();
   std::string why;
 
   // Functions of compile-time numbers.
@@ -115,7 +123,7 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     if (!v) return std::nullopt;
     if (name == "sqrt") {
       if (*v < 0) {
-        error(loc) << "sqrt() of a negative number (" << *v << ")";
+        error(loc) << "sqrt() of a negative number (" << formatNumber(*v) << ")";
         return std::nullopt;
       }
       return EValue::ofFloat(std::sqrt(*v));
@@ -126,7 +134,7 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
                  : EValue::ofFloat(std::fabs(*v));
     if (name == "float") return EValue::ofFloat(*v);
     if (std::fabs(*v) >= 9.2e18) {
-      error(loc) << "int() of " << *v << " does not fit in 64 bits";
+      error(loc) << "int() of " << formatNumber(*v) << " does not fit in 64 bits";
       return std::nullopt;
     }
     return EValue::ofInt(static_cast<int64_t>(*v));
@@ -219,9 +227,9 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
   };
 
   if (name == "relu" || name == "sigmoid" || name == "tanh") {
-    ParamDecl params[] = {req("input")};
+    ParamDecl params[] = {req("x")};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input");
+    auto x = floatTensorArg("x");
     if (!x) return std::nullopt;
     mlir::Value r;
     if (name == "relu") r = ReluOp::create(b, location, x->getType(), *x);
@@ -230,9 +238,9 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     return EValue::ofTensor(r);
   }
   if (name == "gelu") {
-    ParamDecl params[] = {req("input"), opt("approximate", EValue::ofString("none"))};
+    ParamDecl params[] = {req("x"), opt("approximate", EValue::ofString("none"))};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input");
+    auto x = floatTensorArg("x");
     auto approximate = toString(a["approximate"], loc, "approximate of gelu()");
     if (!x || !approximate) return std::nullopt;
     if (*approximate != "none" && *approximate != "tanh")
@@ -241,9 +249,9 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
                                            b.getStringAttr(*approximate)));
   }
   if (name == "softmax" || name == "log_softmax") {
-    ParamDecl params[] = {req("input"), req("dim")};
+    ParamDecl params[] = {req("x"), req("dim")};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input");
+    auto x = floatTensorArg("x");
     if (!x) return std::nullopt;
     auto dim = dimArg("dim", shapeOf(*x).size());
     if (!dim) return std::nullopt;
@@ -253,31 +261,31 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     return EValue::ofTensor(r);
   }
   if (name == "add" || name == "sub" || name == "mul" || name == "div") {
-    ParamDecl params[] = {req("input"), req("other")};
+    ParamDecl params[] = {req("x"), req("other")};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
     ast::BinaryOp op = name == "add" ? ast::BinaryOp::Add
                      : name == "sub" ? ast::BinaryOp::Sub
                      : name == "mul" ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
     std::string saved = currentLayerPath;
     currentLayerPath = layerName;
-    Result r = applyBinary(op, a["input"], a["other"], loc);
+    Result r = applyBinary(op, a["x"], a["other"], loc);
     currentLayerPath = saved;
     return r;
   }
   if (name == "matmul") {
-    ParamDecl params[] = {req("input"), req("other")};
+    ParamDecl params[] = {req("x"), req("other")};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input"), y = floatTensorArg("other");
+    auto x = floatTensorArg("x"), y = floatTensorArg("other");
     if (!x || !y) return std::nullopt;
     if (elementTypeOf(*x) != elementTypeOf(*y))
-      return fail("expected tensors of one element type but got " + describe(a["input"]) +
+      return fail("expected tensors of one element type but got " + describe(a["x"]) +
                   " and " + describe(a["other"]));
     // torch.matmul's vector cases: a 1-D operand becomes a matrix, and the
     // added dimension is dropped from the result.
     shapes::Shape xs(shapeOf(*x).begin(), shapeOf(*x).end());
     shapes::Shape ys(shapeOf(*y).begin(), shapeOf(*y).end());
     if (xs.empty() || ys.empty())
-      return fail("expected tensors of rank at least 1 but got " + describe(a["input"]) +
+      return fail("expected tensors of rank at least 1 but got " + describe(a["x"]) +
                   " and " + describe(a["other"]));
     bool xVector = xs.size() == 1, yVector = ys.size() == 1;
     mlir::Value lhs = *x, rhs = *y;
@@ -303,8 +311,8 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
   if (name == "reshape" || name == "view") {
     if (args.empty() || !args[0].name.empty())
       return fail("expected a tensor and a shape");
-    a["input"] = args[0].value;
-    auto x = tensorArg("input");
+    a["x"] = args[0].value;
+    auto x = tensorArg("x");
     auto target = restAsInts(1, "shape");
     if (!x || !target) return std::nullopt;
     auto out = shapes::reshape(shapeOf(*x), *target, why);
@@ -312,10 +320,10 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     return EValue::ofTensor(ReshapeOp::create(b, location, typeLike(*x, *out), *x));
   }
   if (name == "flatten") {
-    ParamDecl params[] = {req("input"), opt("start_dim", EValue::ofInt(0)),
+    ParamDecl params[] = {req("x"), opt("start_dim", EValue::ofInt(0)),
                           opt("end_dim", EValue::ofInt(-1))};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = tensorArg("input");
+    auto x = tensorArg("x");
     if (!x) return std::nullopt;
     llvm::ArrayRef<int64_t> in = shapeOf(*x);
     int64_t rank = std::max<int64_t>(in.size(), 1);
@@ -334,13 +342,13 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
   if (name == "transpose" || name == "permute") {
     if (args.empty() || !args[0].name.empty())
       return fail("expected a tensor first");
-    a["input"] = args[0].value;
-    auto x = tensorArg("input");
+    a["x"] = args[0].value;
+    auto x = tensorArg("x");
     if (!x) return std::nullopt;
     int64_t rank = shapeOf(*x).size();
     llvm::SmallVector<int64_t, 4> perm;
     if (name == "transpose") {
-      ParamDecl params[] = {req("input"), req("dim0"), req("dim1")};
+      ParamDecl params[] = {req("x"), req("dim0"), req("dim1")};
       a.clear();
       if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
       auto d0 = dimArg("dim0", rank), d1 = dimArg("dim1", rank);
@@ -384,10 +392,10 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
                                              tensors, b.getI64IntegerAttr(*dim)));
   }
   if (name == "mean" || name == "sum") {
-    ParamDecl params[] = {req("input"), opt("dim", EValue::none()),
+    ParamDecl params[] = {req("x"), opt("dim", EValue::none()),
                           opt("keepdim", EValue::ofBool(false))};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input");
+    auto x = floatTensorArg("x");
     auto keepdim = toBool(a["keepdim"], loc, "keepdim of " + what);
     if (!x || !keepdim) return std::nullopt;
     int64_t rank = shapeOf(*x).size();
@@ -416,9 +424,9 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     return EValue::ofTensor(r);
   }
   if (name == "size") {
-    ParamDecl params[] = {req("input"), opt("dim", EValue::none())};
+    ParamDecl params[] = {req("x"), opt("dim", EValue::none())};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = tensorArg("input");
+    auto x = tensorArg("x");
     if (!x) return std::nullopt;
     llvm::ArrayRef<int64_t> shape = shapeOf(*x);
     if (a["dim"].kind == EValue::Kind::None) {
@@ -431,13 +439,13 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     return EValue::ofInt(shape[*d]);
   }
   if (name == "dropout") {
-    ParamDecl params[] = {req("input"), opt("p", EValue::ofFloat(0.5))};
+    ParamDecl params[] = {req("x"), opt("p", EValue::ofFloat(0.5))};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input");
+    auto x = floatTensorArg("x");
     auto p = toFloat(a["p"], loc, "p of dropout()");
     if (!x || !p) return std::nullopt;
     if (*p < 0 || *p >= 1) {
-      error(loc) << "expected p of dropout() in [0, 1) but got " << *p;
+      error(loc) << "expected p of dropout() in [0, 1) but got " << formatNumber(*p);
       return std::nullopt;
     }
     if (!fn->training || *p == 0) return EValue::ofTensor(*x);
@@ -446,18 +454,18 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
         b.getI64IntegerAttr(fn->nextDropoutStream++)));
   }
   if (name == "cross_entropy") {
-    ParamDecl params[] = {req("input"), req("target"),
+    ParamDecl params[] = {req("x"), req("target"),
                           opt("label_smoothing", EValue::ofFloat(0.0)),
                           opt("reduction", EValue::ofString("mean"))};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input"), y = tensorArg("target");
+    auto x = floatTensorArg("x"), y = tensorArg("target");
     auto smoothing = toFloat(a["label_smoothing"], loc, "label_smoothing of " + what);
     auto reduction = toString(a["reduction"], loc, "reduction of " + what);
     if (!x || !y || !smoothing || !reduction) return std::nullopt;
     if (*reduction != "mean")
       return fail("only reduction=\"mean\" is supported but got \"" + *reduction + "\"");
     if (*smoothing < 0 || *smoothing > 1)
-      return fail("expected label_smoothing in [0, 1] but got " + std::to_string(*smoothing));
+      return fail("expected label_smoothing in [0, 1] but got " + formatNumber(*smoothing));
     mlir::Type labelType = elementTypeOf(*y);
     if (!labelType.isInteger(64) && !labelType.isInteger(32))
       return fail("expected integer class labels (i64) as target but got " + describe(a["target"]));
@@ -467,16 +475,16 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
                                                    b.getF64FloatAttr(*smoothing)));
   }
   if (name == "mse_loss") {
-    ParamDecl params[] = {req("input"), req("target"), opt("reduction", EValue::ofString("mean"))};
+    ParamDecl params[] = {req("x"), req("target"), opt("reduction", EValue::ofString("mean"))};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
-    auto x = floatTensorArg("input"), y = floatTensorArg("target");
+    auto x = floatTensorArg("x"), y = floatTensorArg("target");
     auto reduction = toString(a["reduction"], loc, "reduction of " + what);
     if (!x || !y || !reduction) return std::nullopt;
     if (*reduction != "mean")
       return fail("only reduction=\"mean\" is supported but got \"" + *reduction + "\"");
     if (x->getType() != y->getType())
       return fail("expected input and target of one shape and type but got " +
-                  describe(a["input"]) + " and " + describe(a["target"]));
+                  describe(a["x"]) + " and " + describe(a["target"]));
     return EValue::ofTensor(MseLossOp::create(b, location, typeLike(*x, {}), *x, *y));
   }
   error(loc) << "unknown function '" << name << "'";
@@ -556,7 +564,7 @@ Result Elaborator::indexTensor(const EValue &base, const std::vector<ast::IndexI
       return std::nullopt;
     }
     start.push_back(lo), limit.push_back(hi), stride.push_back(s);
-    kept.push_back((hi - lo + s - 1) / s);
+    kept.push_back((hi - lo - 1) / s + 1); // ceil((hi - lo) / s) without overflow
   }
   std::string why;
   auto sliced = shapes::slice(shape, start, limit, stride, why);

@@ -11,16 +11,10 @@
 using namespace cairn;
 
 namespace {
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
 int64_t numElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n))
-      return INT64_MAX;
+    n = saturatingMul(n, d);
   return n;
 }
 
@@ -148,7 +142,10 @@ std::optional<ModelSummary> cairn::summarizeModel(mlir::ModuleOp module) {
 }
 
 void cairn::printSummaryText(const ModelSummary &s, llvm::raw_ostream &os) {
-  os << "model " << s.model << ", batch " << s.batch << "\n";
+  os << "model " << s.model;
+  if (s.batch)
+    os << ", batch " << s.batch;
+  os << "\n";
   os << "inputs:";
   for (const auto &in : s.inputs)
     os << " " << in.name << " " << in.dtype << shapeText(in.shape);
@@ -181,8 +178,10 @@ void cairn::printSummaryText(const ModelSummary &s, llvm::raw_ostream &os) {
   if (bufferTensors)
     os << "; buffers: " << withCommas(s.buffers) << " elements in "
        << bufferTensors << " tensors";
-  os << "\nforward FLOPs: " << withCommas(s.forwardFlops) << " (batch "
-     << s.batch << ")\n";
+  os << "\nforward FLOPs: " << withCommas(s.forwardFlops);
+  if (s.batch)
+    os << " (batch " << s.batch << ")";
+  os << "\n";
   os << "training: "
      << (s.hasLoss ? "loss and " + s.optimizer : std::string("none (inference only)"))
      << "\n";
