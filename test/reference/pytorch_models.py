@@ -171,6 +171,8 @@ MODELS = {
     "resnet18": (ResNet18, (3, 32, 32)),
     "transformer": (Transformer, (1, 28, 28)),
     "deep_mlp": (DeepMLP, (1, 28, 28)),
+    # The same file with `depth = 12`: the 12-layer encoder the language must express.
+    "transformer12": (lambda: Transformer(depth=12), (1, 28, 28)),
 }
 
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
