@@ -25,10 +25,7 @@ using llvm::isa;
 using llvm::StringRef;
 
 namespace {
-/// Elaboration gives up past these, so no model file can hang the compiler
-/// or exhaust memory.
-constexpr uint64_t kMaxSteps = 20'000'000;
-constexpr uint64_t kMaxOps = 1'000'000;
+/// Nesting limits: real models stay far below them.
 constexpr unsigned kMaxModuleDepth = 64;
 constexpr unsigned kMaxCallDepth = 256;
 
@@ -127,18 +124,19 @@ cairn::compileModelSource(StringRef source, DiagnosticReporter &diag,
 }
 
 bool Elaborator::step(ast::Loc loc) {
-  if (fn && fn->opCount > kMaxOps) {
-    if (steps <= kMaxSteps) {
-      steps = kMaxSteps + 1; // report once
-      error(loc) << "model too large: a function has more than " << kMaxOps
+  const uint64_t maxSteps = options.maxSteps;
+  if (fn && fn->opCount > options.maxOps) {
+    if (steps <= maxSteps) {
+      steps = maxSteps + 1; // report once
+      error(loc) << "model too large: a function has more than " << options.maxOps
                  << " operations";
     }
     return false;
   }
-  if (++steps <= kMaxSteps)
+  if (++steps <= maxSteps)
     return true;
-  if (steps == kMaxSteps + 1)
-    error(loc) << "model too large to elaborate: more than " << kMaxSteps
+  if (steps == maxSteps + 1)
+    error(loc) << "model too large to elaborate: more than " << maxSteps
                << " steps (a loop that runs too long?)";
   return false;
 }
@@ -244,7 +242,7 @@ Result Elaborator::instantiateModule(const ast::ModuleDef &def,
 
   // On the stack before defaults are evaluated: a default can create modules too.
   instantiationStack.push_back(def.name);
-  auto popStack = llvm::make_scope_exit([&] { instantiationStack.pop_back(); });
+  llvm::scope_exit popStack([&] { instantiationStack.pop_back(); });
 
   auto layer = std::make_shared<Layer>();
   layer->type = def.name;

@@ -24,6 +24,10 @@ namespace cairn {
 struct ElaborateOptions {
   /// Overrides the model's `batch` default (`--batch N`).
   std::optional<int64_t> batch;
+  /// Elaboration gives up past these, so no model file can hang the compiler
+  /// or exhaust memory; far beyond what real models need.
+  uint64_t maxSteps = 20'000'000;
+  uint64_t maxOps = 1'000'000;
 };
 
 /// Elaborates the one `model` of `program`. Returns null after reporting

@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 bash scripts/build.sh
+bash scripts/build-fuzz.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"

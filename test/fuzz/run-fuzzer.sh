@@ -8,6 +8,7 @@
 #     crash, sanitizer report, timeout or OOM, printing the input and the
 #     command that reproduces it. Crash inputs are kept in
 #     $CAIRN_FUZZ_ARTIFACTS (default: fuzz-artifacts/ next to the binary's bin/).
+#     Exit status: 0 clean, 1 a finding, 2 usage, 77 no fuzzer binary (skip).
 set -uo pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -20,8 +21,8 @@ fuzzer="$1"
 seconds="$2"
 [[ "$fuzzer" = /* ]] || fuzzer="$root/$fuzzer"
 if [[ ! -x "$fuzzer" ]]; then
-  echo "run-fuzzer: no fuzzer binary at $fuzzer (build it with scripts/build-fuzz.sh)" >&2
-  exit 2
+  echo "run-fuzzer: SKIPPED: no fuzzer binary at $fuzzer (build it with scripts/build-fuzz.sh)" >&2
+  exit 77
 fi
 
 artifacts="${CAIRN_FUZZ_ARTIFACTS:-$(dirname "$(dirname "$fuzzer")")/fuzz-artifacts}"
@@ -48,22 +49,22 @@ report_crash() { # LOG COMMAND-PREFIX
   fi
 }
 
-# (a) Regressions: each file runs once.
+# (a) Regressions: each file runs once, in its own process (libFuzzer does not
+# enforce -timeout when it runs files, so `timeout` does).
 regressions=()
 for f in "$here"/regressions/*; do
   [[ -f "$f" && "$(basename "$f")" != README* ]] && regressions+=("$f")
 done
-if [[ ${#regressions[@]} -gt 0 ]]; then
-  log="$work/regressions.log"
-  if ! "$fuzzer" "${common[@]}" -artifact_prefix="$artifacts/" "${regressions[@]}" >"$log" 2>&1; then
+for f in "${regressions[@]}"; do
+  log="$work/regression.log"
+  if ! timeout -k 5 12 "$fuzzer" "${common[@]}" "$f" >"$log" 2>&1; then
     tail -n 60 "$log"
-    last="$(sed -n 's/^Running: //p' "$log" | tail -n 1)"
-    echo "run-fuzzer: FAILED on regression input: $last"
-    echo "run-fuzzer: reproduce: $fuzzer $last"
+    echo "run-fuzzer: FAILED on regression input $f (crash, sanitizer report or >12 s)"
+    echo "run-fuzzer: reproduce: $fuzzer $f"
     exit 1
   fi
-  echo "run-fuzzer: ${#regressions[@]} regression inputs ran clean"
-fi
+done
+[[ ${#regressions[@]} -eq 0 ]] || echo "run-fuzzer: ${#regressions[@]} regression inputs ran clean"
 
 # (b) A fresh bounded run from the seed corpus.
 corpus="$work/corpus"
