@@ -469,19 +469,10 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
   }
   case ast::Stmt::Kind::For: {
     const auto &s = llvm::cast<ast::ForStmt>(stmt);
-    int64_t start = 0;
-    if (s.start) {
-      Result v = evaluate(*s.start, scope);
-      if (!v) return false;
-      auto i = toInt(*v, s.start->getLoc(), "range start");
-      if (!i) return false;
-      start = *i;
-    }
-    Result v = evaluate(*s.stop, scope);
-    if (!v) return false;
-    auto stop = toInt(*v, s.stop->getLoc(), "range stop");
-    if (!stop) return false;
-    for (int64_t i = start; i < *stop; ++i) {
+    auto range = evaluateRange(s, scope);
+    if (!range)
+      return false;
+    for (int64_t i = range->first; i < range->second; ++i) {
       if (!step(s.getLoc()))
         return false;
       owner.scope[s.var] = EValue::ofInt(i);
@@ -693,19 +684,10 @@ bool Elaborator::executeStmt(const ast::Stmt &stmt, Scope &scope,
   }
   case ast::Stmt::Kind::For: {
     const auto &s = llvm::cast<ast::ForStmt>(stmt);
-    int64_t start = 0;
-    if (s.start) {
-      Result v = evaluate(*s.start, scope);
-      if (!v) return false;
-      auto i = toInt(*v, s.start->getLoc(), "range start");
-      if (!i) return false;
-      start = *i;
-    }
-    Result v = evaluate(*s.stop, scope);
-    if (!v) return false;
-    auto stop = toInt(*v, s.stop->getLoc(), "range stop");
-    if (!stop) return false;
-    for (int64_t i = start; i < *stop; ++i) {
+    auto range = evaluateRange(s, scope);
+    if (!range)
+      return false;
+    for (int64_t i = range->first; i < range->second; ++i) {
       if (!step(s.getLoc()))
         return false;
       (*scope.vars)[s.var] = EValue::ofInt(i);
@@ -984,6 +966,27 @@ Result Elaborator::readParameter(const EValue &v, ast::Loc loc) {
     return std::nullopt;
   }
   return EValue::ofTensor(fn->slotValues[slot.index]);
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+Elaborator::evaluateRange(const ast::ForStmt &s, const Scope &scope) {
+  int64_t start = 0;
+  if (s.start) {
+    Result v = evaluate(*s.start, scope);
+    if (!v)
+      return std::nullopt;
+    auto i = toInt(*v, s.start->getLoc(), "range start");
+    if (!i)
+      return std::nullopt;
+    start = *i;
+  }
+  Result v = evaluate(*s.stop, scope);
+  if (!v)
+    return std::nullopt;
+  auto stop = toInt(*v, s.stop->getLoc(), "range stop");
+  if (!stop)
+    return std::nullopt;
+  return std::make_pair(start, *stop);
 }
 
 Result Elaborator::evaluate(const ast::Expr &expr, const Scope &scope) {

@@ -169,6 +169,9 @@ private:
   Result evaluateMember(const ast::MemberExpr &expr, const Scope &scope);
   Result evaluateIndex(const ast::IndexExpr &expr, const Scope &scope);
   Result evaluateUnary(const ast::UnaryExpr &expr, const Scope &scope);
+  /// The [start, stop) of `for i in range(...)`.
+  std::optional<std::pair<int64_t, int64_t>> evaluateRange(const ast::ForStmt &s,
+                                                           const Scope &scope);
   Result compileTimeBinary(ast::BinaryOp op, const EValue &lhs, const EValue &rhs,
                            ast::Loc loc);
   bool executeStmt(const ast::Stmt &stmt, Scope &scope,

@@ -10,6 +10,7 @@
 #include "frontend/Parser.h"
 #include "frontend/Lexer.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Casting.h"
@@ -131,6 +132,8 @@ private:
   ExprPtr parseComparison();
   ExprPtr parseSum();
   ExprPtr parseTerm();
+  ExprPtr parseLeftAssociative(ExprPtr (Parser::*operand)(),
+                               std::initializer_list<TokenKind> ops);
   ExprPtr parseUnary();
   ExprPtr parsePower();
   ExprPtr parsePostfix();
@@ -728,41 +731,35 @@ bool isComparison(BinaryOp op) {
 }
 } // namespace
 
-/// or-expr ::= and-expr { 'or' and-expr }
-ExprPtr Parser::parseOr() {
+/// Parses `operand { op operand }` for the operators `ops` of one precedence
+/// level, left-associatively.
+ExprPtr Parser::parseLeftAssociative(ExprPtr (Parser::*operand)(),
+                                     std::initializer_list<TokenKind> ops) {
   Loc loc = tok.loc;
-  ExprPtr lhs = parseAnd();
+  ExprPtr lhs = (this->*operand)();
   // Each operator nests the tree one level deeper.
   Nesting nesting(*this);
-  while (lhs && tok.is(TokenKind::KwOr)) {
+  while (lhs && llvm::is_contained(ops, tok.kind)) {
     if (!nesting.enter())
       return nullptr;
+    BinaryOp op = *binaryOpOf(tok.kind);
     consume();
-    ExprPtr rhs = parseAnd();
+    ExprPtr rhs = (this->*operand)();
     if (!rhs)
       return nullptr;
-    lhs = std::make_unique<BinaryExpr>(loc, BinaryOp::Or, std::move(lhs),
-                                       std::move(rhs));
+    lhs = std::make_unique<BinaryExpr>(loc, op, std::move(lhs), std::move(rhs));
   }
   return lhs;
 }
 
+/// or-expr ::= and-expr { 'or' and-expr }
+ExprPtr Parser::parseOr() {
+  return parseLeftAssociative(&Parser::parseAnd, {TokenKind::KwOr});
+}
+
 /// and-expr ::= not-expr { 'and' not-expr }
 ExprPtr Parser::parseAnd() {
-  Loc loc = tok.loc;
-  ExprPtr lhs = parseNot();
-  Nesting nesting(*this);
-  while (lhs && tok.is(TokenKind::KwAnd)) {
-    if (!nesting.enter())
-      return nullptr;
-    consume();
-    ExprPtr rhs = parseNot();
-    if (!rhs)
-      return nullptr;
-    lhs = std::make_unique<BinaryExpr>(loc, BinaryOp::And, std::move(lhs),
-                                       std::move(rhs));
-  }
-  return lhs;
+  return parseLeftAssociative(&Parser::parseNot, {TokenKind::KwAnd});
 }
 
 /// not-expr ::= 'not' not-expr | comparison
@@ -804,40 +801,14 @@ ExprPtr Parser::parseComparison() {
 
 /// sum ::= term { ( '+' | '-' ) term }
 ExprPtr Parser::parseSum() {
-  Loc loc = tok.loc;
-  ExprPtr lhs = parseTerm();
-  Nesting nesting(*this);
-  while (lhs && (tok.is(TokenKind::Plus) || tok.is(TokenKind::Minus))) {
-    if (!nesting.enter())
-      return nullptr;
-    BinaryOp op = *binaryOpOf(tok.kind);
-    consume();
-    ExprPtr rhs = parseTerm();
-    if (!rhs)
-      return nullptr;
-    lhs = std::make_unique<BinaryExpr>(loc, op, std::move(lhs), std::move(rhs));
-  }
-  return lhs;
+  return parseLeftAssociative(&Parser::parseTerm, {TokenKind::Plus, TokenKind::Minus});
 }
 
 /// term ::= unary { ( '*' | '/' | '//' | '%' | '@' ) unary }
 ExprPtr Parser::parseTerm() {
-  Loc loc = tok.loc;
-  ExprPtr lhs = parseUnary();
-  Nesting nesting(*this);
-  while (lhs && (tok.is(TokenKind::Star) || tok.is(TokenKind::Slash) ||
-                 tok.is(TokenKind::SlashSlash) || tok.is(TokenKind::Percent) ||
-                 tok.is(TokenKind::At))) {
-    if (!nesting.enter())
-      return nullptr;
-    BinaryOp op = *binaryOpOf(tok.kind);
-    consume();
-    ExprPtr rhs = parseUnary();
-    if (!rhs)
-      return nullptr;
-    lhs = std::make_unique<BinaryExpr>(loc, op, std::move(lhs), std::move(rhs));
-  }
-  return lhs;
+  return parseLeftAssociative(&Parser::parseUnary,
+                              {TokenKind::Star, TokenKind::Slash, TokenKind::SlashSlash,
+                               TokenKind::Percent, TokenKind::At});
 }
 
 /// unary ::= ( '-' | '+' ) unary | power
