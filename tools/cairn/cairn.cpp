@@ -2,6 +2,7 @@
 //
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL --emit=mlir [--batch N] [-o FILE]
+//   cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]
 //
 // Exit code 0 on success, 1 on any error in the model or the command line.
 // Errors are printed as file:line:col with the source line and a caret.
@@ -10,13 +11,17 @@
 
 #include "frontend/Diagnostics.h"
 #include "frontend/Elaborator.h"
+#include "passes/BufferCsv.h"
+#include "passes/MemoryPlanner.h"
 #include "passes/ModelSummary.h"
+#include "passes/PlanVerifier.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -31,6 +36,9 @@ namespace {
 /// it bounds the work a stray input can cause.
 constexpr uint64_t kMaxModelFileBytes = 16u << 20;
 constexpr long long kMaxBatch = 1ll << 30;
+/// Buffer CSV files larger than this are refused (a million buffers fit).
+constexpr uint64_t kMaxBufferFileBytes = 64u << 20;
+constexpr double kMaxTimeLimitSeconds = 3600;
 
 cl::OptionCategory cairnCategory("Cairn options");
 
@@ -39,6 +47,9 @@ cl::SubCommand checkCommand(
              "every layer's output and the FLOPs of one forward pass");
 cl::SubCommand buildCommand("build", "Compile a model (this version: to MLIR, "
                                      "with --emit=mlir)");
+cl::SubCommand planCommand(
+    "plan", "Plan arena offsets for buffers with lifetimes, read from a CSV "
+            "file `id,lower,upper,size` (live over [lower, upper))");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("MODEL.cairn"),
                                cl::Required, cl::sub(checkCommand),
@@ -71,6 +82,20 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("FILE"), cl::init("-"),
                                 cl::sub(buildCommand), cl::cat(cairnCategory));
 
+cl::opt<std::string> buffersFile(
+    "buffers", cl::desc("The buffers: CSV lines `id,lower,upper,size`, header "
+                        "line optional"),
+    cl::value_desc("FILE.csv"), cl::Required, cl::sub(planCommand),
+    cl::cat(cairnCategory));
+cl::opt<std::string> planOutputFile(
+    "o", cl::desc("Write the plan as CSV `id,lower,upper,size,offset`"),
+    cl::value_desc("OUT.csv"), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<double> timeLimit(
+    "time-limit", cl::desc("Seconds the exact search may take when greedy "
+                           "is above the lower bound (default 1; 0: greedy only)"),
+    cl::value_desc("SECONDS"), cl::init(1.0), cl::sub(planCommand),
+    cl::cat(cairnCategory));
+
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
 /// go through whatever handler the caller installed on `context`.
 llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filename,
@@ -98,6 +123,82 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
   module->print(os, flags);
   os << "\n";
   return llvm::success();
+}
+
+/// `cairn plan`: reads the buffers, plans them, verifies the plan with the
+/// independent checker and prints the arena size next to the lower bound.
+int runPlan() {
+  if (!(timeLimit >= 0 && timeLimit <= kMaxTimeLimitSeconds)) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--time-limit must be between 0 and " << llvm::format("%g", kMaxTimeLimitSeconds)
+        << " but got " << llvm::format("%g", timeLimit.getValue()) << "\n";
+    return 1;
+  }
+  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(buffersFile, /*IsText=*/false,
+                                                      /*RequiresNullTerminator=*/false);
+  if (std::error_code ec = fileOrErr.getError()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "cannot read '" << buffersFile << "': " << ec.message() << "\n";
+    return 1;
+  }
+  llvm::StringRef text = (*fileOrErr)->getBuffer();
+  if (text.size() > kMaxBufferFileBytes) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "'" << buffersFile << "' is " << text.size()
+        << " bytes; buffer files are limited to " << kMaxBufferFileBytes << "\n";
+    return 1;
+  }
+  std::vector<BufferInterval> buffers;
+  CsvError csvError;
+  if (!parseBufferCsv(std::string_view(text.data(), text.size()), buffers, csvError)) {
+    llvm::errs() << buffersFile << ":" << csvError.line << ": ";
+    llvm::WithColor::error(llvm::errs()) << csvError.message << "\n";
+    return 1;
+  }
+
+  PlannerOptions options;
+  options.timeLimitSeconds = timeLimit;
+  MemoryPlan plan = planMemory(buffers, options);
+
+  std::vector<PlacedBuffer> placed;
+  placed.reserve(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferInterval &b = buffers[i];
+    placed.push_back({b.id, b.lower, b.upper, b.size, plan.offsets[i], b.alignment});
+  }
+  PlanVerdict verdict = verifyPlan(placed, plan.arenaSize);
+  if (!verdict.ok) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "internal error: the plan failed verification: " << verdict.message << "\n";
+    return 1;
+  }
+
+  if (planOutputFile.getNumOccurrences()) {
+    std::string errorMessage;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        mlir::openOutputFile(planOutputFile, &errorMessage);
+    if (!output) {
+      llvm::WithColor::error(llvm::errs(), "cairn") << errorMessage << "\n";
+      return 1;
+    }
+    output->os() << formatPlanCsv(buffers, plan.offsets);
+    output->keep();
+  }
+
+  auto ratio = [&](int64_t arena) {
+    return plan.lowerBound ? static_cast<double>(arena) / plan.lowerBound : 1.0;
+  };
+  llvm::raw_ostream &os = llvm::outs();
+  os << "buffers: " << buffers.size() << "\n";
+  os << "lower bound: " << plan.lowerBound << "\n";
+  os << "greedy arena: " << plan.greedyArenaSize << " ("
+     << llvm::format("%.3f", ratio(plan.greedyArenaSize)) << "x)\n";
+  os << "arena: " << plan.arenaSize << "\n";
+  os << "ratio: " << llvm::format("%.3f", ratio(plan.arenaSize)) << "x\n";
+  os << "method: " << getPlanMethodName(plan.method) << "\n";
+  os << "optimal: " << (plan.provedOptimal ? "yes" : "not proven") << "\n";
+  os << "time: " << llvm::format("%.3f", plan.seconds) << " s\n";
+  return 0;
 }
 
 int run() {
@@ -178,16 +279,20 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(cairnCategory);
   cl::HideUnrelatedOptions(cairnCategory, checkCommand);
   cl::HideUnrelatedOptions(cairnCategory, buildCommand);
+  cl::HideUnrelatedOptions(cairnCategory, planCommand);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Cairn: an ahead-of-time compiler for neural-network training.\n\n"
       "  cairn check MODEL [--batch N] [--json]\n"
-      "  cairn build MODEL --emit=mlir [--batch N] [-o FILE]\n\n"
-      "Run `cairn check --help` or `cairn build --help` for a command's "
-      "options.\n");
+      "  cairn build MODEL --emit=mlir [--batch N] [-o FILE]\n"
+      "  cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]\n\n"
+      "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
+      "for a command's options.\n");
+  if (planCommand)
+    return runPlan();
   if (!checkCommand && !buildCommand) {
     llvm::WithColor::error(llvm::errs(), "cairn")
-        << "expected a command: check or build (see cairn --help)\n";
+        << "expected a command: check, build or plan (see cairn --help)\n";
     return 1;
   }
   return run();
