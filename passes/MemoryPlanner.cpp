@@ -183,10 +183,11 @@ private:
       if (placed[k])
         continue;
       const Item &item = items[k];
-      int64_t offset = lastOffset;
+      int64_t resting = 0;
       for (int32_t s = item.first; s < item.last; ++s)
-        offset = std::max(offset, floors[s]);
-      offset = alignUp(offset, item.alignment);
+        resting = std::max(resting, floors[s]);
+      resting = alignUp(resting, item.alignment);
+      int64_t offset = alignUp(std::max(resting, lastOffset), item.alignment);
       if (offset + item.size > capacity) {
         candidates.resize(frame);
         return false;
@@ -194,7 +195,11 @@ private:
       candidateOffsets[k] = offset;
       for (int32_t s = item.first; s < item.last; ++s)
         minCandidate[s] = std::min(minCandidate[s], offset);
-      candidates.push_back({offset, static_cast<int32_t>(k)});
+      // Dominance: in a canonical plan every buffer rests on the top of a
+      // buffer placed before it (or on 0), so one that would float above
+      // its floors cannot go next; it stays a bound for the sections.
+      if (resting == offset)
+        candidates.push_back({offset, static_cast<int32_t>(k)});
     }
     // Section inference: the bytes still to place in a section stack up
     // from the lowest offset any of them can take. As every later buffer

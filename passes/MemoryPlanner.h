@@ -107,7 +107,8 @@ struct SearchResult {
 /// Exact search for offsets that fit `capacity` bytes, MiniMalloc-style:
 /// buffers are placed in non-decreasing offset order, each at the lowest
 /// offset its time-overlapping placed neighbours allow (a canonical
-/// solution); a partial plan is pruned when, in some section of time, the
+/// solution) and only where it rests on the top of a placed neighbour or
+/// on 0, never floating above its floors; a partial plan is pruned when, in some section of time, the
 /// lowest offset left plus the bytes still to place there exceed `capacity`.
 SearchResult searchExactPlan(const std::vector<BufferInterval> &buffers,
                              int64_t capacity, double timeLimitSeconds);

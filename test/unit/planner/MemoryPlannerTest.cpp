@@ -161,6 +161,26 @@ TEST(MemoryPlanner, ExactSearchBeatsGreedy) {
   EXPECT_EQ(searchExactPlan(buffers, 9, 1.0).status, SearchStatus::Infeasible);
 }
 
+// Tests the resting rule of the exact search: a buffer only goes where it
+// rests on a placed top (or on 0), never floating above its floors. In the
+// packing below buffer 2 rests on buffer 1 while floating 1 byte above
+// buffer 3; the search must still find a 4-byte plan (this one or its
+// mirror image, buffer 2 at 0 under buffers 0, 1 and 3) and prove 3 too few.
+TEST(MemoryPlanner, ExactSearchRestsBuffersOnPlacedTops) {
+  std::vector<BufferInterval> buffers = {
+      //     id  live    size  offset (a perfect packing: 4 bytes)
+      buffer(0, 0, 1, 2), //    0
+      buffer(1, 1, 2, 3), //    0
+      buffer(2, 0, 2, 1), //    3 (on buffer 1; 1 byte above buffer 3)
+      buffer(3, 0, 1, 1), //    2 (on buffer 0)
+  };
+  EXPECT_EQ(computeLowerBound(buffers), 4);
+  SearchResult result = searchExactPlan(buffers, 4, 1.0);
+  ASSERT_EQ(result.status, SearchStatus::Found);
+  EXPECT_TRUE(verify(buffers, result.offsets, 4).ok);
+  EXPECT_EQ(searchExactPlan(buffers, 3, 1.0).status, SearchStatus::Infeasible);
+}
+
 // Tests that turning the search off leaves the greedy plan.
 TEST(MemoryPlanner, TimeLimitZeroIsGreedyOnly) {
   std::vector<BufferInterval> buffers = {buffer(0, 0, 1, 6), buffer(1, 0, 2, 4),
