@@ -19,7 +19,7 @@ field() { sed -n "s/^$1: \([^ ]*\).*/\1/p" <<<"$2"; }
   echo
   echo "- command: \`build/bin/cairn plan --buffers $data/X.$capacity.csv\` (default --time-limit 1)"
   echo "- machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && echo " with uncommitted changes")"
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -n "$(git -C "$root" status --porcelain --untracked-files=no -- . ':!bench/results' 2>/dev/null)" ] && echo " with uncommitted changes")"
   echo "- capacity to fit: $capacity bytes; time is the planner's own (greedy + exact search)"
   echo
   echo "| instance | buffers | lower bound | greedy arena | final arena | ratio | method | fits | time (s) |"
