@@ -83,8 +83,7 @@ public:
   /// Runs statements; `returned` receives the values of a `return`.
   bool execute(const ast::Block &block, Scope &scope,
                std::optional<std::vector<EValue>> &returned);
-  Result call(const EValue &callee, std::vector<CallArg> &args, ast::Loc loc,
-              const Scope &scope);
+  Result call(const EValue &callee, std::vector<CallArg> &args, ast::Loc loc);
   Result callFunction(Layer &owner, const ast::FunctionStmt &fn,
                       std::vector<CallArg> &args, ast::Loc loc);
 
@@ -104,8 +103,9 @@ public:
   Result callBuiltin(const std::string &name, std::vector<CallArg> &args,
                      ast::Loc loc, const std::string &layerName,
                      llvm::StringRef caller = {});
+  /// `layerName` names the ops it emits (the running module's path).
   Result applyBinary(ast::BinaryOp op, const EValue &lhs, const EValue &rhs,
-                     ast::Loc loc);
+                     ast::Loc loc, llvm::StringRef layerName);
   Result indexTensor(const EValue &base, const std::vector<ast::IndexItem> &items,
                      ast::Loc loc, const Scope &scope);
 
@@ -169,6 +169,8 @@ private:
   Result evaluateMember(const ast::MemberExpr &expr, const Scope &scope);
   Result evaluateIndex(const ast::IndexExpr &expr, const Scope &scope);
   Result evaluateUnary(const ast::UnaryExpr &expr, const Scope &scope);
+  /// The value of `if`'s condition, which must be known at compile time.
+  std::optional<bool> evaluateCondition(const ast::IfStmt &s, const Scope &scope);
   /// The [start, stop) of `for i in range(...)`.
   std::optional<std::pair<int64_t, int64_t>> evaluateRange(const ast::ForStmt &s,
                                                            const Scope &scope);

@@ -104,6 +104,19 @@ Result Elaborator::readParameter(const EValue &v, ast::Loc loc) {
   return EValue::ofTensor(fn->slotValues[slot.index]);
 }
 
+std::optional<bool> Elaborator::evaluateCondition(const ast::IfStmt &s,
+                                                  const Scope &scope) {
+  Result cond = evaluate(*s.cond, scope);
+  if (!cond)
+    return std::nullopt;
+  if (cond->kind == EValue::Kind::Tensor) {
+    error(s.cond->getLoc()) << "a condition must be known at compile time, "
+                               "but this one is a tensor";
+    return std::nullopt;
+  }
+  return toBool(*cond, s.cond->getLoc(), "condition");
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 Elaborator::evaluateRange(const ast::ForStmt &s, const Scope &scope) {
   int64_t start = 0;
@@ -176,7 +189,7 @@ Result Elaborator::evaluate(const ast::Expr &expr, const Scope &scope) {
     if (!rhs)
       return std::nullopt;
     if (lhs->kind == EValue::Kind::Tensor || rhs->kind == EValue::Kind::Tensor)
-      return applyBinary(b.op, *lhs, *rhs, b.getLoc());
+      return applyBinary(b.op, *lhs, *rhs, b.getLoc(), currentLayerPath);
     return compileTimeBinary(b.op, *lhs, *rhs, b.getLoc());
   }
   case ast::Expr::Kind::Call:
@@ -215,7 +228,8 @@ Result Elaborator::evaluateUnary(const ast::UnaryExpr &expr, const Scope &scope)
     if (v->kind == EValue::Kind::Float)
       return EValue::ofFloat(-v->f);
     if (v->kind == EValue::Kind::Tensor)
-      return applyBinary(ast::BinaryOp::Mul, EValue::ofFloat(-1.0), *v, expr.getLoc());
+      return applyBinary(ast::BinaryOp::Mul, EValue::ofFloat(-1.0), *v, expr.getLoc(),
+                         currentLayerPath);
     break;
   }
   error(expr.getLoc()) << "unary operator does not apply to " << describe(*v);
@@ -351,11 +365,11 @@ Result Elaborator::evaluateCall(const ast::CallExpr &expr, const Scope &scope) {
       return std::nullopt;
     args.push_back({a.loc, a.name, *v});
   }
-  return call(*callee, args, expr.getLoc(), scope);
+  return call(*callee, args, expr.getLoc());
 }
 
 Result Elaborator::call(const EValue &callee, std::vector<CallArg> &args,
-                        ast::Loc loc, const Scope &scope) {
+                        ast::Loc loc) {
   switch (callee.kind) {
   case EValue::Kind::Builtin: {
     auto def = moduleDefs.find(callee.s);
@@ -382,7 +396,6 @@ Result Elaborator::call(const EValue &callee, std::vector<CallArg> &args,
     error(loc) << describe(callee) << " is not callable";
     return std::nullopt;
   }
-  (void)scope;
 }
 
 Result Elaborator::evaluateMember(const ast::MemberExpr &expr, const Scope &scope) {

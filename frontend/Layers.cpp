@@ -456,7 +456,8 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
 
   // Every other builtin layer takes one tensor.
   std::string name = layer.displayName();
-  std::string prefix = "layer '" + name + "' (" + type + "): ";
+  std::string caller = "layer '" + name + "' (" + type + ")";
+  std::string prefix = caller + ": ";
   if (args.size() != 1 || !args[0].name.empty() ||
       args[0].value.kind != EValue::Kind::Tensor) {
     error(loc) << prefix << "expected one tensor argument but got "
@@ -602,5 +603,5 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
                              .Default("");
   for (auto &[key, value] : layer.config)
     fnArgs.push_back({loc, key, value});
-  return callBuiltin(function, fnArgs, loc, name, prefix.substr(0, prefix.size() - 2));
+  return callBuiltin(function, fnArgs, loc, name, caller);
 }

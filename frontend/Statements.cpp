@@ -75,10 +75,7 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
   }
   case ast::Stmt::Kind::If: {
     const auto &s = llvm::cast<ast::IfStmt>(stmt);
-    Result cond = evaluate(*s.cond, scope);
-    if (!cond)
-      return false;
-    auto taken = toBool(*cond, s.cond->getLoc(), "condition");
+    std::optional<bool> taken = evaluateCondition(s, scope);
     if (!taken)
       return false;
     for (const ast::StmtPtr &inner : *taken ? s.thenBody : s.elseBody)
@@ -288,15 +285,7 @@ bool Elaborator::executeStmt(const ast::Stmt &stmt, Scope &scope,
   }
   case ast::Stmt::Kind::If: {
     const auto &s = llvm::cast<ast::IfStmt>(stmt);
-    Result cond = evaluate(*s.cond, scope);
-    if (!cond)
-      return false;
-    if (cond->kind == EValue::Kind::Tensor) {
-      error(s.cond->getLoc()) << "a condition must be known at compile time, "
-                                 "but this one is a tensor";
-      return false;
-    }
-    auto taken = toBool(*cond, s.cond->getLoc(), "condition");
+    std::optional<bool> taken = evaluateCondition(s, scope);
     if (!taken)
       return false;
     return execute(*taken ? s.thenBody : s.elseBody, scope, returned);

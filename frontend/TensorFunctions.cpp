@@ -43,7 +43,7 @@ bool Elaborator::isBuiltinFunction(StringRef name) const {
 }
 
 Result Elaborator::applyBinary(ast::BinaryOp op, const EValue &lhs,
-                               const EValue &rhs, ast::Loc loc) {
+                               const EValue &rhs, ast::Loc loc, StringRef layerName) {
   const char *symbol = nullptr;
   switch (op) {
   case ast::BinaryOp::Add: symbol = "+"; break;
@@ -52,7 +52,7 @@ Result Elaborator::applyBinary(ast::BinaryOp op, const EValue &lhs,
   case ast::BinaryOp::Div: symbol = "/"; break;
   case ast::BinaryOp::MatMul: {
     std::vector<CallArg> args = {{loc, "", lhs}, {loc, "", rhs}};
-    return callBuiltin("matmul", args, loc, currentLayerPath);
+    return callBuiltin("matmul", args, loc, layerName.str());
   }
   default:
     error(loc) << "this operator does not apply to tensors (operands: "
@@ -67,7 +67,7 @@ Result Elaborator::applyBinary(ast::BinaryOp op, const EValue &lhs,
   // A number takes the element type of the tensor on the other side.
   const EValue &tensorSide = lhs.kind == EValue::Kind::Tensor ? lhs : rhs;
   mlir::Type elementType = elementTypeOf(tensorSide.tensor);
-  mlir::Location location = opLoc(loc, currentLayerPath);
+  mlir::Location location = opLoc(loc, layerName);
   auto operand = [&](const EValue &v) -> std::optional<mlir::Value> {
     if (v.kind == EValue::Kind::Tensor)
       return v.tensor;
@@ -266,11 +266,7 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     ast::BinaryOp op = name == "add" ? ast::BinaryOp::Add
                      : name == "sub" ? ast::BinaryOp::Sub
                      : name == "mul" ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
-    std::string saved = currentLayerPath;
-    currentLayerPath = layerName;
-    Result r = applyBinary(op, a["x"], a["other"], loc);
-    currentLayerPath = saved;
-    return r;
+    return applyBinary(op, a["x"], a["other"], loc, layerName);
   }
   if (name == "matmul") {
     ParamDecl params[] = {req("x"), req("other")};

@@ -2,10 +2,13 @@
 #ifndef CAIRN_TEST_UNIT_RUNTIME_TESTFILES_H
 #define CAIRN_TEST_UNIT_RUNTIME_TESTFILES_H
 
+#include "absl/status/status.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -22,7 +25,10 @@ public:
     path = mkdtemp(pattern.data()) ? pattern : "";
     EXPECT_FALSE(path.empty());
   }
-  ~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
   std::string file(const std::string &name) const { return path + "/" + name; }
   std::string path;
 };
@@ -44,6 +50,16 @@ inline void writeGzip(const std::string &path, const std::string &bytes) {
   ASSERT_EQ(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())),
             static_cast<int>(bytes.size()));
   ASSERT_EQ(gzclose(gz), Z_OK);
+}
+
+/// Expects `status` to be an error whose message names `path` and says
+/// `fragment`: every reader error must tell the user which file is wrong.
+inline void expectFileError(const absl::Status &status, const std::string &path,
+                            const std::string &fragment) {
+  ASSERT_FALSE(status.ok()) << path;
+  std::string message(status.message());
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find(fragment), std::string::npos) << message;
 }
 
 inline bool fileExists(const std::string &path) { return access(path.c_str(), F_OK) == 0; }
