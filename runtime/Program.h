@@ -1,0 +1,75 @@
+//===- Program.h - What a generated executable hands the runtime -*- C++ -*-===//
+//
+// The generated code of a model (codegen/) defines one ProgramSpec and calls
+// runMain(spec, argc, argv); everything else -- the CLI, data, parameter
+// initialisation, checkpoints, progress and metrics -- lives in the runtime.
+//
+// Memory: one arena of `arenaBytes`, allocated once by the runtime (aligned
+// to 256 bytes) before any step; every tensor named here lives at its
+// `offset` in it for the whole run. The step functions allocate nothing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_PROGRAM_H
+#define CAIRN_RUNTIME_PROGRAM_H
+
+#include "runtime/Tensor.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cairn::runtime {
+
+enum class TensorRole {
+  Input,          // fed by the runtime before each step ("image", "label")
+  Param,          // state_dict parameter; trained in place by trainStep
+  Buffer,         // state_dict buffer (BatchNorm running stats, counters)
+  OptimizerState, // "<param>.momentum_buffer", "<param>.exp_avg", ...
+  Gradient,       // "grad.<param>", valid after trainStep (for checks)
+  Output,         // "loss" (trainStep, f32 scalar), "output" (forward)
+};
+
+/// Matches #cairn.init: uniform draws U(-scale, scale), normal N(0, scale^2).
+enum class InitKind { None, Zeros, Ones, Uniform, Normal };
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  TensorRole role = TensorRole::Input;
+  InitKind init = InitKind::None;
+  double initScale = 0;
+  size_t offset = 0; // bytes from the arena's start
+  std::string loc;   // "model.cairn:12:3", where the model declares it
+};
+
+/// Passed to every step: the dropout key and the optimizer's step count.
+struct StepContext {
+  uint64_t seed = 0;
+  /// Optimizer steps taken before this one in this run (0 on the first;
+  /// SGD's momentum starts from the gradient then, Adam uses step + 1).
+  int64_t step = 0;
+};
+
+struct ProgramSpec {
+  std::string model;      // model name in the source
+  std::string sourceFile; // the .cairn file it was compiled from
+  int64_t batch = 0;
+  size_t arenaBytes = 0;
+  std::vector<TensorInfo> tensors;
+  std::string optimizer;  // for humans: "SGD(lr=0.05, momentum=0.9)"
+  /// Forward, loss, backward and optimizer update: reads the inputs, writes
+  /// "loss" and the gradients, updates params, buffers and optimizer state.
+  void (*trainStep)(unsigned char *arena, const StepContext &ctx) = nullptr;
+  /// Eval-mode forward: reads "image", params and buffers, writes "output".
+  void (*forward)(unsigned char *arena, const StepContext &ctx) = nullptr;
+};
+
+/// The executable's main: parses the CLI, runs, reports; returns the exit
+/// code (0, or 1 with a message on stderr for any error).
+int runMain(const ProgramSpec &spec, int argc, char **argv);
+
+} // namespace cairn::runtime
+
+#endif // CAIRN_RUNTIME_PROGRAM_H

@@ -1,0 +1,37 @@
+//===- Dropout.h - Counter-based dropout masks -------------------*- C++ -*-===//
+//
+// The mask is a pure function of (seed, step, stream, element index), so the
+// backward pass and any recomputation draw it again instead of storing it.
+//
+// Exactly (reference scripts reimplement this; keep them in sync):
+//   Philox4x32-10 (Salmon et al., SC'11) with
+//     key     = { uint32(seed), uint32(seed >> 32) ^ uint32(stream) }
+//     counter = { uint32(i / 4), uint32((i / 4) >> 32), uint32(step),
+//                 uint32(step >> 32) }
+//   word     = output[i % 4]
+//   u        = (word >> 8) * 2^-24              (uniform in [0, 1))
+//   keep     = u >= p
+//   y[i]     = keep ? x[i] * T(1 / (1 - p)) : 0
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_KERNELS_DROPOUT_H
+#define CAIRN_RUNTIME_KERNELS_DROPOUT_H
+
+#include <array>
+#include <cstdint>
+
+namespace cairn::kernels {
+
+/// Ten rounds of Philox4x32 on `counter` with `key`.
+std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
+                                   std::array<uint32_t, 2> key);
+
+/// y = x * mask / (1 - p); also the backward (applied to dy with the same
+/// seed, step and stream). y may alias x.
+template <typename T>
+void dropout(int64_t n, double p, uint64_t seed, uint64_t step,
+             uint64_t stream, const T *x, T *y);
+
+} // namespace cairn::kernels
+
+#endif // CAIRN_RUNTIME_KERNELS_DROPOUT_H

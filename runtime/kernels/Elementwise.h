@@ -1,0 +1,47 @@
+//===- Elementwise.h - Activations, arithmetic, fills ------------*- C++ -*-===//
+//
+// Loops a compiler vectorises. Binary ops broadcast with NumPy rules through
+// per-operand strides (in elements, 0 on a broadcast dimension) over the
+// output shape. Outputs may alias an input of the same size (in place).
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_KERNELS_ELEMENTWISE_H
+#define CAIRN_RUNTIME_KERNELS_ELEMENTWISE_H
+
+#include <cstdint>
+
+namespace cairn::kernels {
+
+enum class Activation { Relu, Sigmoid, Tanh, GeluExact, GeluTanh };
+
+template <typename T>
+void activationForward(Activation kind, int64_t n, const T *x, T *y);
+
+/// dx = dy * f'(.), where `saved` is the forward input x for Relu and the
+/// Gelus, and the forward output y for Sigmoid and Tanh.
+template <typename T>
+void activationBackward(Activation kind, int64_t n, const T *dy,
+                        const T *saved, T *dx);
+
+enum class BinaryOp { Add, Sub, Mul, Div };
+
+/// out[i] = a[i] op b[i], all of n elements.
+template <typename T>
+void binarySameShape(BinaryOp op, int64_t n, const T *a, const T *b, T *out);
+
+/// out (shape outShape[0..rank)) = a op b, broadcast through the strides.
+template <typename T>
+void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
+                     const T *a, const int64_t *aStrides, const T *b,
+                     const int64_t *bStrides, T *out);
+
+/// y[i] = alpha * x[i].
+template <typename T> void scale(int64_t n, T alpha, const T *x, T *y);
+/// dst[i] += src[i] (gradient accumulation).
+template <typename T> void accumulate(int64_t n, const T *src, T *dst);
+/// out[i] = value.
+template <typename T> void fill(int64_t n, T value, T *out);
+
+} // namespace cairn::kernels
+
+#endif // CAIRN_RUNTIME_KERNELS_ELEMENTWISE_H

@@ -1,0 +1,26 @@
+//===- Softmax.h - softmax and log_softmax ----------------------*- C++ -*-===//
+//
+// x viewed as [outer, dim, inner]; the softmax runs along the middle
+// dimension, max-subtracted for stability.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_KERNELS_SOFTMAX_H
+#define CAIRN_RUNTIME_KERNELS_SOFTMAX_H
+
+#include <cstdint>
+
+namespace cairn::kernels {
+
+template <typename T>
+void softmaxForward(bool log, int64_t outer, int64_t dim, int64_t inner,
+                    const T *x, T *y);
+
+/// Given the forward output y: softmax dx = y * (dy - sum(dy * y)),
+/// log_softmax dx = dy - exp(y) * sum(dy).
+template <typename T>
+void softmaxBackward(bool log, int64_t outer, int64_t dim, int64_t inner,
+                     const T *dy, const T *y, T *dx);
+
+} // namespace cairn::kernels
+
+#endif // CAIRN_RUNTIME_KERNELS_SOFTMAX_H
