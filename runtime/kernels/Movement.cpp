@@ -1,0 +1,297 @@
+//===- Movement.cpp - Permute, slices, embedding gather -------------------===//
+//
+// permute, extractSlice and insertSlice are all one strided copy: a shape,
+// source strides and destination strides (in elements). The copy drops
+// size-1 dimensions and merges neighbours contiguous in both, then copies
+// rows: memcpy when the innermost run is contiguous on both sides, a 2-D
+// tiled transpose when the source's unit-stride dimension is not innermost
+// (so neither side is read with a cache-line stride per element), and a
+// strided loop otherwise. Elements of 1, 2, 4 and 8 bytes move as integers
+// of that width; other sizes move as bytes with one more innermost dimension.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Movement.h"
+
+#include "runtime/kernels/KernelError.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace cairn::kernels {
+
+namespace {
+
+constexpr int kMaxRank = 8;
+/// A plan may hold one more dimension: the bytes of an odd-sized element.
+constexpr int kMaxPlanRank = kMaxRank + 1;
+/// Transpose tiles: long along the source's unit-stride dimension, so each
+/// source cache line is used up before eviction; short along the innermost
+/// destination dimension, which bounds the source lines a tile keeps live
+/// (a square tile thrashes when the source stride is a power of two).
+constexpr int64_t kTileUnit = 64;
+constexpr int64_t kTileInner = 8;
+
+struct CopyPlan {
+  int rank = 0;
+  int64_t shape[kMaxPlanRank];
+  int64_t src[kMaxPlanRank];
+  int64_t dst[kMaxPlanRank];
+  int64_t srcOffset = 0;
+  int64_t dstOffset = 0;
+  bool empty = false;
+
+  /// Appends a dimension inside the previous ones, merging where possible.
+  void add(int64_t n, int64_t s, int64_t d) {
+    if (n == 0)
+      empty = true;
+    if (n == 1)
+      return;
+    if (rank > 0 && src[rank - 1] == s * n && dst[rank - 1] == d * n) {
+      shape[rank - 1] *= n;
+      src[rank - 1] = s;
+      dst[rank - 1] = d;
+      return;
+    }
+    shape[rank] = n;
+    src[rank] = s;
+    dst[rank] = d;
+    ++rank;
+  }
+};
+
+/// Row-major walk over dims [0, rank) of a plan except `skip1` and `skip2`,
+/// tracking the source and destination offsets.
+struct Walker {
+  int rank = 0;
+  int64_t size[kMaxPlanRank], src[kMaxPlanRank], dst[kMaxPlanRank];
+  int64_t idx[kMaxPlanRank] = {};
+  int64_t srcOffset = 0, dstOffset = 0;
+
+  Walker(const CopyPlan &p, int skip1, int skip2) {
+    for (int d = 0; d < p.rank; ++d) {
+      if (d == skip1 || d == skip2)
+        continue;
+      size[rank] = p.shape[d];
+      src[rank] = p.src[d];
+      dst[rank] = p.dst[d];
+      ++rank;
+    }
+  }
+  int64_t count() const {
+    int64_t c = 1;
+    for (int d = 0; d < rank; ++d)
+      c *= size[d];
+    return c;
+  }
+  void next() {
+    for (int d = rank - 1; d >= 0; --d) {
+      srcOffset += src[d];
+      dstOffset += dst[d];
+      if (++idx[d] < size[d])
+        return;
+      srcOffset -= src[d] * size[d];
+      dstOffset -= dst[d] * size[d];
+      idx[d] = 0;
+    }
+  }
+};
+
+/// One element. Through memcpy (one load and store once inlined), because
+/// the bytes may hold floats and E is an integer type.
+template <typename E> void copyOne(E *dst, const E *src) {
+  std::memcpy(dst, src, sizeof(E));
+}
+
+template <typename E>
+void copyTyped(const CopyPlan &p, const E *in, E *out) {
+  in += p.srcOffset;
+  out += p.dstOffset;
+  if (p.rank == 0) {
+    copyOne(out, in);
+    return;
+  }
+  int last = p.rank - 1;
+  int64_t n = p.shape[last], ss = p.src[last], ds = p.dst[last];
+
+  // The source's unit-stride dimension, if it is not the innermost one.
+  int unitDim = -1;
+  if (ss != 1 && ds == 1)
+    for (int d = 0; d < last; ++d)
+      if (p.src[d] == 1)
+        unitDim = d;
+  if (unitDim >= 0) {
+    int64_t m = p.shape[unitDim], ds2 = p.dst[unitDim];
+    Walker w(p, unitDim, last);
+    for (int64_t k = w.count(); k > 0; --k, w.next()) {
+      const E *s = in + w.srcOffset;
+      E *o = out + w.dstOffset;
+      for (int64_t i0 = 0; i0 < m; i0 += kTileUnit)
+        for (int64_t j0 = 0; j0 < n; j0 += kTileInner) {
+          int64_t i1 = std::min(m, i0 + kTileUnit);
+          int64_t j1 = std::min(n, j0 + kTileInner);
+          for (int64_t i = i0; i < i1; ++i)
+            for (int64_t j = j0; j < j1; ++j)
+              copyOne(o + i * ds2 + j, s + i + j * ss);
+        }
+    }
+    return;
+  }
+
+  Walker w(p, last, last);
+  for (int64_t k = w.count(); k > 0; --k, w.next()) {
+    const E *s = in + w.srcOffset;
+    E *o = out + w.dstOffset;
+    if (ss == 1 && ds == 1)
+      std::memcpy(o, s, size_t(n) * sizeof(E));
+    else
+      for (int64_t j = 0; j < n; ++j)
+        copyOne(o + j * ds, s + j * ss);
+  }
+}
+
+/// `dims(plan, unit)` adds each dimension of a rank-`rank` copy to the plan,
+/// with strides in elements times `unit` (the plan's element is `unit` of the
+/// integer type chosen for elemBytes); then the plan is copied.
+template <typename Dims>
+void stridedCopy(const char *what, int rank, size_t elemBytes,
+                 const Dims &dims, const void *in, void *out) {
+  if (rank > kMaxRank)
+    throw KernelError(std::string(what) + " of rank " + std::to_string(rank) +
+                      " exceeds the supported " + std::to_string(kMaxRank));
+  auto run = [&](auto tag, int64_t unitsPerElem) {
+    using E = decltype(tag);
+    CopyPlan p;
+    dims(p, unitsPerElem);
+    if (unitsPerElem > 1)
+      p.add(unitsPerElem, 1, 1);
+    if (!p.empty)
+      copyTyped(p, static_cast<const E *>(in), static_cast<E *>(out));
+  };
+  switch (elemBytes) {
+  case 1:
+    return run(uint8_t(), 1);
+  case 2:
+    return run(uint16_t(), 1);
+  case 4:
+    return run(uint32_t(), 1);
+  case 8:
+    return run(uint64_t(), 1);
+  default:
+    return run(uint8_t(), int64_t(elemBytes));
+  }
+}
+
+/// Row-major element strides of `shape`.
+void contiguousStrides(int rank, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+}
+
+template <typename I>
+void checkIndices(int64_t numIndices, int64_t numEmbeddings,
+                  const I *indices) {
+  for (int64_t i = 0; i < numIndices; ++i)
+    if (indices[i] < 0 || int64_t(indices[i]) >= numEmbeddings)
+      throw KernelError("embedding index " +
+                        std::to_string(int64_t(indices[i])) +
+                        " at position " + std::to_string(i) +
+                        " is outside [0, " + std::to_string(numEmbeddings) +
+                        ")");
+}
+
+} // namespace
+
+void permute(int rank, const int64_t *inShape, const int64_t *perm,
+             size_t elemBytes, const void *in, void *out) {
+  stridedCopy(
+      "permute", rank, elemBytes,
+      [&](CopyPlan &p, int64_t unit) {
+        int64_t inStrides[kMaxRank], outShape[kMaxRank], outStrides[kMaxRank];
+        contiguousStrides(rank, inShape, inStrides);
+        for (int d = 0; d < rank; ++d)
+          outShape[d] = inShape[perm[d]];
+        contiguousStrides(rank, outShape, outStrides);
+        for (int d = 0; d < rank; ++d)
+          p.add(outShape[d], inStrides[perm[d]] * unit, outStrides[d] * unit);
+      },
+      in, out);
+}
+
+void extractSlice(int rank, const int64_t *inShape, const int64_t *start,
+                  const int64_t *step, const int64_t *outShape,
+                  size_t elemBytes, const void *in, void *out) {
+  stridedCopy(
+      "extractSlice", rank, elemBytes,
+      [&](CopyPlan &p, int64_t unit) {
+        int64_t inStrides[kMaxRank], outStrides[kMaxRank];
+        contiguousStrides(rank, inShape, inStrides);
+        contiguousStrides(rank, outShape, outStrides);
+        for (int d = 0; d < rank; ++d) {
+          p.srcOffset += start[d] * inStrides[d] * unit;
+          p.add(outShape[d], step[d] * inStrides[d] * unit,
+                outStrides[d] * unit);
+        }
+      },
+      in, out);
+}
+
+void insertSlice(int rank, const int64_t *fullShape, const int64_t *start,
+                 const int64_t *step, const int64_t *partShape,
+                 size_t elemBytes, const void *part, void *full) {
+  stridedCopy(
+      "insertSlice", rank, elemBytes,
+      [&](CopyPlan &p, int64_t unit) {
+        int64_t fullStrides[kMaxRank], partStrides[kMaxRank];
+        contiguousStrides(rank, fullShape, fullStrides);
+        contiguousStrides(rank, partShape, partStrides);
+        for (int d = 0; d < rank; ++d) {
+          p.dstOffset += start[d] * fullStrides[d] * unit;
+          p.add(partShape[d], partStrides[d] * unit,
+                step[d] * fullStrides[d] * unit);
+        }
+      },
+      part, full);
+}
+
+template <typename T, typename I>
+void embeddingForward(int64_t numIndices, int64_t dim, int64_t numEmbeddings,
+                      const I *indices, const T *weight, T *out) {
+  checkIndices(numIndices, numEmbeddings, indices);
+  for (int64_t i = 0; i < numIndices; ++i)
+    std::copy(weight + int64_t(indices[i]) * dim,
+              weight + (int64_t(indices[i]) + 1) * dim, out + i * dim);
+}
+
+template <typename T, typename I>
+void embeddingBackward(int64_t numIndices, int64_t dim, int64_t numEmbeddings,
+                       const I *indices, const T *dy, int64_t paddingIdx,
+                       T *dweight) {
+  checkIndices(numIndices, numEmbeddings, indices);
+  std::fill(dweight, dweight + numEmbeddings * dim, T(0));
+  for (int64_t i = 0; i < numIndices; ++i) {
+    int64_t row = indices[i];
+    if (row == paddingIdx)
+      continue;
+    T *w = dweight + row * dim;
+    const T *g = dy + i * dim;
+    for (int64_t j = 0; j < dim; ++j)
+      w[j] += g[j];
+  }
+}
+
+#define CAIRN_INSTANTIATE(T, I)                                                \
+  template void embeddingForward<T, I>(int64_t, int64_t, int64_t, const I *,   \
+                                       const T *, T *);                        \
+  template void embeddingBackward<T, I>(int64_t, int64_t, int64_t, const I *,  \
+                                        const T *, int64_t, T *);
+CAIRN_INSTANTIATE(float, int32_t)
+CAIRN_INSTANTIATE(float, int64_t)
+CAIRN_INSTANTIATE(double, int32_t)
+CAIRN_INSTANTIATE(double, int64_t)
+#undef CAIRN_INSTANTIATE
+
+} // namespace cairn::kernels

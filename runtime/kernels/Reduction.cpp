@@ -1,0 +1,212 @@
+//===- Reduction.cpp - Sums over dimensions and their adjoint -------------===//
+//
+// reduceSum drops size-1 dimensions and merges neighbours that are both
+// reduced or both kept, leaving alternating reduced/kept runs. The last run
+// decides the inner loop: a reduced last run sums contiguous rows (a row sum);
+// a kept last run adds contiguous rows into a block of accumulators (a bias
+// gradient). Sums are taken in double and rounded once per output element.
+// broadcastTo merges dimensions the same way as the binary broadcasts.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Reduction.h"
+
+#include "runtime/kernels/KernelError.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cairn::kernels {
+
+namespace {
+
+constexpr int kMaxRank = 8;
+/// Accumulators kept on the stack for a kept last run, 2 KiB of doubles.
+constexpr int64_t kBlock = 256;
+
+[[noreturn]] void tooManyDims(const char *what) {
+  throw KernelError(std::string(what) + " needs more than " +
+                    std::to_string(kMaxRank) + " dimensions");
+}
+
+/// Row-major walk over a set of dimensions, tracking the element offset.
+struct Walker {
+  int rank = 0;
+  int64_t size[kMaxRank];
+  int64_t stride[kMaxRank];
+  int64_t idx[kMaxRank] = {};
+  int64_t offset = 0;
+
+  void add(int64_t n, int64_t s) {
+    size[rank] = n;
+    stride[rank] = s;
+    ++rank;
+  }
+  int64_t count() const {
+    int64_t c = 1;
+    for (int d = 0; d < rank; ++d)
+      c *= size[d];
+    return c;
+  }
+  void next() {
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += stride[d];
+      if (++idx[d] < size[d])
+        return;
+      offset -= stride[d] * size[d];
+      idx[d] = 0;
+    }
+  }
+};
+
+/// sum(x[0..n)) in double; eight partial sums let the loop vectorise.
+template <typename T> double rowSum(int64_t n, const T *x) {
+  double part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k)
+      part[k] += double(x[i + k]);
+  double s = 0;
+  for (; i < n; ++i)
+    s += double(x[i]);
+  for (double p : part)
+    s += p;
+  return s;
+}
+
+} // namespace
+
+template <typename T>
+void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
+               const T *in, T *out) {
+  int64_t outCount = 1;
+  bool empty = false;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d])
+      outCount *= inShape[d];
+    empty |= inShape[d] == 0;
+  }
+  if (empty) {
+    std::fill(out, out + outCount, T(0));
+    return;
+  }
+
+  // Runs of reduced / kept dimensions, outermost first.
+  int64_t size[kMaxRank];
+  bool red[kMaxRank];
+  int m = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (inShape[d] == 1)
+      continue;
+    if (m > 0 && red[m - 1] == reduced[d]) {
+      size[m - 1] *= inShape[d];
+      continue;
+    }
+    if (m == kMaxRank)
+      tooManyDims("reduceSum");
+    size[m] = inShape[d];
+    red[m] = reduced[d];
+    ++m;
+  }
+  double a = alpha;
+  if (m == 0) {
+    out[0] = T(a * double(in[0]));
+    return;
+  }
+
+  int64_t last = size[m - 1];
+  int64_t stride[kMaxRank];
+  stride[m - 1] = 1;
+  for (int d = m - 2; d >= 0; --d)
+    stride[d] = stride[d + 1] * size[d + 1];
+  Walker kept, summed;
+  for (int d = 0; d < m - 1; ++d)
+    (red[d] ? summed : kept).add(size[d], stride[d]);
+
+  // A walker that has taken count() steps is back at its start, so `summed`
+  // needs no reset between output elements.
+  int64_t keptCount = kept.count(), summedCount = summed.count();
+  if (red[m - 1]) {
+    for (int64_t k = 0; k < keptCount; ++k, kept.next()) {
+      double s = 0;
+      for (int64_t r = 0; r < summedCount; ++r, summed.next())
+        s += rowSum(last, in + kept.offset + summed.offset);
+      out[k] = T(a * s);
+    }
+    return;
+  }
+  double acc[kBlock];
+  for (int64_t k = 0; k < keptCount; ++k, kept.next()) {
+    T *o = out + k * last;
+    for (int64_t j0 = 0; j0 < last; j0 += kBlock) {
+      int64_t len = std::min(kBlock, last - j0);
+      std::fill(acc, acc + len, 0.0);
+      for (int64_t r = 0; r < summedCount; ++r, summed.next()) {
+        const T *row = in + kept.offset + summed.offset + j0;
+        for (int64_t j = 0; j < len; ++j)
+          acc[j] += double(row[j]);
+      }
+      for (int64_t j = 0; j < len; ++j)
+        o[j0 + j] = T(a * acc[j]);
+    }
+  }
+}
+
+template <typename T>
+void broadcastTo(int rank, const int64_t *outShape, const int64_t *inStrides,
+                 T alpha, const T *in, T *out) {
+  // out is contiguous; a dimension merges into the previous one when `in` is
+  // contiguous (or broadcast) across the pair too.
+  int64_t shape[kMaxRank], st[kMaxRank];
+  int m = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (outShape[d] == 0)
+      return;
+    if (outShape[d] == 1)
+      continue;
+    if (m > 0 && st[m - 1] == inStrides[d] * outShape[d]) {
+      shape[m - 1] *= outShape[d];
+      st[m - 1] = inStrides[d];
+      continue;
+    }
+    if (m == kMaxRank)
+      tooManyDims("broadcastTo");
+    shape[m] = outShape[d];
+    st[m] = inStrides[d];
+    ++m;
+  }
+  if (m == 0) {
+    out[0] = alpha * in[0];
+    return;
+  }
+  int64_t inner = shape[m - 1], innerStride = st[m - 1];
+  Walker outer;
+  for (int d = 0; d < m - 1; ++d)
+    outer.add(shape[d], st[d]);
+  int64_t outerCount = outer.count();
+  for (int64_t o = 0; o < outerCount; ++o, outer.next()) {
+    const T *x = in + outer.offset;
+    T *y = out + o * inner;
+    if (innerStride == 1) {
+      for (int64_t i = 0; i < inner; ++i)
+        y[i] = alpha * x[i];
+    } else if (innerStride == 0) {
+      T v = alpha * x[0];
+      for (int64_t i = 0; i < inner; ++i)
+        y[i] = v;
+    } else {
+      for (int64_t i = 0; i < inner; ++i)
+        y[i] = alpha * x[i * innerStride];
+    }
+  }
+}
+
+#define CAIRN_INSTANTIATE(T)                                                   \
+  template void reduceSum<T>(int, const int64_t *, const bool *, T,            \
+                             const T *, T *);                                  \
+  template void broadcastTo<T>(int, const int64_t *, const int64_t *, T,       \
+                               const T *, T *);
+CAIRN_INSTANTIATE(float)
+CAIRN_INSTANTIATE(double)
+#undef CAIRN_INSTANTIATE
+
+} // namespace cairn::kernels

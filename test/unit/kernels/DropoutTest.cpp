@@ -1,0 +1,144 @@
+//===- DropoutTest.cpp - Philox and dropout mask tests --------------------===//
+//
+// Philox4x32-10 against the Random123 known-answer vectors, then the mask
+// scheme of Dropout.h: rate, dependence on (seed, step, stream), determinism,
+// independence from n, identity at p = 0, in-place use.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Dropout.h"
+
+#include "GradCheck.h"
+
+#include <cmath>
+
+using namespace cairn::kernels;
+using namespace cairn::kernels::testing;
+
+namespace {
+
+using Words = std::array<uint32_t, 4>;
+
+TEST(Philox, KnownAnswers) {
+  // Random123's kat_vectors for philox4x32 with 10 rounds.
+  EXPECT_EQ(philox4x32({0, 0, 0, 0}, {0, 0}),
+            (Words{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(philox4x32({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                       {0xffffffff, 0xffffffff}),
+            (Words{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+                       {0xa4093822, 0x299f31d0}),
+            (Words{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+}
+
+/// Element i's mask exactly as Dropout.h spells it out.
+bool referenceKeep(int64_t i, double p, uint64_t seed, uint64_t step,
+                   uint64_t stream) {
+  uint64_t group = uint64_t(i) / 4;
+  Words w = philox4x32(
+      {uint32_t(group), uint32_t(group >> 32), uint32_t(step),
+       uint32_t(step >> 32)},
+      {uint32_t(seed), uint32_t(seed >> 32) ^ uint32_t(stream)});
+  double u = (w[i % 4] >> 8) * std::ldexp(1.0, -24);
+  return u >= p;
+}
+
+std::vector<float> ones(int64_t n) { return std::vector<float>(n, 1.0f); }
+
+TEST(Dropout, FollowsTheDocumentedScheme) {
+  const int64_t n = 1003;
+  const double p = 0.3;
+  // Seed, step and stream with high bits set, so every word of the key and
+  // counter matters.
+  const uint64_t seed = 0x123456789abcdef0, step = 0x500000007, stream = 9;
+  std::vector<double> x = randomVector(n, 1), y(n);
+  dropout(n, p, seed, step, stream, x.data(), y.data());
+  double scale = 1 / (1 - p);
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], referenceKeep(i, p, seed, step, stream) ? x[i] * scale : 0)
+        << i;
+}
+
+TEST(Dropout, KeptFractionIsOneMinusP) {
+  const int64_t n = 1000000;
+  for (double p : {0.1, 0.5, 0.9}) {
+    std::vector<float> x = ones(n), y(n);
+    dropout(n, p, 42, 7, 0, x.data(), y.data());
+    int64_t kept = 0;
+    float scale = float(1 / (1 - p));
+    for (float v : y) {
+      ASSERT_TRUE(v == 0.0f || v == scale) << v;
+      kept += v != 0;
+    }
+    // Binomial standard deviation is at most 500; allow five of them.
+    EXPECT_NEAR(double(kept), (1 - p) * n, 2500) << "p " << p;
+  }
+}
+
+TEST(Dropout, MaskDependsOnSeedStepAndStream) {
+  const int64_t n = 4096;
+  auto mask = [&](uint64_t seed, uint64_t step, uint64_t stream) {
+    std::vector<float> x = ones(n), y(n);
+    dropout(n, 0.5, seed, step, stream, x.data(), y.data());
+    return y;
+  };
+  std::vector<float> base = mask(1, 2, 3);
+  EXPECT_EQ(mask(1, 2, 3), base);
+  for (const std::vector<float> &other :
+       {mask(2, 2, 3), mask(1, 3, 3), mask(1, 2, 4), mask(1ull << 40, 2, 3),
+        mask(1, 2ull << 40, 3)}) {
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; ++i)
+      differ += other[i] != base[i];
+    // Independent masks differ in about half the elements.
+    EXPECT_GT(differ, n / 4);
+  }
+}
+
+TEST(Dropout, SameCallTwiceGivesSameMaskForForwardAndBackward) {
+  const int64_t n = 777;
+  std::vector<double> x = randomVector(n, 2), dy = randomVector(n, 3);
+  std::vector<double> y(n), dx(n);
+  dropout(n, 0.25, 5, 6, 1, x.data(), y.data());
+  dropout(n, 0.25, 5, 6, 1, dy.data(), dx.data());
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[i] == 0, dx[i] == 0) << i;
+  // The backward is the same linear map: <dropout(x), dy> == <x, dropout(dy)>.
+  EXPECT_NEAR(dot(y, dy), dot(x, dx), 1e-12);
+}
+
+TEST(Dropout, ZeroRateIsIdentity) {
+  std::vector<float> x = {1.5f, -0.0f, 3e-38f, -7.25f, 1e30f}, y(5);
+  dropout(5, 0.0, 11, 12, 13, x.data(), y.data());
+  EXPECT_EQ(y, x);
+  EXPECT_TRUE(std::signbit(y[1]));
+}
+
+TEST(Dropout, RateOneDropsEverything) {
+  std::vector<float> x = {1.5f, -2.0f, 1e30f}, y(3, 9.0f);
+  dropout(3, 1.0, 11, 12, 13, x.data(), y.data());
+  EXPECT_EQ(y, std::vector<float>(3, 0.0f));
+}
+
+TEST(Dropout, InPlace) {
+  const int64_t n = 1001;
+  std::vector<float> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = float(i + 1);
+  dropout(n, 0.4, 3, 4, 5, x.data(), y.data());
+  dropout(n, 0.4, 3, 4, 5, x.data(), x.data());
+  EXPECT_EQ(x, y);
+}
+
+TEST(Dropout, MaskOfAnElementDoesNotDependOnN) {
+  const int64_t n = 1000;
+  std::vector<float> x = ones(n), full(n);
+  dropout(n, 0.5, 8, 9, 10, x.data(), full.data());
+  for (int64_t m : {1, 2, 3, 5, 6, 7, 998}) {
+    std::vector<float> prefix(m);
+    dropout(m, 0.5, 8, 9, 10, x.data(), prefix.data());
+    EXPECT_EQ(prefix, std::vector<float>(full.begin(), full.begin() + m))
+        << "n " << m;
+  }
+}
+
+} // namespace

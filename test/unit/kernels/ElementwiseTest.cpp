@@ -1,0 +1,430 @@
+//===- ElementwiseTest.cpp - Activation and arithmetic kernel tests -------===//
+//
+// Forward results against the closed-form formulas, backward rules against
+// finite differences, broadcasts against an index-by-index reference, and the
+// gradient of a broadcast operand against reduceSum of the output gradient.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Reduction.h"
+
+#include "GradCheck.h"
+
+#include <cmath>
+
+using namespace cairn::kernels;
+using namespace cairn::kernels::testing;
+
+namespace {
+
+const Activation kAllActivations[] = {Activation::Relu, Activation::Sigmoid,
+                                      Activation::Tanh, Activation::GeluExact,
+                                      Activation::GeluTanh};
+
+const char *name(Activation a) {
+  switch (a) {
+  case Activation::Relu:
+    return "relu";
+  case Activation::Sigmoid:
+    return "sigmoid";
+  case Activation::Tanh:
+    return "tanh";
+  case Activation::GeluExact:
+    return "gelu";
+  case Activation::GeluTanh:
+    return "gelu_tanh";
+  }
+  return "";
+}
+
+double reference(Activation a, double x) {
+  switch (a) {
+  case Activation::Relu:
+    return x > 0 ? x : 0;
+  case Activation::Sigmoid:
+    return 1 / (1 + std::exp(-x));
+  case Activation::Tanh:
+    return std::tanh(x);
+  case Activation::GeluExact:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case Activation::GeluTanh:
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return 0;
+}
+
+bool savesOutput(Activation a) {
+  return a == Activation::Sigmoid || a == Activation::Tanh;
+}
+
+/// Inputs over [-4, 4), kept away from relu's kink at 0.
+std::vector<double> activationInputs(size_t n, uint32_t seed) {
+  std::vector<double> x = randomVector(n, seed, -4, 4);
+  for (double &v : x)
+    if (std::fabs(v) < 1e-3)
+      v = 0.5;
+  return x;
+}
+
+std::vector<float> toFloat(const std::vector<double> &v) {
+  return std::vector<float>(v.begin(), v.end());
+}
+
+std::vector<int64_t> contiguous(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t k = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    s[d] = k;
+    k *= shape[d];
+  }
+  return s;
+}
+
+/// Strides of `shape` (same rank as the output) broadcast over the output:
+/// contiguous, with 0 where the size is 1.
+std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s = contiguous(shape);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] == 1)
+      s[d] = 0;
+  return s;
+}
+
+int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+double apply(BinaryOp op, double a, double b) {
+  switch (op) {
+  case BinaryOp::Add:
+    return a + b;
+  case BinaryOp::Sub:
+    return a - b;
+  case BinaryOp::Mul:
+    return a * b;
+  case BinaryOp::Div:
+    return a / b;
+  }
+  return 0;
+}
+
+/// out[i] = a[offset_a(i)] op b[offset_b(i)], one multi-index at a time.
+std::vector<double> naiveBroadcast(BinaryOp op,
+                                   const std::vector<int64_t> &shape,
+                                   const std::vector<double> &a,
+                                   const std::vector<int64_t> &as,
+                                   const std::vector<double> &b,
+                                   const std::vector<int64_t> &bs) {
+  int64_t n = numel(shape);
+  std::vector<double> out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, ao = 0, bo = 0;
+    for (size_t d = shape.size(); d-- > 0;) {
+      int64_t k = rest % shape[d];
+      rest /= shape[d];
+      ao += k * as[d];
+      bo += k * bs[d];
+    }
+    out[i] = apply(op, a[ao], b[bo]);
+  }
+  return out;
+}
+
+const BinaryOp kAllOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul,
+                            BinaryOp::Div};
+
+/// Operands away from 0 so Div is well conditioned.
+std::vector<double> operand(int64_t n, uint32_t seed) {
+  std::vector<double> v = randomVector(n, seed, 0.5, 2);
+  for (size_t i = 0; i < v.size(); i += 2)
+    v[i] = -v[i];
+  return v;
+}
+
+TEST(Activation, KnownValues) {
+  // torch.nn.functional.gelu(torch.tensor([1.0, -0.5]), approximate=...).
+  double x[] = {1.0, -0.5}, y[2];
+  activationForward(Activation::GeluExact, 2, x, y);
+  EXPECT_NEAR(y[0], 0.8413447460685429, 1e-15);
+  EXPECT_NEAR(y[1], -0.15426876936299344, 1e-15);
+  activationForward(Activation::GeluTanh, 2, x, y);
+  EXPECT_NEAR(y[0], 0.8411919906082768, 1e-15);
+  EXPECT_NEAR(y[1], -0.15428599017485606, 1e-15);
+}
+
+TEST(Activation, ForwardMatchesFormulas) {
+  std::vector<double> x = activationInputs(1000, 1);
+  std::vector<float> xf = toFloat(x);
+  for (Activation a : kAllActivations) {
+    std::vector<double> y(x.size());
+    std::vector<float> yf(x.size());
+    activationForward(a, int64_t(x.size()), x.data(), y.data());
+    activationForward(a, int64_t(x.size()), xf.data(), yf.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      double want = reference(a, x[i]);
+      EXPECT_NEAR(y[i], want, 1e-14 * std::max(1.0, std::fabs(want)))
+          << name(a) << " x=" << x[i];
+      double wantF = reference(a, double(xf[i]));
+      EXPECT_NEAR(yf[i], wantF, 1e-6 * std::max(1e-3, std::fabs(wantF)))
+          << name(a) << " float x=" << xf[i];
+    }
+  }
+}
+
+TEST(Activation, ReluPropagatesNaNAndSigmoidSaturates) {
+  float x[] = {NAN, -1e30f, 1e30f, -200.0f};
+  float y[4];
+  activationForward(Activation::Relu, 1, x, y);
+  EXPECT_TRUE(std::isnan(y[0]));
+  activationForward(Activation::Sigmoid, 4, x, y);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_EQ(y[2], 1.0f);
+  EXPECT_EQ(y[3], 0.0f);
+}
+
+TEST(Activation, BackwardMatchesFiniteDifferences) {
+  const int64_t n = 64;
+  std::vector<double> x = activationInputs(n, 2);
+  std::vector<double> probe = randomVector(n, 3);
+  for (Activation a : kAllActivations) {
+    auto forward = [&](const std::vector<double> &in) {
+      std::vector<double> y(n);
+      activationForward(a, n, in.data(), y.data());
+      return y;
+    };
+    std::vector<double> y = forward(x);
+    std::vector<double> dx(n);
+    activationBackward(a, n, probe.data(), savesOutput(a) ? y.data() : x.data(),
+                       dx.data());
+    checkGradient(
+        name(a), x,
+        [&](const std::vector<double> &in) { return dot(forward(in), probe); },
+        dx);
+  }
+}
+
+TEST(Activation, FloatBackwardMatchesDouble) {
+  const int64_t n = 500;
+  std::vector<double> x = activationInputs(n, 4), dy = randomVector(n, 5);
+  std::vector<float> xf = toFloat(x), dyf = toFloat(dy);
+  for (Activation a : kAllActivations) {
+    std::vector<double> y(n), dx(n);
+    std::vector<float> yf(n), dxf(n);
+    activationForward(a, n, x.data(), y.data());
+    activationForward(a, n, xf.data(), yf.data());
+    // The reference is evaluated at the float inputs the float path sees.
+    std::vector<double> xr(xf.begin(), xf.end()), yr(yf.begin(), yf.end()),
+        dyr(dyf.begin(), dyf.end());
+    activationBackward(a, n, dyr.data(), savesOutput(a) ? yr.data() : xr.data(),
+                       dx.data());
+    activationBackward(a, n, dyf.data(),
+                       savesOutput(a) ? yf.data() : xf.data(), dxf.data());
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_NEAR(dxf[i], dx[i], 1e-6 * std::max(1e-3, std::fabs(dx[i])))
+          << name(a) << " at " << i;
+  }
+}
+
+TEST(Activation, InPlace) {
+  std::vector<double> x = activationInputs(100, 6), dy = randomVector(100, 7);
+  for (Activation a : kAllActivations) {
+    std::vector<double> y(x.size()), inPlace = x;
+    activationForward(a, 100, x.data(), y.data());
+    activationForward(a, 100, inPlace.data(), inPlace.data());
+    EXPECT_EQ(inPlace, y) << name(a);
+    std::vector<double> dx(x.size()), dyInPlace = dy;
+    const double *saved = savesOutput(a) ? y.data() : x.data();
+    activationBackward(a, 100, dy.data(), saved, dx.data());
+    activationBackward(a, 100, dyInPlace.data(), saved, dyInPlace.data());
+    EXPECT_EQ(dyInPlace, dx) << name(a);
+  }
+}
+
+TEST(Binary, SameShape) {
+  const int64_t n = 37;
+  std::vector<double> a = operand(n, 8), b = operand(n, 9);
+  std::vector<float> af = toFloat(a), bf = toFloat(b);
+  for (BinaryOp op : kAllOps) {
+    std::vector<double> out(n);
+    std::vector<float> outF(n);
+    binarySameShape(op, n, a.data(), b.data(), out.data());
+    binarySameShape(op, n, af.data(), bf.data(), outF.data());
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(out[i], apply(op, a[i], b[i]));
+      EXPECT_EQ(outF[i], float(apply(op, af[i], bf[i])));
+    }
+    // In place over the first operand.
+    std::vector<double> inPlace = a;
+    binarySameShape(op, n, inPlace.data(), b.data(), inPlace.data());
+    EXPECT_EQ(inPlace, out);
+  }
+}
+
+struct BroadcastCase {
+  std::vector<int64_t> out, a, b;
+};
+
+const BroadcastCase kBroadcastCases[] = {
+    {{4, 5}, {4, 5}, {1, 5}},              // bias over rows
+    {{4, 5}, {4, 1}, {4, 5}},              // per-row scalar on the left
+    {{2, 3, 4, 5}, {2, 3, 4, 5}, {1, 3, 1, 1}}, // per-channel (NCHW)
+    {{2, 3, 4, 5}, {2, 1, 4, 1}, {1, 3, 1, 5}}, // both sides broadcast
+    {{3, 4}, {1, 1}, {3, 4}},              // scalar operand
+    {{3, 1, 4}, {3, 1, 4}, {1, 1, 4}},     // size-1 output dimension
+    {{2, 2, 2, 2, 2, 2, 2, 3}, {2, 1, 2, 1, 2, 1, 2, 1},
+     {1, 2, 1, 2, 1, 2, 1, 3}},            // rank 8, alternating
+    {{1}, {1}, {1}},
+};
+
+TEST(Binary, BroadcastMatchesNaive) {
+  uint32_t seed = 10;
+  for (const BroadcastCase &c : kBroadcastCases) {
+    std::vector<double> a = operand(numel(c.a), seed++),
+                        b = operand(numel(c.b), seed++);
+    std::vector<int64_t> as = broadcastStrides(c.a), bs = broadcastStrides(c.b);
+    for (BinaryOp op : kAllOps) {
+      std::vector<double> want = naiveBroadcast(op, c.out, a, as, b, bs);
+      std::vector<double> out(want.size());
+      int rank = int(c.out.size());
+      binaryBroadcast(op, rank, c.out.data(), a.data(), as.data(), b.data(),
+                      bs.data(), out.data());
+      EXPECT_EQ(out, want) << "rank " << rank;
+    }
+  }
+}
+
+TEST(Binary, BroadcastFloatMatchesNaive) {
+  BroadcastCase c = {{2, 3, 4, 5}, {2, 1, 4, 1}, {1, 3, 1, 5}};
+  std::vector<double> a = operand(numel(c.a), 30), b = operand(numel(c.b), 31);
+  std::vector<float> af = toFloat(a), bf = toFloat(b);
+  std::vector<int64_t> as = broadcastStrides(c.a), bs = broadcastStrides(c.b);
+  for (BinaryOp op : kAllOps) {
+    std::vector<double> want = naiveBroadcast(
+        op, c.out, std::vector<double>(af.begin(), af.end()), as,
+        std::vector<double>(bf.begin(), bf.end()), bs);
+    std::vector<float> out(want.size());
+    binaryBroadcast(op, 4, c.out.data(), af.data(), as.data(), bf.data(),
+                    bs.data(), out.data());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(out[i], float(want[i]));
+  }
+}
+
+TEST(Binary, BroadcastThroughNonContiguousStrides) {
+  // a is the transpose of a stored [4, 3]; b is a [3, 4] window of a [3, 6]
+  // buffer.
+  std::vector<int64_t> shape = {3, 4}, as = {1, 3}, bs = {6, 1};
+  std::vector<double> a = operand(12, 40), b = operand(18, 41);
+  for (BinaryOp op : kAllOps) {
+    std::vector<double> want = naiveBroadcast(op, shape, a, as, b, bs);
+    std::vector<double> out(12);
+    binaryBroadcast(op, 2, shape.data(), a.data(), as.data(), b.data(),
+                    bs.data(), out.data());
+    EXPECT_EQ(out, want);
+    // And with the strided operand on the right.
+    want = naiveBroadcast(op, shape, b, bs, a, as);
+    binaryBroadcast(op, 2, shape.data(), b.data(), bs.data(), a.data(),
+                    as.data(), out.data());
+    EXPECT_EQ(out, want);
+  }
+}
+
+TEST(Binary, BroadcastRankZeroEmptyAndInPlace) {
+  double a = 3, b = 4, out = 0;
+  int64_t unused = 0;
+  binaryBroadcast(BinaryOp::Sub, 0, &unused, &a, &unused, &b, &unused, &out);
+  EXPECT_EQ(out, -1);
+
+  std::vector<int64_t> empty = {3, 0}, strides = {0, 1};
+  double untouched = 7;
+  binaryBroadcast(BinaryOp::Add, 2, empty.data(), &a, strides.data(), &b,
+                  strides.data(), &untouched);
+  EXPECT_EQ(untouched, 7);
+
+  std::vector<int64_t> shape = {4, 5}, full = contiguous(shape),
+                       row = {0, 1};
+  std::vector<double> x = operand(20, 42), bias = operand(5, 43);
+  std::vector<double> want = naiveBroadcast(BinaryOp::Mul, shape, x, full,
+                                            bias, row);
+  binaryBroadcast(BinaryOp::Mul, 2, shape.data(), x.data(), full.data(),
+                  bias.data(), row.data(), x.data());
+  EXPECT_EQ(x, want);
+}
+
+/// `v` (strides `s`) expanded to a contiguous tensor of `shape`.
+std::vector<double> expand(const std::vector<int64_t> &shape,
+                           const std::vector<double> &v,
+                           const std::vector<int64_t> &s) {
+  return naiveBroadcast(BinaryOp::Add, shape, v, s,
+                        std::vector<double>{0.0}, std::vector<int64_t>(
+                                                      shape.size(), 0));
+}
+
+TEST(Binary, BroadcastGradientIsReduceSumOfOutputGradient) {
+  std::vector<int64_t> out = {2, 3, 4}, aShape = {2, 1, 4}, bShape = {1, 3, 1};
+  std::vector<int64_t> as = broadcastStrides(aShape),
+                       bs = broadcastStrides(bShape);
+  std::vector<double> a = operand(numel(aShape), 50),
+                      b = operand(numel(bShape), 51),
+                      probe = randomVector(numel(out), 52);
+  bool aReduced[] = {false, true, false}, bReduced[] = {true, false, true};
+  for (BinaryOp op : kAllOps) {
+    auto loss = [&](const std::vector<double> &av,
+                    const std::vector<double> &bv) {
+      std::vector<double> y(probe.size());
+      binaryBroadcast(op, 3, out.data(), av.data(), as.data(), bv.data(),
+                      bs.data(), y.data());
+      return dot(y, probe);
+    };
+    std::vector<double> ea = expand(out, a, as), eb = expand(out, b, bs);
+    std::vector<double> ga(probe.size()), gb(probe.size());
+    for (size_t i = 0; i < probe.size(); ++i) {
+      double pa = 1, pb = 1; // d(a op b)/da, d(a op b)/db
+      switch (op) {
+      case BinaryOp::Add:
+        break;
+      case BinaryOp::Sub:
+        pb = -1;
+        break;
+      case BinaryOp::Mul:
+        pa = eb[i];
+        pb = ea[i];
+        break;
+      case BinaryOp::Div:
+        pa = 1 / eb[i];
+        pb = -ea[i] / (eb[i] * eb[i]);
+        break;
+      }
+      ga[i] = probe[i] * pa;
+      gb[i] = probe[i] * pb;
+    }
+    std::vector<double> da(a.size()), db(b.size());
+    reduceSum(3, out.data(), aReduced, 1.0, ga.data(), da.data());
+    reduceSum(3, out.data(), bReduced, 1.0, gb.data(), db.data());
+    checkGradient(
+        "grad a", a,
+        [&](const std::vector<double> &av) { return loss(av, b); }, da);
+    checkGradient(
+        "grad b", b,
+        [&](const std::vector<double> &bv) { return loss(a, bv); }, db);
+  }
+}
+
+TEST(Arithmetic, ScaleAccumulateFill) {
+  std::vector<float> x = {1, -2, 3.5f}, y(3);
+  scale(3, 2.0f, x.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{2, -4, 7}));
+  scale(3, -1.0f, y.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{-2, 4, -7}));
+  accumulate(3, x.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{-1, 2, -3.5f}));
+  std::vector<double> z(5, 1);
+  fill(4, 0.25, z.data());
+  EXPECT_EQ(z, (std::vector<double>{0.25, 0.25, 0.25, 0.25, 1}));
+}
+
+} // namespace
