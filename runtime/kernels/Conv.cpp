@@ -1,0 +1,225 @@
+//===- Conv.cpp - 2-D convolution, forward and backward -------------------===//
+//
+// im2col + GEMM, one image and one group at a time, so the workspace holds a
+// single column matrix [C/groups * kh * kw, ho * wo]. A 1x1, stride-1,
+// unpadded convolution already has its input in column layout and skips the
+// copy. Everything here is single-threaded; the BLAS brings its own threads.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Conv.h"
+
+#include "runtime/kernels/Gemm.h"
+
+#include <algorithm>
+
+namespace cairn::kernels {
+
+namespace {
+
+/// Sizes derived once from the shape.
+struct ConvDims {
+  int64_t cg, og; // channels per group, in and out
+  int64_t k;      // rows of the column matrix: cg * kh * kw
+  int64_t hw, p;  // input and output plane sizes
+  bool direct;    // x already is the column matrix (1x1, stride 1, no pad)
+
+  explicit ConvDims(const Conv2dShape &s)
+      : cg(s.c / s.groups), og(s.o / s.groups), k(cg * s.kh * s.kw),
+        hw(s.h * s.w), p(s.ho * s.wo),
+        direct(s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 &&
+               s.pw == 0 && s.ho == s.h && s.wo == s.w) {}
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Outputs [lo, hi) of `outSize` whose input index o * stride + offset falls
+/// inside [0, inSize).
+void validRange(int64_t offset, int64_t stride, int64_t inSize, int64_t outSize,
+                int64_t &lo, int64_t &hi) {
+  lo = offset >= 0 ? 0 : ceilDiv(-offset, stride);
+  hi = inSize - offset <= 0 ? 0 : ceilDiv(inSize - offset, stride);
+  hi = std::min(hi, outSize);
+  lo = std::min(lo, hi);
+}
+
+/// col[(c*kh + i)*kw + j, oh*wo + ow] = x[c, oh*sh - ph + i*dh,
+/// ow*sw - pw + j*dw], zero outside the input. x is one group of one image.
+template <typename T>
+void im2col(const Conv2dShape &s, const T *x, int64_t channels, T *col) {
+  const int64_t p = s.ho * s.wo;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T *xc = x + c * s.h * s.w;
+    for (int64_t i = 0; i < s.kh; ++i) {
+      const int64_t hOff = i * s.dh - s.ph;
+      int64_t ohLo, ohHi;
+      validRange(hOff, s.sh, s.h, s.ho, ohLo, ohHi);
+      for (int64_t j = 0; j < s.kw; ++j) {
+        const int64_t wOff = j * s.dw - s.pw;
+        int64_t owLo, owHi;
+        validRange(wOff, s.sw, s.w, s.wo, owLo, owHi);
+        T *row = col + ((c * s.kh + i) * s.kw + j) * p;
+        std::fill(row, row + ohLo * s.wo, T(0));
+        for (int64_t oh = ohLo; oh < ohHi; ++oh) {
+          T *out = row + oh * s.wo;
+          const T *in = xc + (oh * s.sh + hOff) * s.w;
+          std::fill(out, out + owLo, T(0));
+          // A plain loop: rows are short, and a memcpy call per row costs
+          // more than the copy.
+          if (s.sw == 1) {
+            for (int64_t ow = owLo; ow < owHi; ++ow)
+              out[ow] = in[ow + wOff];
+          } else {
+            for (int64_t ow = owLo; ow < owHi; ++ow)
+              out[ow] = in[ow * s.sw + wOff];
+          }
+          std::fill(out + owHi, out + s.wo, T(0));
+        }
+        std::fill(row + ohHi * s.wo, row + p, T(0));
+      }
+    }
+  }
+}
+
+/// The adjoint of im2col: x[c, ih, iw] += every column entry taken from it.
+template <typename T>
+void col2im(const Conv2dShape &s, const T *col, int64_t channels, T *x) {
+  const int64_t p = s.ho * s.wo;
+  for (int64_t c = 0; c < channels; ++c) {
+    T *xc = x + c * s.h * s.w;
+    for (int64_t i = 0; i < s.kh; ++i) {
+      const int64_t hOff = i * s.dh - s.ph;
+      int64_t ohLo, ohHi;
+      validRange(hOff, s.sh, s.h, s.ho, ohLo, ohHi);
+      for (int64_t j = 0; j < s.kw; ++j) {
+        const int64_t wOff = j * s.dw - s.pw;
+        int64_t owLo, owHi;
+        validRange(wOff, s.sw, s.w, s.wo, owLo, owHi);
+        const T *row = col + ((c * s.kh + i) * s.kw + j) * p;
+        for (int64_t oh = ohLo; oh < ohHi; ++oh) {
+          const T *in = row + oh * s.wo;
+          T *out = xc + (oh * s.sh + hOff) * s.w;
+          if (s.sw == 1) {
+            for (int64_t ow = owLo; ow < owHi; ++ow)
+              out[ow + wOff] += in[ow];
+          } else {
+            for (int64_t ow = owLo; ow < owHi; ++ow)
+              out[ow * s.sw + wOff] += in[ow];
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+int64_t conv2dWorkspaceElements(const Conv2dShape &s) {
+  return (s.c / s.groups) * s.kh * s.kw * s.ho * s.wo;
+}
+
+template <typename T>
+void conv2dForward(const Conv2dShape &s, const T *x, const T *w, const T *bias,
+                   T *y, T *workspace) {
+  const ConvDims d(s);
+  for (int64_t b = 0; b < s.n; ++b) {
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const T *xg = x + (b * s.c + g * d.cg) * d.hw;
+      T *yg = y + (b * s.o + g * d.og) * d.p;
+      // Seeding y with the bias and accumulating (beta = 1) saves the BLAS
+      // its separate pass that zeroes C for beta = 0.
+      if (bias)
+        for (int64_t o = 0; o < d.og; ++o)
+          std::fill(yg + o * d.p, yg + (o + 1) * d.p, bias[g * d.og + o]);
+      const T *col = xg;
+      if (!d.direct) {
+        im2col(s, xg, d.cg, workspace);
+        col = workspace;
+      }
+      gemm<T>(false, false, d.og, d.p, d.k, T(1), w + g * d.og * d.k, d.k, col,
+              d.p, bias ? T(1) : T(0), yg, d.p);
+    }
+  }
+}
+
+template <typename T>
+void conv2dBackwardInput(const Conv2dShape &s, const T *dy, const T *w, T *dx,
+                         T *workspace) {
+  const ConvDims d(s);
+  if (!d.direct)
+    std::fill(dx, dx + s.n * s.c * d.hw, T(0));
+  for (int64_t b = 0; b < s.n; ++b) {
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const T *dyg = dy + (b * s.o + g * d.og) * d.p;
+      T *dxg = dx + (b * s.c + g * d.cg) * d.hw;
+      const T *wg = w + g * d.og * d.k;
+      // dcol[k, p] = W_g^T dY_g; in the direct case dcol is dx itself.
+      T *dcol = d.direct ? dxg : workspace;
+      gemm<T>(true, false, d.k, d.p, d.og, T(1), wg, d.k, dyg, d.p, T(0), dcol,
+              d.p);
+      if (!d.direct)
+        col2im(s, dcol, d.cg, dxg);
+    }
+  }
+}
+
+template <typename T>
+void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
+                          T *dbias, T *workspace) {
+  const ConvDims d(s);
+  if (s.n == 0)
+    std::fill(dw, dw + s.o * d.k, T(0));
+  for (int64_t b = 0; b < s.n; ++b) {
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const T *xg = x + (b * s.c + g * d.cg) * d.hw;
+      const T *dyg = dy + (b * s.o + g * d.og) * d.p;
+      const T *col = xg;
+      if (!d.direct) {
+        im2col(s, xg, d.cg, workspace);
+        col = workspace;
+      }
+      // dW_g += dY_g col^T; the first image overwrites.
+      gemm<T>(false, true, d.og, d.k, d.p, T(1), dyg, d.p, col, d.p,
+              b == 0 ? T(0) : T(1), dw + g * d.og * d.k, d.k);
+    }
+  }
+  if (!dbias)
+    return;
+  for (int64_t o = 0; o < s.o; ++o) {
+    // Summed in double (n * ho * wo terms drift in float), in independent
+    // lanes so the adds vectorize instead of forming one long chain.
+    constexpr int64_t kLanes = 8;
+    double lanes[kLanes] = {};
+    for (int64_t b = 0; b < s.n; ++b) {
+      const T *plane = dy + (b * s.o + o) * d.p;
+      int64_t i = 0;
+      for (; i + kLanes <= d.p; i += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l)
+          lanes[l] += plane[i + l];
+      for (; i < d.p; ++i)
+        lanes[i % kLanes] += plane[i];
+    }
+    double sum = 0;
+    for (double lane : lanes)
+      sum += lane;
+    dbias[o] = T(sum);
+  }
+}
+
+template void conv2dForward<float>(const Conv2dShape &, const float *,
+                                   const float *, const float *, float *,
+                                   float *);
+template void conv2dForward<double>(const Conv2dShape &, const double *,
+                                    const double *, const double *, double *,
+                                    double *);
+template void conv2dBackwardInput<float>(const Conv2dShape &, const float *,
+                                         const float *, float *, float *);
+template void conv2dBackwardInput<double>(const Conv2dShape &, const double *,
+                                          const double *, double *, double *);
+template void conv2dBackwardWeight<float>(const Conv2dShape &, const float *,
+                                          const float *, float *, float *,
+                                          float *);
+template void conv2dBackwardWeight<double>(const Conv2dShape &, const double *,
+                                           const double *, double *, double *,
+                                           double *);
+
+} // namespace cairn::kernels

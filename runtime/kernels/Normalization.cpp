@@ -1,0 +1,257 @@
+//===- Normalization.cpp - BatchNorm and LayerNorm ------------------------===//
+//
+// Statistics are accumulated in double whatever T is, in two passes (mean,
+// then squared deviations), so float results stay within PyTorch's rounding.
+// BatchNorm walks channel c as n contiguous runs of `spatial` elements and
+// applies per-element maps in T with coefficients from those statistics;
+// LayerNorm works in double throughout.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Normalization.h"
+
+#include <cmath>
+#include <vector>
+
+namespace cairn::kernels {
+
+namespace {
+
+struct Moments {
+  double mean;
+  double var; // biased
+};
+
+/// The sum of f(i) over [0, n) in double, kept in independent lanes so the
+/// adds vectorize instead of forming one long dependency chain.
+template <typename F> double laneSum(int64_t n, F f) {
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += f(i + l);
+  double sum = 0;
+  for (; i < n; ++i)
+    sum += f(i);
+  for (double lane : lanes)
+    sum += lane;
+  return sum;
+}
+
+/// Mean and biased variance of channel ch of x viewed as [n, c, spatial].
+template <typename T>
+Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
+                       int64_t ch) {
+  const double count = double(n * spatial);
+  double sum = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    const T *run = x + (b * c + ch) * spatial;
+    sum += laneSum(spatial, [&](int64_t i) { return double(run[i]); });
+  }
+  const double mean = sum / count;
+  double sq = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    const T *run = x + (b * c + ch) * spatial;
+    sq += laneSum(spatial, [&](int64_t i) {
+      const double d = double(run[i]) - mean;
+      return d * d;
+    });
+  }
+  return {mean, sq / count};
+}
+
+/// x - mean in T, with the mean split into a rounded head and its rounding
+/// error: x - head is exact when x is near the mean, so a mean that is large
+/// next to the spread costs no digits.
+template <typename T> struct Centered {
+  T head, tail;
+  explicit Centered(double mean)
+      : head(T(mean)), tail(T(mean - double(head))) {}
+  T operator()(T x) const { return (x - head) - tail; }
+};
+
+/// y = (x - mean) * scale + shift over channel ch, in T so the loop
+/// vectorizes.
+template <typename T>
+void normalizeChannel(int64_t n, int64_t c, int64_t spatial, const T *x,
+                      int64_t ch, double mean, double scale, double shift,
+                      T *y) {
+  const Centered<T> center(mean);
+  const T a = T(scale), b0 = T(shift);
+  for (int64_t b = 0; b < n; ++b) {
+    const int64_t base = (b * c + ch) * spatial;
+    for (int64_t i = 0; i < spatial; ++i)
+      y[base + i] = center(x[base + i]) * a + b0;
+  }
+}
+
+template <typename T> Moments rowMoments(int64_t cols, const T *row) {
+  const double mean =
+      laneSum(cols, [&](int64_t j) { return double(row[j]); }) / double(cols);
+  const double sq = laneSum(cols, [&](int64_t j) {
+    const double d = double(row[j]) - mean;
+    return d * d;
+  });
+  return {mean, sq / double(cols)};
+}
+
+} // namespace
+
+template <typename T>
+void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
+                              const T *gamma, const T *beta, double eps, T *y) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const Moments m = channelMoments(n, c, spatial, x, ch);
+    const double scale =
+        (gamma ? double(gamma[ch]) : 1.0) / std::sqrt(m.var + eps);
+    normalizeChannel(n, c, spatial, x, ch, m.mean, scale,
+                     beta ? double(beta[ch]) : 0.0, y);
+  }
+}
+
+template <typename T>
+void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
+                               const T *x, const T *gamma, const T *beta,
+                               const T *runningMean, const T *runningVar,
+                               double eps, T *y) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double scale = (gamma ? double(gamma[ch]) : 1.0) /
+                         std::sqrt(double(runningVar[ch]) + eps);
+    normalizeChannel(n, c, spatial, x, ch, double(runningMean[ch]), scale,
+                     beta ? double(beta[ch]) : 0.0, y);
+  }
+}
+
+template <typename T>
+void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
+                       const T *x, const T *gamma, double eps, T *dx, T *dgamma,
+                       T *dbeta) {
+  const double count = double(n * spatial);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const Moments m = channelMoments(n, c, spatial, x, ch);
+    const double invStd = 1.0 / std::sqrt(m.var + eps);
+    // sum(dy) and sum(dy * xhat), with xhat = (x - mean) * invStd.
+    double sumDy = 0, sumDyXc = 0;
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t base = (b * c + ch) * spatial;
+      const T *g = dy + base, *xr = x + base;
+      sumDy += laneSum(spatial, [&](int64_t i) { return double(g[i]); });
+      sumDyXc += laneSum(spatial, [&](int64_t i) {
+        return double(g[i]) * (double(xr[i]) - m.mean);
+      });
+    }
+    const double sumDyXhat = sumDyXc * invStd;
+    if (dgamma)
+      dgamma[ch] = T(sumDyXhat);
+    if (dbeta)
+      dbeta[ch] = T(sumDy);
+    // dx = gamma * invStd * (dy - mean(dy) - xhat * mean(dy * xhat)), as
+    // cDy * dy + cXc * (x - mean) + c0 in T so it vectorizes; the
+    // coefficients carry the double statistics.
+    const double k = (gamma ? double(gamma[ch]) : 1.0) * invStd;
+    const Centered<T> center(m.mean);
+    const T cDy = T(k), cXc = T(-k * invStd * invStd * sumDyXc / count),
+            c0 = T(-k * sumDy / count);
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t base = (b * c + ch) * spatial;
+      for (int64_t i = 0; i < spatial; ++i)
+        dx[base + i] = cDy * dy[base + i] + cXc * center(x[base + i]) + c0;
+    }
+  }
+}
+
+template <typename T>
+void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
+                                 const T *x, double momentum, T *runningMean,
+                                 T *runningVar, int64_t *numBatchesTracked) {
+  const double count = double(n * spatial);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const Moments m = channelMoments(n, c, spatial, x, ch);
+    // PyTorch divides by count - 1 unguarded: one element gives NaN.
+    const double unbiased = m.var * count / (count - 1);
+    runningMean[ch] =
+        T((1 - momentum) * double(runningMean[ch]) + momentum * m.mean);
+    runningVar[ch] =
+        T((1 - momentum) * double(runningVar[ch]) + momentum * unbiased);
+  }
+  if (numBatchesTracked)
+    *numBatchesTracked += 1;
+}
+
+template <typename T>
+void layerNormForward(int64_t rows, int64_t cols, const T *x, const T *gamma,
+                      const T *beta, double eps, T *y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols;
+    T *yr = y + r * cols;
+    const Moments m = rowMoments(cols, xr);
+    const double invStd = 1.0 / std::sqrt(m.var + eps);
+    for (int64_t j = 0; j < cols; ++j) {
+      double v = (double(xr[j]) - m.mean) * invStd;
+      if (gamma)
+        v *= double(gamma[j]);
+      if (beta)
+        v += double(beta[j]);
+      yr[j] = T(v);
+    }
+  }
+}
+
+template <typename T>
+void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
+                       const T *gamma, double eps, T *dx, T *dgamma, T *dbeta) {
+  // Parameter gradients sum over rows; accumulate them in double.
+  std::vector<double> gammaAcc(dgamma ? cols : 0, 0.0);
+  std::vector<double> betaAcc(dbeta ? cols : 0, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * cols, *gr = dy + r * cols;
+    T *dxr = dx + r * cols;
+    const Moments m = rowMoments(cols, xr);
+    const double invStd = 1.0 / std::sqrt(m.var + eps);
+    // With g = dy * gamma: dx = invStd * (g - mean(g) - xhat * mean(g * xhat)).
+    double sumG = 0, sumGXhat = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double xhat = (double(xr[j]) - m.mean) * invStd;
+      const double g = double(gr[j]) * (gamma ? double(gamma[j]) : 1.0);
+      sumG += g;
+      sumGXhat += g * xhat;
+      if (dgamma)
+        gammaAcc[j] += double(gr[j]) * xhat;
+      if (dbeta)
+        betaAcc[j] += double(gr[j]);
+    }
+    const double meanG = sumG / double(cols);
+    const double meanGXhat = sumGXhat / double(cols);
+    for (int64_t j = 0; j < cols; ++j) {
+      const double xhat = (double(xr[j]) - m.mean) * invStd;
+      const double g = double(gr[j]) * (gamma ? double(gamma[j]) : 1.0);
+      dxr[j] = T(invStd * (g - meanG - xhat * meanGXhat));
+    }
+  }
+  for (int64_t j = 0; dgamma && j < cols; ++j)
+    dgamma[j] = T(gammaAcc[j]);
+  for (int64_t j = 0; dbeta && j < cols; ++j)
+    dbeta[j] = T(betaAcc[j]);
+}
+
+#define CAIRN_INSTANTIATE_NORM(T)                                              \
+  template void batchNormTrainingForward<T>(int64_t, int64_t, int64_t,         \
+                                            const T *, const T *, const T *,   \
+                                            double, T *);                      \
+  template void batchNormInferenceForward<T>(                                  \
+      int64_t, int64_t, int64_t, const T *, const T *, const T *, const T *,   \
+      const T *, double, T *);                                                 \
+  template void batchNormBackward<T>(int64_t, int64_t, int64_t, const T *,     \
+                                     const T *, const T *, double, T *, T *,   \
+                                     T *);                                     \
+  template void batchNormUpdateRunningStats<T>(                                \
+      int64_t, int64_t, int64_t, const T *, double, T *, T *, int64_t *);      \
+  template void layerNormForward<T>(int64_t, int64_t, const T *, const T *,    \
+                                    const T *, double, T *);                   \
+  template void layerNormBackward<T>(int64_t, int64_t, const T *, const T *,   \
+                                     const T *, double, T *, T *, T *);
+CAIRN_INSTANTIATE_NORM(float)
+CAIRN_INSTANTIATE_NORM(double)
+#undef CAIRN_INSTANTIATE_NORM
+
+} // namespace cairn::kernels

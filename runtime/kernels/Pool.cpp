@@ -1,0 +1,230 @@
+//===- Pool.cpp - 2-D pooling, forward and backward -----------------------===//
+//
+// Direct loops over each (image, channel) plane. Window bounds follow
+// PyTorch's CPU kernels exactly, since they decide which element receives a
+// max-pool gradient and what an average divides by.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Pool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace cairn::kernels {
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The in-range taps of one max-pool window along one axis: `count` input
+/// indices starting at `first`, `dilation` apart.
+struct Taps {
+  int64_t first, count;
+};
+
+/// Windows along one axis depend only on the output index, so they are
+/// worked out once per call rather than once per plane.
+std::vector<Taps> maxTaps(int64_t out, int64_t stride, int64_t pad,
+                          int64_t dilation, int64_t taps, int64_t size) {
+  std::vector<Taps> result(out);
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t start = o * stride - pad;
+    int64_t lo = start >= 0 ? 0 : ceilDiv(-start, dilation);
+    int64_t hi = size - start <= 0 ? 0 : ceilDiv(size - start, dilation);
+    hi = std::min(hi, taps);
+    lo = std::min(lo, hi);
+    result[o] = {start + lo * dilation, hi - lo};
+  }
+  return result;
+}
+
+/// Index in the plane of the max of a window, -1 when it misses the input.
+/// Scans rows outer, columns inner; the first real element seeds the max, a
+/// later one replaces it only when strictly greater or NaN (so NaN
+/// propagates), as PyTorch.
+template <typename T>
+int64_t windowArgMax(const T *plane, int64_t width, Taps rows, Taps cols,
+                     int64_t dh, int64_t dw) {
+  if (rows.count <= 0 || cols.count <= 0)
+    return -1;
+  int64_t arg = rows.first * width + cols.first;
+  T best = plane[arg];
+  for (int64_t i = 0; i < rows.count; ++i) {
+    const int64_t rowBase = (rows.first + i * dh) * width + cols.first;
+    for (int64_t j = 0; j < cols.count; ++j) {
+      const int64_t idx = rowBase + j * dw;
+      const T v = plane[idx];
+      // Selects rather than branches: which element wins is data-dependent
+      // and mispredicts half the time.
+      const bool take = v > best || std::isnan(v);
+      best = take ? v : best;
+      arg = take ? idx : arg;
+    }
+  }
+  return arg;
+}
+
+/// An average-pool window along one axis: input indices [begin, end), and
+/// its length before clipping away the padding (PyTorch's pool_size factor).
+struct Span {
+  int64_t begin, end, padded;
+  int64_t length() const { return std::max<int64_t>(end - begin, 0); }
+};
+
+/// PyTorch's rule: the window is first clipped to [-pad, size + pad), which
+/// gives the count_include_pad length, then to the input.
+std::vector<Span> avgSpans(int64_t out, int64_t stride, int64_t pad,
+                           int64_t taps, int64_t size) {
+  std::vector<Span> result(out);
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t begin = o * stride - pad;
+    const int64_t end = std::min(begin + taps, size + pad);
+    result[o] = {std::max<int64_t>(begin, 0), std::min(end, size), end - begin};
+  }
+  return result;
+}
+
+/// Window i covers [floor(i * in / out), ceil((i + 1) * in / out)).
+std::vector<Span> adaptiveSpans(int64_t out, int64_t in) {
+  std::vector<Span> result(out);
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t begin = i * in / out, end = ceilDiv((i + 1) * in, out);
+    result[i] = {begin, end, end - begin};
+  }
+  return result;
+}
+
+/// y[r, c] = mean of the plane over rows[r] x cols[c]; the divisor is the
+/// padded area or the clipped one. An empty window gives 0, as PyTorch.
+template <typename T>
+void averageForward(int64_t planes, int64_t h, int64_t w,
+                    const std::vector<Span> &rows,
+                    const std::vector<Span> &cols, bool padded, const T *x,
+                    T *y) {
+  const int64_t oh = rows.size(), ow = cols.size();
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T *plane = x + pl * h * w;
+    T *out = y + pl * oh * ow;
+    for (const Span &r : rows)
+      for (const Span &c : cols) {
+        const int64_t area = r.length() * c.length();
+        double sum = 0;
+        for (int64_t ih = r.begin; ih < r.end; ++ih)
+          for (int64_t iw = c.begin; iw < c.end; ++iw)
+            sum += plane[ih * w + iw];
+        *out++ = area <= 0
+                     ? T(0)
+                     : T(sum / double(padded ? r.padded * c.padded : area));
+      }
+  }
+}
+
+/// The adjoint of averageForward; dx is overwritten.
+template <typename T>
+void averageBackward(int64_t planes, int64_t h, int64_t w,
+                     const std::vector<Span> &rows,
+                     const std::vector<Span> &cols, bool padded, const T *dy,
+                     T *dx) {
+  const int64_t oh = rows.size(), ow = cols.size();
+  std::fill(dx, dx + planes * h * w, T(0));
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T *g = dy + pl * oh * ow;
+    T *d = dx + pl * h * w;
+    for (const Span &r : rows)
+      for (const Span &c : cols) {
+        const int64_t area = r.length() * c.length();
+        const T grad = *g++;
+        if (area <= 0)
+          continue;
+        const T share = grad / T(padded ? r.padded * c.padded : area);
+        for (int64_t ih = r.begin; ih < r.end; ++ih)
+          for (int64_t iw = c.begin; iw < c.end; ++iw)
+            d[ih * w + iw] += share;
+      }
+  }
+}
+
+} // namespace
+
+template <typename T>
+void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
+  const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
+  const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
+  for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+    const T *plane = x + pl * s.h * s.w;
+    T *out = y + pl * s.ho * s.wo;
+    for (const Taps &r : rows)
+      for (const Taps &c : cols) {
+        const int64_t arg = windowArgMax(plane, s.w, r, c, s.dh, s.dw);
+        *out++ = arg < 0 ? -std::numeric_limits<T>::infinity() : plane[arg];
+      }
+  }
+}
+
+template <typename T>
+void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
+  const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
+  const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
+  std::fill(dx, dx + s.n * s.c * s.h * s.w, T(0));
+  for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+    const T *plane = x + pl * s.h * s.w;
+    const T *g = dy + pl * s.ho * s.wo;
+    T *d = dx + pl * s.h * s.w;
+    for (const Taps &r : rows)
+      for (const Taps &c : cols) {
+        const int64_t arg = windowArgMax(plane, s.w, r, c, s.dh, s.dw);
+        const T grad = *g++;
+        if (arg >= 0)
+          d[arg] += grad;
+      }
+  }
+}
+
+template <typename T>
+void avgPool2dForward(const Pool2dShape &s, bool countIncludePad, const T *x,
+                      T *y) {
+  averageForward(s.n * s.c, s.h, s.w, avgSpans(s.ho, s.sh, s.ph, s.kh, s.h),
+                 avgSpans(s.wo, s.sw, s.pw, s.kw, s.w), countIncludePad, x, y);
+}
+
+template <typename T>
+void avgPool2dBackward(const Pool2dShape &s, bool countIncludePad, const T *dy,
+                       T *dx) {
+  averageBackward(s.n * s.c, s.h, s.w, avgSpans(s.ho, s.sh, s.ph, s.kh, s.h),
+                  avgSpans(s.wo, s.sw, s.pw, s.kw, s.w), countIncludePad, dy,
+                  dx);
+}
+
+template <typename T>
+void adaptiveAvgPool2dForward(int64_t n, int64_t c, int64_t h, int64_t w,
+                              int64_t oh, int64_t ow, const T *x, T *y) {
+  averageForward(n * c, h, w, adaptiveSpans(oh, h), adaptiveSpans(ow, w), false,
+                 x, y);
+}
+
+template <typename T>
+void adaptiveAvgPool2dBackward(int64_t n, int64_t c, int64_t h, int64_t w,
+                               int64_t oh, int64_t ow, const T *dy, T *dx) {
+  averageBackward(n * c, h, w, adaptiveSpans(oh, h), adaptiveSpans(ow, w),
+                  false, dy, dx);
+}
+
+#define CAIRN_INSTANTIATE_POOL(T)                                              \
+  template void maxPool2dForward<T>(const Pool2dShape &, const T *, T *);      \
+  template void maxPool2dBackward<T>(const Pool2dShape &, const T *,           \
+                                     const T *, T *);                          \
+  template void avgPool2dForward<T>(const Pool2dShape &, bool, const T *,      \
+                                    T *);                                      \
+  template void avgPool2dBackward<T>(const Pool2dShape &, bool, const T *,     \
+                                     T *);                                     \
+  template void adaptiveAvgPool2dForward<T>(                                   \
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const T *, T *);   \
+  template void adaptiveAvgPool2dBackward<T>(                                  \
+      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const T *, T *);
+CAIRN_INSTANTIATE_POOL(float)
+CAIRN_INSTANTIATE_POOL(double)
+#undef CAIRN_INSTANTIATE_POOL
+
+} // namespace cairn::kernels

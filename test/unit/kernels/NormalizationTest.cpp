@@ -1,0 +1,338 @@
+//===- NormalizationTest.cpp - BatchNorm and LayerNorm --------------------===//
+//
+// Forward passes against naive loops, backward passes (dx, dgamma, dbeta)
+// against central differences, with and without the affine parameters, and
+// the running-statistics update against numbers worked out by hand.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Normalization.h"
+
+#include "GradCheck.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace cairn::kernels;
+using namespace cairn::kernels::testing;
+
+namespace {
+
+constexpr double kEps = 1e-5;
+
+struct BnCase {
+  int64_t n, c, spatial;
+};
+
+std::vector<BnCase> bnCases() {
+  return {{3, 4, 5},  // BatchNorm2d-like
+          {1, 2, 6},  // batch 1
+          {4, 3, 1}}; // BatchNorm1d on [n, c]
+}
+
+std::string describe(const BnCase &b) {
+  return "n" + std::to_string(b.n) + " c" + std::to_string(b.c) + " spatial" +
+         std::to_string(b.spatial);
+}
+
+template <typename T> std::vector<T> cast(const std::vector<double> &v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+template <typename T>
+void expectNear(const std::vector<T> &got, const std::vector<double> &want,
+                const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(double(got[i]), want[i],
+                tol * std::max(1.0, std::fabs(want[i])))
+        << what << " element " << i;
+}
+
+/// Normalizes each channel with the given statistics (batch ones when
+/// mean/var are null).
+std::vector<double> referenceBatchNorm(const BnCase &b,
+                                       const std::vector<double> &x,
+                                       const std::vector<double> *gamma,
+                                       const std::vector<double> *beta,
+                                       const std::vector<double> *mean,
+                                       const std::vector<double> *var) {
+  std::vector<double> y(x.size());
+  for (int64_t c = 0; c < b.c; ++c) {
+    std::vector<double> values;
+    for (int64_t i = 0; i < b.n; ++i)
+      for (int64_t s = 0; s < b.spatial; ++s)
+        values.push_back(x[(i * b.c + c) * b.spatial + s]);
+    double mu = 0, v = 0;
+    for (double e : values)
+      mu += e / double(values.size());
+    for (double e : values)
+      v += (e - mu) * (e - mu) / double(values.size());
+    if (mean) {
+      mu = (*mean)[c];
+      v = (*var)[c];
+    }
+    for (int64_t i = 0; i < b.n; ++i)
+      for (int64_t s = 0; s < b.spatial; ++s) {
+        int64_t k = (i * b.c + c) * b.spatial + s;
+        y[k] = (x[k] - mu) / std::sqrt(v + kEps) * (gamma ? (*gamma)[c] : 1.0) +
+               (beta ? (*beta)[c] : 0.0);
+      }
+  }
+  return y;
+}
+
+TEST(BatchNorm, TrainingForwardMatchesReference) {
+  for (const BnCase &b : bnCases())
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(describe(b) + " affine=" + std::to_string(affine));
+      // An offset mean shows the variance is taken around it.
+      auto x = randomVector(b.n * b.c * b.spatial, 71, 2.0, 5.0);
+      auto gamma = randomVector(b.c, 72), beta = randomVector(b.c, 73);
+      auto want =
+          referenceBatchNorm(b, x, affine ? &gamma : nullptr,
+                             affine ? &beta : nullptr, nullptr, nullptr);
+      std::vector<double> y(x.size(), std::nan(""));
+      batchNormTrainingForward<double>(
+          b.n, b.c, b.spatial, x.data(), affine ? gamma.data() : nullptr,
+          affine ? beta.data() : nullptr, kEps, y.data());
+      expectNear(y, want, "double");
+      std::vector<float> fx = cast<float>(x), fg = cast<float>(gamma),
+                         fb = cast<float>(beta), fy(x.size(), std::nanf(""));
+      batchNormTrainingForward<float>(
+          b.n, b.c, b.spatial, fx.data(), affine ? fg.data() : nullptr,
+          affine ? fb.data() : nullptr, kEps, fy.data());
+      expectNear(fy, want, "float");
+    }
+}
+
+TEST(BatchNorm, InferenceForwardMatchesReference) {
+  for (const BnCase &b : bnCases())
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(describe(b) + " affine=" + std::to_string(affine));
+      auto x = randomVector(b.n * b.c * b.spatial, 74);
+      auto gamma = randomVector(b.c, 75), beta = randomVector(b.c, 76);
+      auto mean = randomVector(b.c, 77), var = randomVector(b.c, 78, 0.5, 2.0);
+      auto want = referenceBatchNorm(b, x, affine ? &gamma : nullptr,
+                                     affine ? &beta : nullptr, &mean, &var);
+      std::vector<double> y(x.size(), std::nan(""));
+      batchNormInferenceForward<double>(
+          b.n, b.c, b.spatial, x.data(), affine ? gamma.data() : nullptr,
+          affine ? beta.data() : nullptr, mean.data(), var.data(), kEps,
+          y.data());
+      expectNear(y, want, "double");
+      std::vector<float> fx = cast<float>(x), fg = cast<float>(gamma),
+                         fb = cast<float>(beta), fm = cast<float>(mean),
+                         fv = cast<float>(var), fy(x.size(), std::nanf(""));
+      batchNormInferenceForward<float>(
+          b.n, b.c, b.spatial, fx.data(), affine ? fg.data() : nullptr,
+          affine ? fb.data() : nullptr, fm.data(), fv.data(), kEps, fy.data());
+      expectNear(fy, want, "float");
+    }
+}
+
+TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
+  for (const BnCase &b : bnCases())
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(describe(b) + " affine=" + std::to_string(affine));
+      auto x = randomVector(b.n * b.c * b.spatial, 81);
+      auto gamma = randomVector(b.c, 82, 0.5, 1.5),
+           beta = randomVector(b.c, 83);
+      auto probe = randomVector(x.size(), 84);
+      auto loss = [&](const std::vector<double> &xv,
+                      const std::vector<double> &gv,
+                      const std::vector<double> &bv) {
+        std::vector<double> y(xv.size());
+        batchNormTrainingForward<double>(
+            b.n, b.c, b.spatial, xv.data(), affine ? gv.data() : nullptr,
+            affine ? bv.data() : nullptr, kEps, y.data());
+        return dot(y, probe);
+      };
+      std::vector<double> dx(x.size(), std::nan("")), dg(b.c, std::nan("")),
+          db(b.c, std::nan(""));
+      batchNormBackward<double>(b.n, b.c, b.spatial, probe.data(), x.data(),
+                                affine ? gamma.data() : nullptr, kEps,
+                                dx.data(), affine ? dg.data() : nullptr,
+                                affine ? db.data() : nullptr);
+      checkGradient(
+          "dx", x,
+          [&](const std::vector<double> &v) { return loss(v, gamma, beta); },
+          dx);
+      if (affine) {
+        checkGradient(
+            "dgamma", gamma,
+            [&](const std::vector<double> &v) { return loss(x, v, beta); }, dg);
+        checkGradient(
+            "dbeta", beta,
+            [&](const std::vector<double> &v) { return loss(x, gamma, v); },
+            db);
+      }
+
+      std::vector<float> fx = cast<float>(x), fg = cast<float>(gamma),
+                         fdy = cast<float>(probe);
+      std::vector<float> fdx(x.size(), std::nanf("")), fdg(b.c, std::nanf("")),
+          fdb(b.c, std::nanf(""));
+      batchNormBackward<float>(b.n, b.c, b.spatial, fdy.data(), fx.data(),
+                               affine ? fg.data() : nullptr, kEps, fdx.data(),
+                               affine ? fdg.data() : nullptr,
+                               affine ? fdb.data() : nullptr);
+      // dx of a normalization loses digits to cancellation; 1e-4 is still
+      // well inside what float can promise.
+      for (size_t i = 0; i < dx.size(); ++i)
+        ASSERT_NEAR(fdx[i], dx[i], 1e-4 * std::max(1.0, std::fabs(dx[i])))
+            << "float dx element " << i;
+      if (affine) {
+        expectNear(fdg, dg, "float dgamma");
+        expectNear(fdb, db, "float dbeta");
+      }
+    }
+}
+
+TEST(BatchNorm, LargeMeanKeepsFloatAccuracy) {
+  // A mean of 1000 with a spread of 1: subtracting a float-rounded mean
+  // would leave errors near 1e-4 in outputs of order 1.
+  const BnCase b{4, 2, 9};
+  std::vector<float> fx =
+      cast<float>(randomVector(b.n * b.c * b.spatial, 85, 999.0, 1001.0));
+  std::vector<double> x(fx.begin(), fx.end()); // the values float holds
+  auto probe = randomVector(x.size(), 86);
+  std::vector<double> y(x.size()), dx(x.size());
+  batchNormTrainingForward<double>(b.n, b.c, b.spatial, x.data(), nullptr,
+                                   nullptr, kEps, y.data());
+  batchNormBackward<double>(b.n, b.c, b.spatial, probe.data(), x.data(),
+                            nullptr, kEps, dx.data(), nullptr, nullptr);
+  std::vector<float> fy(x.size()), fdx(x.size()), fdy = cast<float>(probe);
+  batchNormTrainingForward<float>(b.n, b.c, b.spatial, fx.data(), nullptr,
+                                  nullptr, kEps, fy.data());
+  batchNormBackward<float>(b.n, b.c, b.spatial, fdy.data(), fx.data(), nullptr,
+                           kEps, fdx.data(), nullptr, nullptr);
+  expectNear(fy, y, "y");
+  expectNear(fdx, dx, "dx");
+}
+
+TEST(BatchNorm, RunningStatsUpdate) {
+  // [n=2, c=2, spatial=2]; channel 0 sees {1, 2, 3, 4}, channel 1 sees
+  // {10, 10, 14, 10}.
+  std::vector<double> x = {1, 2, 10, 10, 3, 4, 14, 10};
+  std::vector<double> mean = {0, 1}, var = {1, 2};
+  int64_t tracked = 7;
+  batchNormUpdateRunningStats<double>(2, 2, 2, x.data(), 0.1, mean.data(),
+                                      var.data(), &tracked);
+  // Channel 0: mean 2.5, biased var 1.25, unbiased 5/3.
+  EXPECT_DOUBLE_EQ(mean[0], 0.9 * 0 + 0.1 * 2.5);
+  EXPECT_DOUBLE_EQ(var[0], 0.9 * 1 + 0.1 * (5.0 / 3.0));
+  // Channel 1: mean 11, squared deviations 1+1+9+1 = 12, unbiased 4.
+  EXPECT_DOUBLE_EQ(mean[1], 0.9 * 1 + 0.1 * 11);
+  EXPECT_DOUBLE_EQ(var[1], 0.9 * 2 + 0.1 * 4);
+  EXPECT_EQ(tracked, 8);
+
+  std::vector<float> fx(x.begin(), x.end()), fm = {0, 1}, fv = {1, 2};
+  batchNormUpdateRunningStats<float>(2, 2, 2, fx.data(), 0.1, fm.data(),
+                                     fv.data(), &tracked);
+  EXPECT_FLOAT_EQ(fm[0], 0.25f);
+  EXPECT_FLOAT_EQ(fv[0], float(0.9 + 0.5 / 3.0));
+  EXPECT_FLOAT_EQ(fm[1], 2.0f);
+  EXPECT_FLOAT_EQ(fv[1], 2.2f);
+  EXPECT_EQ(tracked, 9);
+}
+
+std::vector<double> referenceLayerNorm(int64_t rows, int64_t cols,
+                                       const std::vector<double> &x,
+                                       const std::vector<double> *gamma,
+                                       const std::vector<double> *beta) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double mu = 0, v = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      mu += x[r * cols + j] / double(cols);
+    for (int64_t j = 0; j < cols; ++j)
+      v += (x[r * cols + j] - mu) * (x[r * cols + j] - mu) / double(cols);
+    for (int64_t j = 0; j < cols; ++j)
+      y[r * cols + j] = (x[r * cols + j] - mu) / std::sqrt(v + kEps) *
+                            (gamma ? (*gamma)[j] : 1.0) +
+                        (beta ? (*beta)[j] : 0.0);
+  }
+  return y;
+}
+
+TEST(LayerNorm, ForwardMatchesReference) {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 8}, {1, 5}, {6, 2}})
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) +
+                   " affine=" + std::to_string(affine));
+      auto x = randomVector(rows * cols, 91, -3.0, 4.0);
+      auto gamma = randomVector(cols, 92), beta = randomVector(cols, 93);
+      auto want = referenceLayerNorm(rows, cols, x, affine ? &gamma : nullptr,
+                                     affine ? &beta : nullptr);
+      std::vector<double> y(x.size(), std::nan(""));
+      layerNormForward<double>(rows, cols, x.data(),
+                               affine ? gamma.data() : nullptr,
+                               affine ? beta.data() : nullptr, kEps, y.data());
+      expectNear(y, want, "double");
+      std::vector<float> fx = cast<float>(x), fg = cast<float>(gamma),
+                         fb = cast<float>(beta), fy(x.size(), std::nanf(""));
+      layerNormForward<float>(rows, cols, fx.data(),
+                              affine ? fg.data() : nullptr,
+                              affine ? fb.data() : nullptr, kEps, fy.data());
+      expectNear(fy, want, "float");
+    }
+}
+
+TEST(LayerNorm, BackwardMatchesFiniteDifferences) {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 8}, {1, 5}, {6, 2}})
+    for (bool affine : {true, false}) {
+      SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) +
+                   " affine=" + std::to_string(affine));
+      auto x = randomVector(rows * cols, 94);
+      auto gamma = randomVector(cols, 95, 0.5, 1.5),
+           beta = randomVector(cols, 96);
+      auto probe = randomVector(x.size(), 97);
+      auto loss = [&](const std::vector<double> &xv,
+                      const std::vector<double> &gv,
+                      const std::vector<double> &bv) {
+        std::vector<double> y(xv.size());
+        layerNormForward<double>(rows, cols, xv.data(),
+                                 affine ? gv.data() : nullptr,
+                                 affine ? bv.data() : nullptr, kEps, y.data());
+        return dot(y, probe);
+      };
+      std::vector<double> dx(x.size(), std::nan("")), dg(cols, std::nan("")),
+          db(cols, std::nan(""));
+      layerNormBackward<double>(rows, cols, probe.data(), x.data(),
+                                affine ? gamma.data() : nullptr, kEps,
+                                dx.data(), affine ? dg.data() : nullptr,
+                                affine ? db.data() : nullptr);
+      checkGradient(
+          "dx", x,
+          [&](const std::vector<double> &v) { return loss(v, gamma, beta); },
+          dx);
+      if (affine) {
+        checkGradient(
+            "dgamma", gamma,
+            [&](const std::vector<double> &v) { return loss(x, v, beta); }, dg);
+        checkGradient(
+            "dbeta", beta,
+            [&](const std::vector<double> &v) { return loss(x, gamma, v); },
+            db);
+      }
+
+      std::vector<float> fx = cast<float>(x), fg = cast<float>(gamma),
+                         fdy = cast<float>(probe);
+      std::vector<float> fdx(x.size(), std::nanf("")), fdg(cols, std::nanf("")),
+          fdb(cols, std::nanf(""));
+      layerNormBackward<float>(rows, cols, fdy.data(), fx.data(),
+                               affine ? fg.data() : nullptr, kEps, fdx.data(),
+                               affine ? fdg.data() : nullptr,
+                               affine ? fdb.data() : nullptr);
+      for (size_t i = 0; i < dx.size(); ++i)
+        ASSERT_NEAR(fdx[i], dx[i], 1e-4 * std::max(1.0, std::fabs(dx[i])))
+            << "float dx element " << i;
+      if (affine) {
+        expectNear(fdg, dg, "float dgamma");
+        expectNear(fdb, db, "float dbeta");
+      }
+    }
+}
+
+} // namespace
