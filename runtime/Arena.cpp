@@ -1,0 +1,48 @@
+//===- Arena.cpp - The one block of memory every step works in ------------===//
+#include "runtime/Arena.h"
+
+#include "absl/strings/str_format.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace cairn::runtime {
+
+absl::StatusOr<Arena> Arena::allocate(size_t bytes) {
+  // aligned_alloc wants a multiple of the alignment, and at least one block.
+  size_t rounded = std::max<size_t>(1, bytes / kAlignment + (bytes % kAlignment != 0)) *
+                   kAlignment;
+  auto *memory = bytes > SIZE_MAX - kAlignment
+                     ? nullptr
+                     : static_cast<unsigned char *>(std::aligned_alloc(kAlignment, rounded));
+  if (!memory)
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot allocate the model's %d-byte arena", bytes));
+  std::memset(memory, kPattern, rounded);
+  return Arena(std::unique_ptr<unsigned char, Free>(memory), bytes);
+}
+
+size_t Arena::measuredPeakBytes() const {
+  const unsigned char *base = memory.get();
+  size_t top = bytes;
+  // Word at a time while aligned: a large arena is mostly scanned here.
+  uint64_t patternWord;
+  std::memset(&patternWord, kPattern, sizeof(patternWord));
+  while (top % sizeof(uint64_t) != 0 && base[top - 1] == kPattern)
+    --top;
+  if (top % sizeof(uint64_t) == 0) {
+    while (top > 0) {
+      uint64_t word;
+      std::memcpy(&word, base + top - sizeof(word), sizeof(word));
+      if (word != patternWord)
+        break;
+      top -= sizeof(word);
+    }
+  }
+  while (top > 0 && base[top - 1] == kPattern)
+    --top;
+  return top;
+}
+
+} // namespace cairn::runtime

@@ -1,0 +1,419 @@
+//===- Main.cpp - runMain: the executable's commands ----------------------===//
+//
+// Parses the command line (Cli.h), checks the spec (Model.h), allocates the
+// arena (Arena.h), fills it from a seed or a checkpoint (Init.h,
+// Checkpoint.h), feeds it batches (Dataset.h) and reports (Progress.h,
+// Metrics.h). Every failure -- an absl::Status from the readers, a
+// KernelError thrown inside a step -- ends as one "error: ..." line on stderr
+// and exit code 1; output files are written atomically and only at the end.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Arena.h"
+#include "runtime/BlasSetup.h"
+#include "runtime/Checkpoint.h"
+#include "runtime/Cli.h"
+#include "runtime/Dataset.h"
+#include "runtime/Init.h"
+#include "runtime/Metrics.h"
+#include "runtime/Model.h"
+#include "runtime/Program.h"
+#include "runtime/Progress.h"
+#include "runtime/Safetensors.h"
+#include "runtime/Scalar.h"
+#include "runtime/kernels/Gemm.h"
+#include "runtime/kernels/KernelError.h"
+
+#include "absl/strings/str_format.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <new>
+#include <unistd.h>
+
+namespace cairn::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string programName(const char *argv0) {
+  std::string path = argv0 ? argv0 : "cairn-model";
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// Fails before any work when `path`'s directory cannot take a new file, so
+/// a long run does not end in an unwritable --save.
+absl::Status checkWritable(const char *flag, const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: cannot write %s: directory %s does not exist or is not writable", path, flag, dir));
+  return absl::OkStatus();
+}
+
+/// What every command works on: the checked spec and its arena.
+struct Session {
+  const ProgramSpec &spec;
+  const Options &options;
+  ModelLayout layout;
+  Arena arena;
+
+  unsigned char *at(const TensorInfo &tensor) { return arena.data() + tensor.offset; }
+
+  absl::Status initializeOrLoad() {
+    if (options.load.empty()) {
+      initializeState(spec, options.seed, arena.data());
+      return absl::OkStatus();
+    }
+    return loadCheckpoint(layout, options.load, arena.data());
+  }
+};
+
+absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &options) {
+  absl::StatusOr<ModelLayout> layout = describeModel(spec);
+  if (!layout.ok())
+    return layout.status();
+  absl::StatusOr<Arena> arena = Arena::allocate(spec.arenaBytes);
+  if (!arena.ok())
+    return arena.status();
+  return Session{spec, options, std::move(*layout), std::move(*arena)};
+}
+
+absl::StatusOr<std::optional<Examples>> loadData(const Session &session, Split split) {
+  const ModelLayout &layout = session.layout;
+  InputFormat format{layout.image->name, layout.image->dtype, layout.image->shape,
+                     layout.label->dtype, layout.classes};
+  return loadSplit(session.options.data, split, format, session.options.normalization);
+}
+
+absl::Status noSplitError(const std::string &dir, Split split) {
+  return absl::NotFoundError(
+      split == Split::Train
+          ? absl::StrFormat("%s: no training data: expected train-images-idx3-ubyte[.gz] and "
+                            "train-labels-idx1-ubyte[.gz], or train_images.npy and "
+                            "train_labels.npy",
+                            dir)
+          : absl::StrFormat("%s: no test data: expected t10k-images-idx3-ubyte[.gz] and "
+                            "t10k-labels-idx1-ubyte[.gz], or test_images.npy and "
+                            "test_labels.npy",
+                            dir));
+}
+
+struct Evaluation {
+  int64_t correct = 0;
+  int64_t count = 0;
+  double lossSum = 0;
+  double seconds = 0;
+};
+
+/// Forward over `test` in batches; the last batch is padded with the first
+/// examples, whose rows are ignored. Loss is cross-entropy in double.
+absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
+                                    const StepContext &context) {
+  const ModelLayout &layout = session.layout;
+  int64_t batch = session.spec.batch, n = test.size(), classes = layout.classes;
+  DType outputType = layout.output->dtype;
+  size_t outputSize = dtypeSize(outputType);
+  std::vector<int64_t> indices(static_cast<size_t>(batch));
+  std::vector<double> row(static_cast<size_t>(classes));
+  Evaluation result;
+  Clock::time_point start = Clock::now();
+  for (int64_t first = 0; first < n; first += batch) {
+    int64_t real = std::min(batch, n - first);
+    for (int64_t r = 0; r < batch; ++r)
+      indices[r] = r < real ? first + r : (r - real) % n;
+    test.fillBatch(indices.data(), batch, session.at(*layout.image), session.at(*layout.label));
+    try {
+      session.spec.forward(session.arena.data(), context);
+    } catch (const kernels::KernelError &e) {
+      return absl::InternalError(absl::StrFormat("evaluation of test examples %d to %d: %s",
+                                                 first, first + real - 1, e.what()));
+    }
+    const unsigned char *output = session.at(*layout.output);
+    for (int64_t r = 0; r < real; ++r) {
+      for (int64_t c = 0; c < classes; ++c)
+        row[c] = loadScalar(outputType, output + (r * classes + c) * outputSize);
+      int64_t best = std::max_element(row.begin(), row.end()) - row.begin();
+      double sum = 0;
+      for (double value : row)
+        sum += std::exp(value - row[best]);
+      int64_t label = test.label(first + r);
+      result.correct += best == label;
+      result.lossSum += row[best] + std::log(sum) - row[label];
+    }
+  }
+  result.count = n;
+  result.seconds = secondsSince(start);
+  return result;
+}
+
+void recordEvaluation(const Evaluation &evaluation, RunReport &report) {
+  double n = static_cast<double>(evaluation.count);
+  report.testAccuracy = static_cast<double>(evaluation.correct) / n;
+  report.testLoss = evaluation.lossSum / n;
+  report.testExamples = evaluation.count;
+}
+
+RunReport startReport(const Session &session, const char *command) {
+  RunReport report;
+  report.model = session.spec.model;
+  report.command = command;
+  report.plannedArenaBytes = session.spec.arenaBytes;
+  report.blasCore = kernels::blasCoreName();
+  report.threads = session.options.threads;
+  report.seed = session.options.seed;
+  return report;
+}
+
+absl::Status finishReport(const Session &session, RunReport &report) {
+  report.measuredPeakBytes = session.arena.measuredPeakBytes();
+  report.peakRssBytes = peakRssBytes();
+  printSummary(stdout, report);
+  std::fflush(stdout);
+  if (session.options.metrics.empty())
+    return absl::OkStatus();
+  return writeMetrics(session.options.metrics, report);
+}
+
+absl::Status runTrain(Session &session) {
+  const Options &options = session.options;
+  const ModelLayout &layout = session.layout;
+  absl::StatusOr<std::optional<Examples>> train = loadData(session, Split::Train);
+  if (!train.ok())
+    return train.status();
+  if (!*train)
+    return noSplitError(options.data, Split::Train);
+  absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
+  if (!test.ok())
+    return test.status();
+  int64_t batch = session.spec.batch;
+  int64_t stepsPerEpoch = (*train)->size() / batch;
+  if (stepsPerEpoch == 0)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d training examples are fewer than one batch of %d", options.data,
+        (*train)->size(), batch));
+  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+    return status;
+  if (options.threads > 0)
+    kernels::setBlasThreads(options.threads);
+
+  TrainingPlan plan;
+  if (options.steps)
+    plan.totalSteps = *options.steps;
+  else if (__builtin_mul_overflow(options.epochs, stepsPerEpoch, &plan.totalSteps))
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--epochs %d is too many to count", options.epochs));
+  plan.epochs = (plan.totalSteps + stepsPerEpoch - 1) / stepsPerEpoch;
+  plan.batch = batch;
+  plan.logEvery = options.logEvery;
+  Progress progress(stderr, ::isatty(STDERR_FILENO) != 0, plan);
+  unsigned char *image = session.at(*layout.image), *label = session.at(*layout.label);
+  const unsigned char *loss = session.at(*layout.loss);
+  StepContext context{options.seed, 0};
+  Clock::time_point start = Clock::now();
+  for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
+    std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
+    for (int64_t k = 0; k < stepsPerEpoch && context.step < plan.totalSteps; ++k) {
+      (*train)->fillBatch(&order[k * batch], batch, image, label);
+      try {
+        session.spec.trainStep(session.arena.data(), context);
+      } catch (const kernels::KernelError &e) {
+        return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
+                                                   context.step + 1, epoch + 1, e.what()));
+      }
+      ++context.step;
+      progress.step(epoch, loadScalar(layout.loss->dtype, loss));
+    }
+    progress.endEpoch(epoch);
+  }
+
+  RunReport report = startReport(session, "train");
+  report.seconds = secondsSince(start);
+  report.epochs = plan.epochs;
+  report.steps = context.step;
+  report.examplesPerSecond =
+      report.seconds > 0 ? static_cast<double>(context.step * batch) / report.seconds : 0;
+  report.finalLoss = progress.lastEpochMeanLoss();
+  if (!options.save.empty())
+    if (absl::Status status = saveCheckpoint(layout, session.arena.data(), options.save,
+                                                 /*optimizerState=*/true);
+        !status.ok())
+      return status;
+  if (*test) {
+    absl::StatusOr<Evaluation> evaluation = evaluate(session, **test, context);
+    if (!evaluation.ok())
+      return evaluation.status();
+    recordEvaluation(*evaluation, report);
+  } else {
+    absl::FPrintF(stdout, "%s has no test split; skipping evaluation\n", options.data);
+  }
+  return finishReport(session, report);
+}
+
+absl::Status runEval(Session &session) {
+  absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
+  if (!test.ok())
+    return test.status();
+  if (!*test)
+    return noSplitError(session.options.data, Split::Test);
+  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+    return status;
+  if (session.options.threads > 0)
+    kernels::setBlasThreads(session.options.threads);
+  absl::StatusOr<Evaluation> evaluation =
+      evaluate(session, **test, StepContext{session.options.seed, 0});
+  if (!evaluation.ok())
+    return evaluation.status();
+  RunReport report = startReport(session, "eval");
+  recordEvaluation(*evaluation, report);
+  report.seconds = evaluation->seconds;
+  report.examplesPerSecond =
+      report.seconds > 0 ? static_cast<double>(evaluation->count) / report.seconds : 0;
+  return finishReport(session, report);
+}
+
+absl::Status runInit(Session &session) {
+  initializeState(session.spec, session.options.seed, session.arena.data());
+  if (absl::Status status =
+          saveCheckpoint(session.layout, session.arena.data(), session.options.save,
+                         /*optimizerState=*/false);
+      !status.ok())
+    return status;
+  absl::FPrintF(stdout, "wrote the initial weights of %s (seed %d) to %s\n", session.spec.model,
+                session.options.seed, session.options.save);
+  return absl::OkStatus();
+}
+
+/// Loads the inputs of `step` from --batch into the arena.
+absl::Status loadBatch(Session &session) {
+  const std::string &path = session.options.batch;
+  const ModelLayout &layout = session.layout;
+  absl::StatusOr<TensorMap> batch = loadSafetensors(path);
+  if (!batch.ok())
+    return batch.status();
+  for (const auto &[name, tensor] : *batch)
+    if (name != layout.image->name && name != layout.label->name)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: tensor '%s' is not an input of model %s (expected '%s' and '%s')", path, name,
+          session.spec.model, layout.image->name, layout.label->name));
+  for (const TensorInfo *input : {layout.image, layout.label}) {
+    if (absl::Status status = checkTensor(*batch, input->name, input->dtype, input->shape, path);
+        !status.ok())
+      return status;
+    writeTensor(*input, batch->at(input->name), session.arena.data());
+  }
+  size_t size = dtypeSize(layout.label->dtype);
+  for (int64_t i = 0; i < session.spec.batch; ++i) {
+    auto label = static_cast<int64_t>(loadScalar(layout.label->dtype,
+                                                 session.at(*layout.label) + i * size));
+    if (label < 0 || label >= layout.classes)
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tensor '%s' at index %d is %d, expected 0 to %d", path,
+                          layout.label->name, i, label, layout.classes - 1));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status runStep(Session &session) {
+  const ModelLayout &layout = session.layout;
+  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+    return status;
+  if (absl::Status status = loadBatch(session); !status.ok())
+    return status;
+  StepContext context{session.options.seed, 0};
+  TensorMap results;
+  const char *phase = "forward";
+  try {
+    session.spec.forward(session.arena.data(), context);
+    // The training step may reuse the output's bytes; keep the eval output.
+    results.emplace("output", readTensor(*layout.output, session.arena.data()));
+    phase = "training step";
+    session.spec.trainStep(session.arena.data(), context);
+  } catch (const kernels::KernelError &e) {
+    return absl::InternalError(absl::StrFormat("%s: %s", phase, e.what()));
+  }
+  results.emplace("loss", readTensor(*layout.loss, session.arena.data()));
+  for (const TensorInfo *tensor : layout.gradients)
+    results.emplace(tensor->name, readTensor(*tensor, session.arena.data()));
+  for (const TensorInfo *tensor : layout.state)
+    results.emplace(tensor->name, readTensor(*tensor, session.arena.data()));
+  if (absl::Status status = saveSafetensors(session.options.out, results); !status.ok())
+    return status;
+  absl::FPrintF(stdout, "wrote loss, output, %d gradients and %d state tensors to %s\n",
+                layout.gradients.size(), layout.state.size(), session.options.out);
+  return absl::OkStatus();
+}
+
+absl::Status runCommand(const ProgramSpec &spec, const Options &options) {
+  for (auto [flag, path] : {std::pair{"--save", &options.save},
+                            std::pair{"--metrics", &options.metrics},
+                            std::pair{"--out", &options.out}})
+    if (!path->empty())
+      if (absl::Status status = checkWritable(flag, *path); !status.ok())
+        return status;
+  absl::StatusOr<Session> session = openSession(spec, options);
+  if (!session.ok())
+    return session.status();
+  switch (options.command) {
+  case Command::Train:
+    return runTrain(*session);
+  case Command::Eval:
+    return runEval(*session);
+  case Command::Init:
+    return runInit(*session);
+  case Command::Step:
+    return runStep(*session);
+  case Command::Help:
+  case Command::Version:
+    break;
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+int runMain(const ProgramSpec &spec, int argc, char **argv) {
+  restartForFastBlas(argc, argv);
+  std::string exe = programName(argc > 0 ? argv[0] : nullptr);
+  absl::StatusOr<Options> options = parseCommandLine(argc, argv);
+  if (!options.ok()) {
+    absl::FPrintF(stderr, "error: %s (run '%s --help' for usage)\n", options.status().message(),
+                  exe);
+    return 1;
+  }
+  if (options->command == Command::Help) {
+    absl::FPrintF(stdout, "%s", usageText(exe, spec));
+    return 0;
+  }
+  if (options->command == Command::Version) {
+    absl::FPrintF(stdout, "%s: model %s from %s, Cairn %s, BLAS core %s\n", exe, spec.model,
+                  spec.sourceFile, CAIRN_VERSION, kernels::blasCoreName());
+    return 0;
+  }
+  absl::Status status;
+  try {
+    status = runCommand(spec, *options);
+  } catch (const kernels::KernelError &e) {
+    status = absl::InternalError(e.what());
+  } catch (const std::bad_alloc &) {
+    status = absl::ResourceExhaustedError("out of memory");
+  } catch (const std::exception &e) {
+    status = absl::InternalError(absl::StrFormat("unexpected failure: %s", e.what()));
+  }
+  std::fflush(stdout);
+  if (!status.ok()) {
+    absl::FPrintF(stderr, "error: %s\n", status.message());
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace cairn::runtime

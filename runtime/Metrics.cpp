@@ -1,0 +1,80 @@
+//===- Metrics.cpp - The end-of-run report, printed and as JSON -----------===//
+#include "runtime/Metrics.h"
+
+#include "runtime/File.h"
+
+#include "absl/strings/str_format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+
+namespace cairn::runtime {
+
+int64_t peakRssBytes() {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024; // Linux reports KiB
+}
+
+std::string formatBytes(double bytes) {
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024)
+    return absl::StrFormat("%.0f bytes", bytes);
+  int unit = -1;
+  while (bytes >= 1024 && unit < 3) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.2f %s", bytes, units[unit]);
+}
+
+std::string metricsJson(const RunReport &report) {
+  auto orNull = [](const std::optional<double> &value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  nlohmann::ordered_json json = {
+      {"model", report.model},
+      {"command", report.command},
+      {"epochs", report.epochs},
+      {"steps", report.steps},
+      {"seconds", report.seconds},
+      {"examples_per_second", report.examplesPerSecond},
+      {"final_loss", orNull(report.finalLoss)},
+      {"test_accuracy", orNull(report.testAccuracy)},
+      {"test_loss", orNull(report.testLoss)},
+      {"planned_arena_bytes", report.plannedArenaBytes},
+      {"measured_peak_bytes", report.measuredPeakBytes},
+      {"peak_rss_bytes", report.peakRssBytes},
+      {"blas_core", report.blasCore},
+      {"threads", report.threads},
+      {"seed", report.seed},
+  };
+  // nlohmann writes a diverged run's NaN loss as null; `replace` keeps a
+  // model name with bad UTF-8 from throwing.
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+absl::Status writeMetrics(const std::string &path, const RunReport &report) {
+  std::string text = metricsJson(report) + "\n";
+  return writeFileAtomically(path, {text});
+}
+
+void printSummary(std::FILE *out, const RunReport &report) {
+  if (report.testAccuracy)
+    absl::FPrintF(out, "test accuracy %.2f%% (%d examples), test loss %.4f\n",
+                  *report.testAccuracy * 100, report.testExamples, *report.testLoss);
+  if (report.command == "train")
+    absl::FPrintF(out, "trained %d steps (%d epochs) in %.1f s, %.0f examples/s\n",
+                  report.steps, report.epochs, report.seconds, report.examplesPerSecond);
+  else
+    absl::FPrintF(out, "evaluated in %.1f s, %.0f examples/s\n", report.seconds,
+                  report.examplesPerSecond);
+  absl::FPrintF(out, "memory: arena %s planned, %s measured peak; peak RSS %s\n",
+                formatBytes(static_cast<double>(report.plannedArenaBytes)),
+                formatBytes(static_cast<double>(report.measuredPeakBytes)),
+                formatBytes(static_cast<double>(report.peakRssBytes)));
+}
+
+} // namespace cairn::runtime

@@ -1,0 +1,68 @@
+//===- Metrics.h - The end-of-run report, printed and as JSON ----*- C++ -*-===//
+//
+// --metrics FILE writes one JSON object (atomically):
+//   model, command          the spec's model name; "train" or "eval"
+//   epochs, steps           epochs begun and optimizer steps taken (0 for eval)
+//   seconds                 wall time of the training loop (eval: of the
+//                           evaluation); loading, saving and the evaluation
+//                           after training are not counted
+//   examples_per_second     examples processed per one of those seconds
+//   final_loss              mean training loss of the last epoch (null for eval)
+//   test_accuracy           fraction in [0, 1]; null without test data
+//   test_loss               mean cross-entropy over the test set; null likewise
+//   planned_arena_bytes     spec.arenaBytes
+//   measured_peak_bytes     the arena's high-water mark (Arena.h)
+//   peak_rss_bytes          the process's peak resident set (getrusage)
+//   blas_core, threads      the BLAS core in use; --threads (0: BLAS default)
+//   seed                    --seed
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_METRICS_H
+#define CAIRN_RUNTIME_METRICS_H
+
+#include "absl/status/status.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace cairn::runtime {
+
+struct RunReport {
+  std::string model;
+  std::string command;
+  int64_t epochs = 0;
+  int64_t steps = 0;
+  double seconds = 0;
+  double examplesPerSecond = 0;
+  std::optional<double> finalLoss;
+  std::optional<double> testAccuracy;
+  std::optional<double> testLoss;
+  int64_t testExamples = 0; // for the printed summary only
+  size_t plannedArenaBytes = 0;
+  size_t measuredPeakBytes = 0;
+  int64_t peakRssBytes = 0;
+  std::string blasCore;
+  int threads = 0;
+  uint64_t seed = 0;
+};
+
+/// The process's peak resident set size so far, in bytes.
+int64_t peakRssBytes();
+
+/// "1.50 MiB"; plain bytes below 1 KiB.
+std::string formatBytes(double bytes);
+
+/// The report as the JSON object described above (no trailing newline).
+std::string metricsJson(const RunReport &report);
+
+/// Writes metricsJson and a newline to `path` atomically.
+absl::Status writeMetrics(const std::string &path, const RunReport &report);
+
+/// The human summary: accuracy, loss, time, memory.
+void printSummary(std::FILE *out, const RunReport &report);
+
+} // namespace cairn::runtime
+
+#endif // CAIRN_RUNTIME_METRICS_H

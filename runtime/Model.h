@@ -1,0 +1,54 @@
+//===- Model.h - The spec's tensors, checked and found by role ---*- C++ -*-===//
+//
+// A ProgramSpec comes from generated code, so a bad one is a compiler bug;
+// describeModel still checks it once (every tensor inside the arena, the
+// inputs and outputs the runtime feeds and reads present with sane shapes)
+// so such a bug is an error message rather than a wild write.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_MODEL_H
+#define CAIRN_RUNTIME_MODEL_H
+
+#include "runtime/Program.h"
+
+#include "absl/status/statusor.h"
+
+#include <string>
+#include <vector>
+
+namespace cairn::runtime {
+
+struct ModelLayout {
+  const ProgramSpec *spec = nullptr;
+  const TensorInfo *image = nullptr;  // the floating-point Input
+  const TensorInfo *label = nullptr;  // the integer (I32 or I64) Input
+  const TensorInfo *loss = nullptr;   // Output "loss", one element
+  const TensorInfo *output = nullptr; // Output "output", [batch, classes]
+  int64_t classes = 0;
+  /// Every Param, Buffer and OptimizerState, in spec order.
+  std::vector<const TensorInfo *> state;
+  std::vector<const TensorInfo *> gradients;
+
+  /// The Param or Buffer (not OptimizerState) tensors: a state_dict.
+  bool isStateDict(const TensorInfo &tensor) const;
+};
+
+/// Checks `spec` and sorts its tensors by role. Errors start with
+/// "model spec:" and name the tensor.
+absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec);
+
+/// Bytes `tensor` takes in the arena (valid once describeModel accepted it).
+size_t tensorBytes(const TensorInfo &tensor);
+
+/// "'image' F32 [64, 1, 28, 28]", for messages.
+std::string describeTensor(const TensorInfo &tensor);
+
+/// A copy of `tensor`'s bytes in `arena`.
+HostTensor readTensor(const TensorInfo &tensor, const unsigned char *arena);
+
+/// Copies `host` (same dtype and shape as `tensor`) into `arena`.
+void writeTensor(const TensorInfo &tensor, const HostTensor &host, unsigned char *arena);
+
+} // namespace cairn::runtime
+
+#endif // CAIRN_RUNTIME_MODEL_H
