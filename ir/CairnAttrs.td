@@ -25,10 +25,13 @@ def Cairn_Precision : I32EnumAttr<"Precision", "compute precision", [
   let genSpecializedAttr = 0;
 }
 
-def Cairn_Role : I32EnumAttr<"Role", "role of a function argument", [
+def Cairn_Role : I32EnumAttr<"Role", "role of a function argument or result", [
     I32EnumAttrCase<"input", 0>,
     I32EnumAttrCase<"param", 1>,
     I32EnumAttrCase<"buffer", 2>,
+    I32EnumAttrCase<"optimizer_state", 3>,
+    I32EnumAttrCase<"gradient", 4>,
+    I32EnumAttrCase<"output", 5>,
   ]> {
   let cppNamespace = "::cairn";
   let genSpecializedAttr = 0;
@@ -92,7 +95,7 @@ def Cairn_PrecisionAttr : EnumAttr<Cairn_Dialect, Cairn_Precision, "precision"> 
 }
 
 def Cairn_RoleAttr : EnumAttr<Cairn_Dialect, Cairn_Role, "role"> {
-  let summary = "role of a function argument: `#cairn.role<param>`";
+  let summary = "role of a function argument or result: `#cairn.role<param>`";
   let assemblyFormat = "`<` $value `>`";
 }
 

@@ -52,7 +52,8 @@ int64_t SoftmaxOp::getFlops() { return perResultElement(*this, 5); }
 int64_t LogSoftmaxOp::getFlops() { return perResultElement(*this, 5); }
 
 int64_t MatmulOp::getFlops() {
-  int64_t k = cast<RankedTensorType>(getLhs().getType()).getShape().back();
+  ArrayRef<int64_t> lhs = cast<RankedTensorType>(getLhs().getType()).getShape();
+  int64_t k = getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
   return saturatingMul(perResultElement(*this, 2), k);
 }
 
@@ -122,4 +123,101 @@ int64_t CrossEntropyOp::getFlops() {
 int64_t MseLossOp::getFlops() {
   // subtract, square, accumulate.
   return saturatingMul(numel(getInput()), 3);
+}
+
+//===----------------------------------------------------------------------===//
+// Training ops (CairnTrainingOps.td)
+//===----------------------------------------------------------------------===//
+
+int64_t ReluGradOp::getFlops() { return perResultElement(*this, 1); }
+// dy * y * (1 - y); dy * (1 - y * y).
+int64_t SigmoidGradOp::getFlops() { return perResultElement(*this, 3); }
+int64_t TanhGradOp::getFlops() { return perResultElement(*this, 3); }
+// The forward's cdf (or tanh) again, the density term and the product.
+int64_t GeluGradOp::getFlops() { return perResultElement(*this, 12); }
+// The row sum of dy * y (or of dy), a subtract and a multiply (or exp).
+int64_t SoftmaxGradOp::getFlops() { return perResultElement(*this, 4); }
+int64_t LogSoftmaxGradOp::getFlops() { return perResultElement(*this, 4); }
+
+// Both products have the forward's multiply-adds: 2 * numel(dy) * in.
+int64_t LinearGradInputOp::getFlops() {
+  int64_t in = cast<RankedTensorType>(getWeight().getType()).getShape()[1];
+  return saturatingMul(saturatingMul(numel(getDy()), 2), in);
+}
+
+int64_t LinearGradWeightOp::getFlops() {
+  int64_t in = cast<RankedTensorType>(getInput().getType()).getShape().back();
+  return saturatingMul(saturatingMul(numel(getDy()), 2), in);
+}
+
+// Both products have the forward's multiply-adds:
+// 2 * numel(dy) * (C / groups) * kh * kw.
+int64_t Conv2dGradInputOp::getFlops() {
+  ArrayRef<int64_t> weight =
+      cast<RankedTensorType>(getWeight().getType()).getShape();
+  return saturatingMul(saturatingMul(numel(getDy()), 2),
+                       product(weight.drop_front(1)));
+}
+
+int64_t Conv2dGradWeightOp::getFlops() {
+  ArrayRef<int64_t> weight =
+      cast<RankedTensorType>(getResult().getType()).getShape();
+  return saturatingMul(saturatingMul(numel(getDy()), 2),
+                       product(weight.drop_front(1)));
+}
+
+// Statistics recomputed, two reductions over dy, and dx.
+int64_t BatchNormGradOp::getFlops() {
+  return saturatingMul(numel(getInput()), 10);
+}
+
+// Sum and sum of squares per channel, and the blend of each statistic.
+int64_t BatchNormRunningUpdateOp::getFlops() {
+  return saturatingMul(numel(getInput()), 3);
+}
+
+int64_t LayerNormGradOp::getFlops() {
+  return saturatingMul(numel(getInput()), 10);
+}
+
+// One add per element of dy.
+int64_t EmbeddingGradOp::getFlops() { return numel(getDy()); }
+
+// The window scanned again for its maximum.
+int64_t MaxPool2dGradOp::getFlops() {
+  return saturatingMul(numel(getDy()), product(getKernelSize()));
+}
+
+int64_t AvgPool2dGradOp::getFlops() {
+  return saturatingMul(numel(getDy()), product(getKernelSize()));
+}
+
+int64_t AdaptiveAvgPool2dGradOp::getFlops() {
+  return saturatingAdd(numel(getDy()), perResultElement(*this, 1));
+}
+
+int64_t SliceGradOp::getFlops() { return 0; }
+int64_t BroadcastOp::getFlops() { return 0; }
+
+// softmax (5 per logit), the target subtracted, the scale.
+int64_t CrossEntropyGradOp::getFlops() {
+  return saturatingMul(numel(getLogits()), 7);
+}
+
+// subtract, scale.
+int64_t MseLossGradOp::getFlops() { return perResultElement(*this, 2); }
+
+int64_t SGDUpdateOp::getFlops() {
+  int64_t perElement = 2; // p -= lr * g
+  if (getWeightDecay() != 0)
+    perElement += 2;
+  if (getMomentum() != 0)
+    perElement += getNesterov() ? 5 : 3;
+  return saturatingMul(numel(getParam()), perElement);
+}
+
+int64_t AdamUpdateOp::getFlops() {
+  // m: 3, v: 4, the step with its bias corrections and sqrt: 5.
+  int64_t perElement = getWeightDecay() != 0 ? 14 : 12;
+  return saturatingMul(numel(getParam()), perElement);
 }

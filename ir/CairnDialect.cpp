@@ -10,6 +10,7 @@
 #include "ir/CairnOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace cairn;
@@ -58,7 +59,7 @@ static LogicalResult verifyValueAttribute(Operation *op, const Twine &where,
                              << " to be a non-empty string but got " << value;
     return success();
   }
-  if (isArgument && name == CairnDialect::kRoleAttrName) {
+  if (name == CairnDialect::kRoleAttrName) {
     if (!isa<RoleAttr>(value))
       return op->emitError() << "expected '" << name << "' of " << where
                              << " to be a #cairn.role attribute but got "
@@ -77,7 +78,35 @@ static LogicalResult verifyValueAttribute(Operation *op, const Twine &where,
                            << " (expected cairn.name, cairn.role or "
                               "cairn.init)";
   return op->emitError() << "unknown attribute '" << name << "' on " << where
-                         << " (expected cairn.name)";
+                         << " (expected cairn.name, cairn.role or "
+                            "cairn.updates)";
+}
+
+/// Checks `cairn.updates` on result `resultIndex` of the function `op`: the
+/// index of an argument of the result's type.
+static LogicalResult verifyUpdatesAttribute(Operation *op,
+                                            unsigned resultIndex,
+                                            Attribute value) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return op->emitError() << "expected '" << CairnDialect::kUpdatesAttrName
+                           << "' on the result of a function";
+  int64_t numArguments = function.getNumArguments();
+  auto index = dyn_cast<IntegerAttr>(value);
+  if (!index || !index.getType().isSignlessInteger(64) ||
+      index.getInt() < 0 || index.getInt() >= numArguments)
+    return op->emitError() << "expected '" << CairnDialect::kUpdatesAttrName
+                           << "' of result #" << resultIndex
+                           << " to be an i64 argument index in [0, "
+                           << numArguments << ") but got " << value;
+  Type argument = function.getArgumentTypes()[index.getInt()];
+  Type result = function.getResultTypes()[resultIndex];
+  if (argument != result)
+    return op->emitError() << "expected result #" << resultIndex
+                           << " to have the type of argument #"
+                           << index.getInt() << " that it updates, "
+                           << argument << ", but got " << result;
+  return success();
 }
 
 LogicalResult CairnDialect::verifyRegionArgAttribute(Operation *op,
@@ -93,6 +122,8 @@ LogicalResult CairnDialect::verifyRegionResultAttribute(
     Operation *op, unsigned regionIndex, unsigned resultIndex,
     NamedAttribute attribute) {
   (void)regionIndex;
+  if (attribute.getName() == kUpdatesAttrName)
+    return verifyUpdatesAttribute(op, resultIndex, attribute.getValue());
   return verifyValueAttribute(op, "result #" + Twine(resultIndex), attribute,
                               /*isArgument=*/false);
 }

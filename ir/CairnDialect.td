@@ -26,7 +26,9 @@ def Cairn_Dialect : Dialect {
       `cairn.device` (i64 >= 0), `cairn.precision` (`#cairn.precision<..>`);
     - on function arguments: `cairn.name` (non-empty string, the state_dict
       key or input name), `cairn.role` (`#cairn.role<..>`), `cairn.init`
-      (`#cairn.init<..>`); on function results: `cairn.name`;
+      (`#cairn.init<..>`); on function results: `cairn.name`, `cairn.role`
+      and `cairn.updates` (i64, the index of the argument of the same type
+      that the result replaces: an in-place update, as in @train_step);
     - on the builtin module: `cairn.model` (string), `cairn.batch` (integer
       > 0), `cairn.optimizer` (`#cairn.sgd<..>` or `#cairn.adam<..>`).
   }];
@@ -46,6 +48,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNameAttrName = "cairn.name";
     static constexpr ::llvm::StringLiteral kRoleAttrName = "cairn.role";
     static constexpr ::llvm::StringLiteral kInitAttrName = "cairn.init";
+    static constexpr ::llvm::StringLiteral kUpdatesAttrName = "cairn.updates";
     static constexpr ::llvm::StringLiteral kModelAttrName = "cairn.model";
     static constexpr ::llvm::StringLiteral kBatchAttrName = "cairn.batch";
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "cairn.optimizer";

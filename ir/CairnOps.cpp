@@ -166,13 +166,23 @@ LogicalResult LogSoftmaxOp::verify() {
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
+/// The shape of a matmul operand after its optional transposition (the last
+/// two dimensions swapped; a rank < 2 operand is left to shapes::matmul).
+static shapes::Shape matmulOperandShape(Value operand, bool transpose) {
+  shapes::Shape shape(shapeOf(operand));
+  if (transpose && shape.size() >= 2)
+    std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+  return shape;
+}
+
 LogicalResult MatmulOp::verify() {
   Type elementType = elementTypeOf(getLhs());
   if (failed(verifyElementType(*this, "rhs", getRhs(), elementType)))
     return failure();
   std::string error;
   std::optional<shapes::Shape> shape =
-      shapes::matmul(shapeOf(getLhs()), shapeOf(getRhs()), error);
+      shapes::matmul(matmulOperandShape(getLhs(), getTransposeLhs()),
+                     matmulOperandShape(getRhs(), getTransposeRhs()), error);
   if (!shape)
     return shapeError(*this, error);
   return verifyResult(*this, *shape, elementType);

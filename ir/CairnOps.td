@@ -135,13 +135,19 @@ def Cairn_MatmulOp : Cairn_Op<"matmul", [Pure]> {
   let summary = "batched matrix product, as torch.matmul";
   let description = [{
     `[...batch, M, K] x [...batch, K, N] -> [...broadcast(batch), M, N]`; both
-    operands have rank >= 2 and their batch dimensions broadcast.
+    operands have rank >= 2 and their batch dimensions broadcast. With
+    `transpose_lhs` (`transpose_rhs`) the last two dimensions of that operand
+    are swapped before the product; autodiff uses them for the gradients.
+    Both default to false.
 
     ```mlir
     %r = cairn.matmul %a, %b : tensor<8x64x32xf32>, tensor<32x16xf32> -> tensor<8x64x16xf32>
+    %g = cairn.matmul %dy, %b {transpose_rhs = true} : tensor<8x64x16xf32>, tensor<32x16xf32> -> tensor<8x64x32xf32>
     ```
   }];
-  let arguments = (ins Cairn_FloatTensor:$lhs, Cairn_FloatTensor:$rhs);
+  let arguments = (ins Cairn_FloatTensor:$lhs, Cairn_FloatTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
   let results = (outs Cairn_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
@@ -476,5 +482,7 @@ def Cairn_MseLossOp : Cairn_Op<"mse_loss", [Pure]> {
   }];
   let hasVerifier = 1;
 }
+
+include "ir/CairnTrainingOps.td"
 
 #endif // CAIRN_IR_CAIRNOPS_TD

@@ -32,4 +32,40 @@ def PrintModelSummaryPass : Pass<"cairn-print-model-summary", "mlir::ModuleOp"> 
   ];
 }
 
+def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build @train_step: forward, loss, backward and optimizer update";
+  let description = [{
+    Differentiates `@loss` (the training-mode forward up to the scalar loss)
+    in reverse mode and adds the optimizer update of the module's
+    `cairn.optimizer` (`#cairn.sgd` or `#cairn.adam`, PyTorch 1.13's
+    semantics), as a new `func.func @train_step` after `@loss`. `@forward`
+    and `@loss` are not changed.
+
+    The contract with the code generator:
+    - Arguments: `@loss`'s params and buffers in `@loss`'s order (same
+      attributes and locations); then the optimizer state of each param that
+      has a gradient (SGD with momentum != 0: `<param>.momentum_buffer`;
+      Adam: `<param>.exp_avg`, `<param>.exp_avg_sq`; role `optimizer_state`,
+      init zeros, the param's type); then `@loss`'s inputs in order.
+    - Results, each with `cairn.name` and `cairn.role`: the loss (`loss`,
+      role `output`); the new value of every updated argument, in argument
+      order, with `cairn.updates = <argument index>` and the argument's name
+      and role (written back over the argument); the gradient of each param
+      that has one (`grad.<param>`, role `gradient`). A param with no path to
+      the loss gets no update, no state and no gradient (its grad stays None
+      in PyTorch).
+    - Body: the forward ops cloned, with one `batch_norm_running_update` per
+      training-mode batch_norm call that has running statistics (chained
+      when a layer is called twice); the backward from d(loss) = 1, one rule
+      per op (gradients of values used twice summed with `cairn.add`); then
+      one `sgd_update` / `adam_update` per param with a gradient. The step
+      number those need comes from the runtime, not from the IR.
+
+    Every new op has the location of the forward op it differentiates (the
+    optimizer's, that of its param's argument). An op without a gradient
+    rule is an error at its location.
+  }];
+  let dependentDialects = ["::cairn::CairnDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // CAIRN_PASSES_TD

@@ -911,8 +911,8 @@ func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {cairn.name = 3}) {
 // -----
 
 // Tests that an unknown cairn attribute on a result is an error naming it.
-// expected-error @+1 {{unknown attribute 'cairn.role' on result #0 (expected cairn.name)}}
-func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {cairn.role = #cairn.role<param>}) {
+// expected-error @+1 {{unknown attribute 'cairn.init' on result #0 (expected cairn.name, cairn.role or cairn.updates)}}
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {cairn.init = #cairn.init<zeros, 0.0>}) {
   return %x : tensor<4xf32>
 }
 
