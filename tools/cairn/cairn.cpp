@@ -1,22 +1,34 @@
 //===- cairn.cpp - The Cairn driver ---------------------------------------===//
 //
 //   cairn check MODEL [--batch N] [--json]
-//   cairn build MODEL --emit=mlir [--batch N] [-o FILE]
+//   cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]
+//   cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]
+//
+// `cairn build` parses and elaborates the model, runs autodiff
+// (cairn-autodiff), lowers @train_step and @forward to kernel lists, prints
+// them as C++ and compiles that with the host compiler into a training
+// executable (CAIRN_CXX overrides the compiler).
 //
 // Exit code 0 on success, 1 on any error in the model or the command line.
 // Errors are printed as file:line:col with the source line and a caret.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CpuEmitter.h"
+#include "codegen/HostCompiler.h"
+#include "codegen/Lowering.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Elaborator.h"
 #include "passes/BufferCsv.h"
 #include "passes/MemoryPlanner.h"
 #include "passes/ModelSummary.h"
+#include "passes/Passes.h"
 #include "passes/PlanVerifier.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Config/llvm-config.h"
@@ -27,6 +39,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <cstdlib>
 
 using namespace cairn;
 namespace cl = llvm::cl;
@@ -45,8 +59,10 @@ cl::OptionCategory cairnCategory("Cairn options");
 cl::SubCommand checkCommand(
     "check", "Parse and verify a model; print its parameters, the shape of "
              "every layer's output and the FLOPs of one forward pass");
-cl::SubCommand buildCommand("build", "Compile a model (this version: to MLIR, "
-                                     "with --emit=mlir)");
+cl::SubCommand buildCommand(
+    "build", "Compile a model into a training executable for the CPU (with "
+             "the C++ compiler Cairn was built with; CAIRN_CXX overrides "
+             "it), or print its IR or C++ with --emit");
 cl::SubCommand planCommand(
     "plan", "Plan arena offsets for buffers with lifetimes, read from a CSV "
             "file `id,lower,upper,size` (live over [lower, upper))");
@@ -72,15 +88,33 @@ cl::opt<bool> splitInputFile(
              "(for tests)"),
     cl::sub(checkCommand), cl::sub(buildCommand), cl::cat(cairnCategory));
 
-enum class EmitKind { MLIR };
+enum class EmitKind { Executable, MLIR, TrainMLIR, Cpp };
 cl::opt<EmitKind> emitKind(
-    "emit", cl::desc("What to produce"), cl::Required,
+    "emit",
+    cl::desc("Print an intermediate form instead of building the executable"),
+    cl::init(EmitKind::Executable),
     cl::values(clEnumValN(EmitKind::MLIR, "mlir",
-                          "the cairn dialect: @forward and @loss")),
+                          "the cairn dialect: @forward and @loss"),
+               clEnumValN(EmitKind::TrainMLIR, "train-mlir",
+                          "the cairn dialect after autodiff, with @train_step"),
+               clEnumValN(EmitKind::Cpp, "cpp",
+                          "the C++ source of the executable")),
     cl::sub(buildCommand), cl::cat(cairnCategory));
-cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
-                                cl::value_desc("FILE"), cl::init("-"),
-                                cl::sub(buildCommand), cl::cat(cairnCategory));
+cl::opt<std::string> outputFile(
+    "o",
+    cl::desc("The executable to build, or the file --emit writes (default: "
+             "stdout)"),
+    cl::value_desc("FILE"), cl::init("-"), cl::sub(buildCommand),
+    cl::cat(cairnCategory));
+cl::opt<std::string> targetName(
+    "target", cl::desc("The machine the executable runs on: cpu (the only one "
+                       "so far)"),
+    cl::value_desc("cpu"), cl::init("cpu"), cl::sub(buildCommand),
+    cl::cat(cairnCategory));
+cl::opt<bool> keepTemps(
+    "keep-temps",
+    cl::desc("Keep the generated C++ and the compiler's log (says where)"),
+    cl::sub(buildCommand), cl::cat(cairnCategory));
 
 cl::opt<std::string> buffersFile(
     "buffers", cl::desc("The buffers: CSV lines `id,lower,upper,size`, header "
@@ -96,8 +130,18 @@ cl::opt<double> timeLimit(
     cl::value_desc("SECONDS"), cl::init(1.0), cl::sub(planCommand),
     cl::cat(cairnCategory));
 
+/// Runs autodiff by its registered name: @loss -> @train_step. (The pass
+/// list is parsed into a module-anchored pass manager: no op anchor.)
+llvm::LogicalResult runAutodiff(mlir::ModuleOp module) {
+  mlir::PassManager pm(module->getName());
+  if (llvm::failed(mlir::parsePassPipeline("cairn-autodiff", pm)))
+    return llvm::failure();
+  return pm.run(module);
+}
+
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
-/// go through whatever handler the caller installed on `context`.
+/// go through whatever handler the caller installed on `context`. Building
+/// an executable leaves its C++ in `os`.
 llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filename,
                                  mlir::MLIRContext &context, llvm::raw_ostream &os) {
   DiagnosticReporter diag(&context, filename);
@@ -118,11 +162,39 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
       printSummaryText(*summary, os);
     return llvm::success();
   }
-  mlir::OpPrintingFlags flags;
-  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  module->print(os, flags);
-  os << "\n";
+  auto printModule = [&] {
+    mlir::OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    module->print(os, flags);
+    os << "\n";
+    return llvm::success();
+  };
+  if (emitKind == EmitKind::MLIR)
+    return printModule();
+  if (llvm::failed(runAutodiff(*module)))
+    return llvm::failure();
+  if (emitKind == EmitKind::TrainMLIR)
+    return printModule();
+  std::optional<codegen::Program> program =
+      codegen::lowerToKernels(*module, codegen::LoweringTarget{});
+  if (!program)
+    return llvm::failure();
+  codegen::emitCpuProgram(*program, source, os);
   return llvm::success();
+}
+
+/// Checks --target: only the CPU backend exists so far.
+bool checkTarget() {
+  if (targetName == "cpu")
+    return true;
+  if (targetName == "cuda")
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--target=cuda is not yet supported; this version builds for the "
+           "CPU only (--target=cpu)\n";
+  else
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "unknown --target '" << targetName << "'; expected cpu\n";
+  return false;
 }
 
 /// `cairn plan`: reads the buffers, plans them, verifies the plan with the
@@ -202,6 +274,20 @@ int runPlan() {
 }
 
 int run() {
+  bool buildExecutable = buildCommand && emitKind == EmitKind::Executable;
+  if (buildCommand && !checkTarget())
+    return 1;
+  if (buildExecutable && (outputFile == "-" || outputFile.empty())) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "expected -o EXE: the executable to build (or --emit=mlir, "
+           "train-mlir or cpp to print)\n";
+    return 1;
+  }
+  if (buildExecutable && splitInputFile) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--split-input-file works only with --emit\n";
+    return 1;
+  }
   if (batchSize.getNumOccurrences() && (batchSize < 1 || batchSize > kMaxBatch)) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--batch must be between 1 and " << kMaxBatch << " but got "
@@ -226,13 +312,21 @@ int run() {
   }
 
   // Write to a temporary file that is renamed into place only on success,
-  // so a failed build leaves no partial output behind.
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(buildCommand ? outputFile.getValue() : "-", &errorMessage);
-  if (!output) {
-    llvm::WithColor::error(llvm::errs(), "cairn") << errorMessage << "\n";
-    return 1;
+  // so a failed build leaves no partial output behind. An executable's C++
+  // goes to a string first; compileExecutable renames the executable.
+  std::string generatedCpp;
+  llvm::raw_string_ostream generatedStream(generatedCpp);
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  if (!buildExecutable) {
+    output = mlir::openOutputFile(buildCommand ? outputFile.getValue() : "-",
+                                  &errorMessage);
+    if (!output) {
+      llvm::WithColor::error(llvm::errs(), "cairn") << errorMessage << "\n";
+      return 1;
+    }
   }
+  llvm::raw_ostream &os =
+      output ? static_cast<llvm::raw_ostream &>(output->os()) : generatedStream;
 
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
@@ -260,19 +354,32 @@ int run() {
         [&](std::unique_ptr<llvm::MemoryBuffer> chunk, llvm::raw_ostream &os) {
           return processBuffer(std::move(chunk), os);
         },
-        output->os(), "# -----", "// -----");
+        os, "# -----", "// -----");
   } else {
-    result = processBuffer(std::move(input), output->os());
+    result = processBuffer(std::move(input), os);
   }
   if (llvm::failed(result))
     return 1;
-  output->keep();
+  // With --verify-diagnostics the expected errors were the point.
+  if (buildExecutable && !verifyDiagnostics) {
+    codegen::HostCompileOptions options;
+    if (const char *compiler = std::getenv("CAIRN_CXX"))
+      options.compiler = compiler;
+    options.keepTemps = keepTemps;
+    return llvm::succeeded(codegen::compileExecutable(
+               generatedStream.str(), outputFile, options))
+               ? 0
+               : 1;
+  }
+  if (output)
+    output->keep();
   return 0;
 }
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  registerCairnPasses();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "cairn " << CAIRN_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
   });
@@ -284,7 +391,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "Cairn: an ahead-of-time compiler for neural-network training.\n\n"
       "  cairn check MODEL [--batch N] [--json]\n"
-      "  cairn build MODEL --emit=mlir [--batch N] [-o FILE]\n"
+      "  cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]\n"
+      "  cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");

@@ -1,0 +1,254 @@
+//===- KernelList.cpp - Names, liveness and offsets of a kernel list ------===//
+
+#include "codegen/KernelList.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace cairn::codegen;
+
+int64_t cairn::codegen::getDTypeBytes(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+llvm::StringRef cairn::codegen::getDTypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+bool cairn::codegen::isFloat(DType dtype) {
+  return dtype != DType::I32 && dtype != DType::I64;
+}
+
+llvm::StringRef cairn::codegen::getBufferKindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+    return "input";
+  case BufferKind::Param:
+    return "param";
+  case BufferKind::Buffer:
+    return "buffer";
+  case BufferKind::Optimizer:
+    return "optimizer";
+  case BufferKind::Grad:
+    return "grad";
+  case BufferKind::Output:
+    return "output";
+  case BufferKind::Activation:
+    return "activation";
+  case BufferKind::Saved:
+    return "saved";
+  case BufferKind::Temp:
+    return "temp";
+  case BufferKind::Workspace:
+    return "workspace";
+  }
+  llvm_unreachable("unknown buffer kind");
+}
+
+bool cairn::codegen::isPersistent(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+  case BufferKind::Param:
+  case BufferKind::Buffer:
+  case BufferKind::Optimizer:
+  case BufferKind::Grad:
+  case BufferKind::Output:
+    return true;
+  case BufferKind::Activation:
+  case BufferKind::Saved:
+  case BufferKind::Temp:
+  case BufferKind::Workspace:
+    return false;
+  }
+  llvm_unreachable("unknown buffer kind");
+}
+
+llvm::StringRef cairn::codegen::getStepName(Step step) {
+  return step == Step::TrainStep ? "train_step" : "forward";
+}
+
+int64_t Buffer::getNumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+llvm::StringRef cairn::codegen::getKernelKindName(KernelKind kind) {
+  switch (kind) {
+#define CASE(name)                                                             \
+  case KernelKind::name:                                                       \
+    return #name;
+    // clang-format off
+    CASE(Fill) CASE(Constant) CASE(Copy)
+    CASE(Add) CASE(Sub) CASE(Mul) CASE(Div)
+    CASE(Relu) CASE(Sigmoid) CASE(Tanh) CASE(Gelu)
+    CASE(ReluGrad) CASE(SigmoidGrad) CASE(TanhGrad) CASE(GeluGrad)
+    CASE(Softmax) CASE(LogSoftmax) CASE(SoftmaxGrad) CASE(LogSoftmaxGrad)
+    CASE(Matmul) CASE(Linear) CASE(LinearGradInput) CASE(LinearGradWeight)
+    CASE(Conv2d) CASE(Conv2dGradInput) CASE(Conv2dGradWeight)
+    CASE(BatchNormTraining) CASE(BatchNormInference) CASE(BatchNormGrad)
+    CASE(BatchNormRunningUpdate) CASE(LayerNorm) CASE(LayerNormGrad)
+    CASE(Embedding) CASE(EmbeddingGrad) CASE(Dropout)
+    CASE(MaxPool2d) CASE(MaxPool2dGrad) CASE(AvgPool2d) CASE(AvgPool2dGrad)
+    CASE(AdaptiveAvgPool2d) CASE(AdaptiveAvgPool2dGrad)
+    CASE(Permute) CASE(Concat) CASE(Slice) CASE(SliceGrad) CASE(Broadcast)
+    CASE(ReduceSum)
+    CASE(CrossEntropy) CASE(CrossEntropyGrad) CASE(MseLoss) CASE(MseLossGrad)
+    CASE(SgdUpdate) CASE(AdamUpdate)
+    // clang-format on
+#undef CASE
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+//===----------------------------------------------------------------------===//
+// KernelAttrs
+//===----------------------------------------------------------------------===//
+
+void KernelAttrs::set(llvm::StringRef name, Value value) {
+  for (auto &entry : entries) {
+    if (entry.first == name) {
+      entry.second = std::move(value);
+      return;
+    }
+  }
+  entries.emplace_back(name.str(), std::move(value));
+}
+
+const KernelAttrs::Value *KernelAttrs::find(llvm::StringRef name) const {
+  for (const auto &entry : entries)
+    if (entry.first == name)
+      return &entry.second;
+  return nullptr;
+}
+
+template <typename T> const T &KernelAttrs::get(llvm::StringRef name) const {
+  const Value *value = find(name);
+  if (!value || !std::holds_alternative<T>(*value))
+    llvm::report_fatal_error(("internal error: kernel attribute '" +
+                              name.str() + "' is missing or has the wrong type")
+                                 .c_str());
+  return std::get<T>(*value);
+}
+
+bool KernelAttrs::getBool(llvm::StringRef name) const {
+  return get<bool>(name);
+}
+int64_t KernelAttrs::getInt(llvm::StringRef name) const {
+  return get<int64_t>(name);
+}
+double KernelAttrs::getDouble(llvm::StringRef name) const {
+  return get<double>(name);
+}
+const std::string &KernelAttrs::getString(llvm::StringRef name) const {
+  return get<std::string>(name);
+}
+const std::vector<int64_t> &KernelAttrs::getInts(llvm::StringRef name) const {
+  return get<std::vector<int64_t>>(name);
+}
+const std::vector<double> &KernelAttrs::getDoubles(llvm::StringRef name) const {
+  return get<std::vector<double>>(name);
+}
+const std::vector<bool> &KernelAttrs::getBools(llvm::StringRef name) const {
+  return get<std::vector<bool>>(name);
+}
+
+//===----------------------------------------------------------------------===//
+// Liveness and offsets
+//===----------------------------------------------------------------------===//
+
+int Program::getAliasRoot(int id) const {
+  while (buffers[id].isAlias())
+    id = buffers[id].aliasOf;
+  return id;
+}
+
+void cairn::codegen::computeLiveness(Program &program) {
+  for (Buffer &buffer : program.buffers) {
+    buffer.definedBy = -1;
+    buffer.lastUse = -1;
+  }
+  auto touch = [&](int id, int index, bool defines) {
+    if (id == kNoBuffer)
+      return;
+    Buffer &buffer = program.buffers[id];
+    if (isPersistent(buffer.kind))
+      return;
+    if (defines && buffer.definedBy < 0)
+      buffer.definedBy = index;
+    buffer.lastUse = std::max(buffer.lastUse, index);
+  };
+  for (const StepKernels *step : {&program.trainStep, &program.forward}) {
+    for (int index = 0, e = step->kernels.size(); index < e; ++index) {
+      const Kernel &kernel = step->kernels[index];
+      for (int id : kernel.outputs)
+        touch(id, index, /*defines=*/true);
+      for (int id : kernel.inputs)
+        touch(id, index, /*defines=*/false);
+      touch(kernel.workspace, index, /*defines=*/true);
+    }
+  }
+  // A view is defined where its root is; the root lives as long as its views.
+  for (Buffer &buffer : program.buffers) {
+    if (!buffer.isAlias())
+      continue;
+    Buffer &root = program.buffers[program.getAliasRoot(buffer.id)];
+    if (buffer.definedBy < 0)
+      buffer.definedBy = root.definedBy;
+    if (!isPersistent(root.kind))
+      root.lastUse = std::max(root.lastUse, buffer.lastUse);
+  }
+}
+
+void cairn::codegen::assignOffsets(Program &program) {
+  // Persistent buffers first, then each step's own: the order a reader of
+  // the arena report expects.
+  std::vector<int> order;
+  for (const Buffer &buffer : program.buffers)
+    if (!buffer.isAlias() && isPersistent(buffer.kind))
+      order.push_back(buffer.id);
+  for (Step step : {Step::TrainStep, Step::Forward})
+    for (const Buffer &buffer : program.buffers)
+      if (!buffer.isAlias() && !isPersistent(buffer.kind) &&
+          buffer.step == step)
+        order.push_back(buffer.id);
+
+  int64_t end = 0;
+  for (int id : order) {
+    Buffer &buffer = program.buffers[id];
+    buffer.offset = end;
+    end = llvm::alignTo(end + buffer.bytes, kArenaAlignment);
+  }
+  for (Buffer &buffer : program.buffers)
+    if (buffer.isAlias())
+      buffer.offset = program.buffers[program.getAliasRoot(buffer.id)].offset;
+  program.arenaBytes = end;
+}

@@ -1,0 +1,240 @@
+//===- KernelList.h - A training step as kernel calls on buffers -*- C++
+//-*-===//
+//
+// The backend-neutral form of a compiled model: every tensor is a Buffer in
+// one arena, and `@train_step` and `@forward` are each a list of Kernels that
+// read and write buffers. Every size a kernel needs is resolved here, so an
+// emitter only prints calls. The memory planner works on this data too: a
+// buffer's kind, the kernels that define and last use it, its aliases, and
+// its offset.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_KERNELLIST_H
+#define CAIRN_CODEGEN_KERNELLIST_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace cairn::codegen {
+
+/// Element types of tensors in the arena.
+enum class DType { F16, BF16, F32, F64, I32, I64 };
+int64_t getDTypeBytes(DType dtype);
+/// "f32", "i64", ...: the model language's spelling.
+llvm::StringRef getDTypeName(DType dtype);
+bool isFloat(DType dtype);
+
+enum class BufferKind {
+  // Persistent: at the same place for the whole run, shared by both steps.
+  Input,     // fed by the runtime before a step
+  Param,     // state_dict parameter
+  Buffer,    // state_dict buffer (running statistics, counters)
+  Optimizer, // optimizer state (momentum buffers, Adam moments)
+  Grad,      // a parameter's gradient, "grad.<param>" (read back for checks)
+  Output,    // "loss" of the training step, "output" of the forward step
+  // Per step: live between the kernel that defines it and its last use.
+  Activation, // a forward value only the forward part reads
+  Saved,      // a forward value the backward part reads
+  Temp,       // a backward or optimizer value, or a copy
+  Workspace,  // a kernel's scratch memory
+};
+llvm::StringRef getBufferKindName(BufferKind kind);
+bool isPersistent(BufferKind kind);
+
+enum class Step { TrainStep, Forward };
+llvm::StringRef getStepName(Step step);
+
+/// PyTorch's default initialisers (#cairn.init): uniform draws from
+/// U(-scale, scale), normal from N(0, scale^2).
+enum class InitKind { None, Zeros, Ones, Uniform, Normal };
+
+constexpr int kNoBuffer = -1;
+
+struct Buffer {
+  int id = kNoBuffer;
+  /// The state_dict name of persistent tensors ("fc1.weight",
+  /// "grad.fc1.weight", "loss"); "<layer>.<op>" for the others, with a
+  /// ".N" suffix when that is taken.
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  /// Bytes it takes in the arena; 0 for a view (it has none of its own).
+  int64_t bytes = 0;
+  BufferKind kind = BufferKind::Temp;
+  /// "file:line:col" in the model file.
+  std::string loc;
+  InitKind init = InitKind::None;
+  double initScale = 0;
+  /// The step whose kernels use a per-step buffer, and the indices of the
+  /// kernels in that step's list that define it and use it last (a buffer
+  /// no kernel reads has lastUse == definedBy). Persistent buffers live for
+  /// the whole run: no step, -1 and -1.
+  std::optional<Step> step;
+  int definedBy = -1;
+  int lastUse = -1;
+  /// A view of another buffer (reshape, eval-mode dropout): the same bytes
+  /// at the same offset, never written. The planner must keep `aliasOf` live
+  /// as long as its views; definedBy/lastUse of the view are its own uses.
+  int aliasOf = kNoBuffer;
+  /// Bytes from the arena's start.
+  int64_t offset = -1;
+
+  int64_t getNumElements() const;
+  bool isAlias() const { return aliasOf != kNoBuffer; }
+};
+
+enum class KernelKind {
+  // Data: out = constant, out = in.
+  Fill,
+  Constant,
+  Copy,
+  // Elementwise with NumPy broadcasting.
+  Add,
+  Sub,
+  Mul,
+  Div,
+  // Activations and their gradients.
+  Relu,
+  Sigmoid,
+  Tanh,
+  Gelu,
+  ReluGrad,
+  SigmoidGrad,
+  TanhGrad,
+  GeluGrad,
+  Softmax,
+  LogSoftmax,
+  SoftmaxGrad,
+  LogSoftmaxGrad,
+  // Products.
+  Matmul,
+  Linear,
+  LinearGradInput,
+  LinearGradWeight,
+  Conv2d,
+  Conv2dGradInput,
+  Conv2dGradWeight,
+  // Normalization, embedding, dropout.
+  BatchNormTraining,
+  BatchNormInference,
+  BatchNormGrad,
+  BatchNormRunningUpdate,
+  LayerNorm,
+  LayerNormGrad,
+  Embedding,
+  EmbeddingGrad,
+  Dropout,
+  // Pooling.
+  MaxPool2d,
+  MaxPool2dGrad,
+  AvgPool2d,
+  AvgPool2dGrad,
+  AdaptiveAvgPool2d,
+  AdaptiveAvgPool2dGrad,
+  // Data movement and reductions.
+  Permute,
+  Concat,
+  Slice,
+  SliceGrad,
+  Broadcast,
+  ReduceSum,
+  // Losses.
+  CrossEntropy,
+  CrossEntropyGrad,
+  MseLoss,
+  MseLossGrad,
+  // Optimizer updates, in place.
+  SgdUpdate,
+  AdamUpdate,
+};
+llvm::StringRef getKernelKindName(KernelKind kind);
+
+/// The values a kernel call needs besides its buffers: sizes, strides and
+/// the op's settings, by name.
+class KernelAttrs {
+public:
+  using Value =
+      std::variant<bool, int64_t, double, std::string, std::vector<int64_t>,
+                   std::vector<double>, std::vector<bool>>;
+
+  void set(llvm::StringRef name, Value value);
+  bool has(llvm::StringRef name) const { return find(name) != nullptr; }
+  /// The getters abort on a missing or mistyped attribute: the lowering
+  /// sets every attribute its kernel kind needs, so that is a Cairn bug.
+  bool getBool(llvm::StringRef name) const;
+  int64_t getInt(llvm::StringRef name) const;
+  double getDouble(llvm::StringRef name) const;
+  const std::string &getString(llvm::StringRef name) const;
+  const std::vector<int64_t> &getInts(llvm::StringRef name) const;
+  const std::vector<double> &getDoubles(llvm::StringRef name) const;
+  const std::vector<bool> &getBools(llvm::StringRef name) const;
+
+private:
+  const Value *find(llvm::StringRef name) const;
+  template <typename T> const T &get(llvm::StringRef name) const;
+  std::vector<std::pair<std::string, Value>> entries;
+};
+
+struct Kernel {
+  KernelKind kind = KernelKind::Copy;
+  /// Buffer ids in the kernel kind's order; kNoBuffer for an absent
+  /// optional operand (a bias, an affine weight) or an output nobody reads.
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  KernelAttrs attrs;
+  int workspace = kNoBuffer;
+  /// In-place kernels (optimizer updates, running statistics) write an
+  /// output into one of their inputs: tiedInputs[i] is the index in
+  /// `inputs` that output i overwrites, -1 when output i is separate.
+  std::vector<int> tiedInputs;
+  /// "file:line:col" in the model file, the layer ("fc1", empty outside a
+  /// layer) and the op it comes from ("cairn.linear").
+  std::string loc;
+  std::string layer;
+  std::string opName;
+};
+
+/// The kernels of one step, in execution order.
+struct StepKernels {
+  Step step = Step::TrainStep;
+  std::vector<Kernel> kernels;
+};
+
+struct Program {
+  std::string model;      // the model's name
+  std::string sourceFile; // the .cairn file
+  int64_t batch = 0;
+  std::string optimizer; // "SGD(lr=0.1, momentum=0.9)", for humans
+  /// Indexed by Buffer::id.
+  std::vector<Buffer> buffers;
+  StepKernels trainStep{Step::TrainStep, {}};
+  StepKernels forward{Step::Forward, {}};
+  int64_t arenaBytes = 0;
+
+  const StepKernels &getStep(Step step) const {
+    return step == Step::TrainStep ? trainStep : forward;
+  }
+  /// The buffer `id` is a view of, or `id` itself.
+  int getAliasRoot(int id) const;
+};
+
+/// Sets Buffer::definedBy and lastUse from the kernel lists, extending every
+/// buffer's lastUse over the uses of its views.
+void computeLiveness(Program &program);
+
+/// Gives every non-alias buffer its own region, one after another, each
+/// aligned to kArenaAlignment (views take their root's offset), and sets
+/// arenaBytes. The memory planner replaces this with liveness-based reuse.
+constexpr int64_t kArenaAlignment = 256;
+void assignOffsets(Program &program);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_KERNELLIST_H

@@ -1,0 +1,667 @@
+//===- LowerOps.cpp - One kernel (or view) per cairn op -------------------===//
+//
+// Each op becomes one kernel whose attributes hold every size its call
+// needs (rows, strides, window shapes), so emitters only print. Reshapes,
+// eval-mode dropout and broadcasts that add only 1s are views.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/StepLowering.h"
+
+#include "ir/CairnOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace cairn;
+using namespace cairn::codegen;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+int64_t numel(Value value) { return product(shapeOf(value)); }
+
+std::vector<int64_t> vec(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+/// Strides in elements of `in` read over `out`'s shape by NumPy
+/// broadcasting: dimensions aligned on the right, 0 where `in` repeats.
+std::vector<int64_t> broadcastStrides(ArrayRef<int64_t> in,
+                                      ArrayRef<int64_t> out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  for (int64_t i = in.size() - 1, o = out.size() - 1; i >= 0; --i, --o) {
+    if (in[i] != 1 || out[o] == 1)
+      strides[o] = in[i] == 1 ? 0 : stride;
+    stride *= in[i];
+  }
+  return strides;
+}
+
+/// Conv2dShape's fields in order: n, c, h, w, o, kh, kw, sh, sw, ph, pw,
+/// dh, dw, groups, ho, wo.
+std::vector<int64_t> convShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w,
+                               ArrayRef<int64_t> y, ArrayRef<int64_t> stride,
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilation, int64_t groups) {
+  return {x[0],        x[1],       x[2],       x[3],
+          w[0],        w[2],       w[3],       stride[0],
+          stride[1],   padding[0], padding[1], dilation[0],
+          dilation[1], groups,     y[2],       y[3]};
+}
+
+/// Conv2d's im2col column matrix, one image and group at a time:
+/// (c / groups) * kh * kw * ho * wo elements
+/// (kernels::conv2dWorkspaceElements).
+int64_t convWorkspaceElements(ArrayRef<int64_t> s) {
+  return s[1] / s[13] * s[5] * s[6] * s[14] * s[15];
+}
+
+/// Pool2dShape's fields in order: n, c, h, w, kh, kw, sh, sw, ph, pw, dh,
+/// dw, ho, wo.
+std::vector<int64_t> poolShape(ArrayRef<int64_t> x, ArrayRef<int64_t> y,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> stride,
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilation) {
+  return {x[0],        x[1],        x[2],      x[3],       kernel[0],
+          kernel[1],   stride[0],   stride[1], padding[0], padding[1],
+          dilation[0], dilation[1], y[2],      y[3]};
+}
+
+class OpLowering {
+public:
+  explicit OpLowering(StepLowering &l) : l(l) {}
+
+  LogicalResult lower(Operation *op);
+
+private:
+  LogicalResult lowerConstant(ConstantOp op);
+  LogicalResult lowerBinary(KernelKind kind, Operation *op);
+  LogicalResult lowerUnary(KernelKind kind, Operation *op, ValueRange inputs);
+  LogicalResult lowerSoftmax(KernelKind kind, Operation *op, ValueRange inputs,
+                             int64_t dim);
+  LogicalResult lowerMatmul(MatmulOp op);
+  LogicalResult lowerLinear(KernelKind kind, Operation *op, ValueRange inputs,
+                            ArrayRef<int64_t> weightShape, int64_t rows);
+  LogicalResult lowerConv(KernelKind kind, Operation *op, ValueRange inputs,
+                          std::vector<int64_t> shape);
+  LogicalResult lowerNormGrad(KernelKind kind, Operation *op, Value dy, Value x,
+                              Value weight, KernelAttrs attrs);
+  LogicalResult lowerReduce(Operation *op, Value input, ArrayRef<int64_t> dims,
+                            bool mean);
+  LogicalResult lowerUpdate(KernelKind kind, Operation *op, KernelAttrs attrs,
+                            std::vector<int> tied);
+
+  Kernel &add(KernelKind kind, Operation *op, ValueRange inputs) {
+    std::vector<int> in;
+    for (Value v : inputs)
+      in.push_back(l.get(v));
+    std::vector<int> out;
+    for (Value r : op->getResults())
+      out.push_back(l.define(r));
+    return l.addKernel(kind, op, std::move(in), std::move(out));
+  }
+
+  StepLowering &l;
+};
+
+} // namespace
+
+LogicalResult OpLowering::lower(Operation *op) {
+  auto unsupported = [&](Operation *op) -> LogicalResult {
+    return op->emitError() << "cannot lower '" << op->getName() << "' to the "
+                           << l.getTarget().name << " backend";
+  };
+  // Every tensor the op touches must have a type the target's kernels take.
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    std::optional<DType> dtype = getDType(type);
+    if (!isa<RankedTensorType>(type) || !dtype ||
+        (!l.getTarget().halfPrecision &&
+         (*dtype == DType::F16 || *dtype == DType::BF16)))
+      return op->emitError()
+             << "cannot lower '" << op->getName() << "' on " << type
+             << " to the " << l.getTarget().name
+             << " backend (it takes f32 and f64 tensors, i32 and i64 indices)";
+  }
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ConstantOp op) { return lowerConstant(op); })
+      .Case([&](AddOp op) { return lowerBinary(KernelKind::Add, op); })
+      .Case([&](SubOp op) { return lowerBinary(KernelKind::Sub, op); })
+      .Case([&](MulOp op) { return lowerBinary(KernelKind::Mul, op); })
+      .Case([&](DivOp op) { return lowerBinary(KernelKind::Div, op); })
+      .Case([&](ReluOp op) {
+        return lowerUnary(KernelKind::Relu, op, op->getOperands());
+      })
+      .Case([&](SigmoidOp op) {
+        return lowerUnary(KernelKind::Sigmoid, op, op->getOperands());
+      })
+      .Case([&](TanhOp op) {
+        return lowerUnary(KernelKind::Tanh, op, op->getOperands());
+      })
+      .Case([&](GeluOp op) {
+        return lowerUnary(KernelKind::Gelu, op, op->getOperands());
+      })
+      .Case([&](ReluGradOp op) {
+        return lowerUnary(KernelKind::ReluGrad, op,
+                          {op.getDy(), op.getInput()});
+      })
+      .Case([&](SigmoidGradOp op) {
+        return lowerUnary(KernelKind::SigmoidGrad, op,
+                          {op.getDy(), op.getOutput()});
+      })
+      .Case([&](TanhGradOp op) {
+        return lowerUnary(KernelKind::TanhGrad, op,
+                          {op.getDy(), op.getOutput()});
+      })
+      .Case([&](GeluGradOp op) {
+        return lowerUnary(KernelKind::GeluGrad, op,
+                          {op.getDy(), op.getInput()});
+      })
+      .Case([&](SoftmaxOp op) {
+        return lowerSoftmax(KernelKind::Softmax, op, op->getOperands(),
+                            op.getDim());
+      })
+      .Case([&](LogSoftmaxOp op) {
+        return lowerSoftmax(KernelKind::LogSoftmax, op, op->getOperands(),
+                            op.getDim());
+      })
+      .Case([&](SoftmaxGradOp op) {
+        return lowerSoftmax(KernelKind::SoftmaxGrad, op,
+                            {op.getDy(), op.getOutput()}, op.getDim());
+      })
+      .Case([&](LogSoftmaxGradOp op) {
+        return lowerSoftmax(KernelKind::LogSoftmaxGrad, op,
+                            {op.getDy(), op.getOutput()}, op.getDim());
+      })
+      .Case([&](MatmulOp op) { return lowerMatmul(op); })
+      .Case([&](LinearOp op) {
+        ArrayRef<int64_t> w = shapeOf(op.getWeight());
+        return lowerLinear(KernelKind::Linear, op,
+                           {op.getInput(), op.getWeight(), op.getBias()}, w,
+                           numel(op.getInput()) / w[1]);
+      })
+      .Case([&](LinearGradInputOp op) {
+        ArrayRef<int64_t> w = shapeOf(op.getWeight());
+        return lowerLinear(KernelKind::LinearGradInput, op,
+                           {op.getDy(), op.getWeight()}, w,
+                           numel(op.getDy()) / w[0]);
+      })
+      .Case([&](LinearGradWeightOp op) {
+        ArrayRef<int64_t> w = shapeOf(op.getResult());
+        return lowerLinear(KernelKind::LinearGradWeight, op,
+                           {op.getDy(), op.getInput()}, w,
+                           numel(op.getDy()) / w[0]);
+      })
+      .Case([&](Conv2dOp op) {
+        return lowerConv(
+            KernelKind::Conv2d, op,
+            {op.getInput(), op.getWeight(), op.getBias()},
+            convShape(shapeOf(op.getInput()), shapeOf(op.getWeight()),
+                      shapeOf(op.getResult()), op.getStride(), op.getPadding(),
+                      op.getDilation(), op.getGroups()));
+      })
+      .Case([&](Conv2dGradInputOp op) {
+        return lowerConv(
+            KernelKind::Conv2dGradInput, op, {op.getDy(), op.getWeight()},
+            convShape(shapeOf(op.getResult()), shapeOf(op.getWeight()),
+                      shapeOf(op.getDy()), op.getStride(), op.getPadding(),
+                      op.getDilation(), op.getGroups()));
+      })
+      .Case([&](Conv2dGradWeightOp op) {
+        return lowerConv(
+            KernelKind::Conv2dGradWeight, op, {op.getDy(), op.getInput()},
+            convShape(shapeOf(op.getInput()), shapeOf(op.getResult()),
+                      shapeOf(op.getDy()), op.getStride(), op.getPadding(),
+                      op.getDilation(), op.getGroups()));
+      })
+      .Case([&](BatchNormOp op) {
+        ArrayRef<int64_t> x = shapeOf(op.getInput());
+        Kernel &k = op.getTraining()
+                        ? add(KernelKind::BatchNormTraining, op,
+                              {op.getInput(), op.getWeight(), op.getBias()})
+                        : add(KernelKind::BatchNormInference, op,
+                              {op.getInput(), op.getWeight(), op.getBias(),
+                               op.getRunningMean(), op.getRunningVar()});
+        k.attrs.set("n", x[0]);
+        k.attrs.set("c", x[1]);
+        k.attrs.set("spatial", product(x.drop_front(2)));
+        k.attrs.set("eps", op.getEps());
+        return success();
+      })
+      .Case([&](BatchNormGradOp op) {
+        ArrayRef<int64_t> x = shapeOf(op.getInput());
+        KernelAttrs attrs;
+        attrs.set("n", x[0]);
+        attrs.set("c", x[1]);
+        attrs.set("spatial", product(x.drop_front(2)));
+        attrs.set("eps", op.getEps());
+        return lowerNormGrad(KernelKind::BatchNormGrad, op, op.getDy(),
+                             op.getInput(), op.getWeight(), std::move(attrs));
+      })
+      .Case([&](BatchNormRunningUpdateOp op) {
+        ArrayRef<int64_t> x = shapeOf(op.getInput());
+        KernelAttrs attrs;
+        attrs.set("n", x[0]);
+        attrs.set("c", x[1]);
+        attrs.set("spatial", product(x.drop_front(2)));
+        attrs.set("momentum", op.getMomentum());
+        return lowerUpdate(KernelKind::BatchNormRunningUpdate, op,
+                           std::move(attrs), {1, 2, 3});
+      })
+      .Case([&](LayerNormOp op) {
+        ArrayRef<int64_t> x = shapeOf(op.getInput());
+        int64_t cols = product(x.take_back(op.getNormalizedRank()));
+        Kernel &k = add(KernelKind::LayerNorm, op,
+                        {op.getInput(), op.getWeight(), op.getBias()});
+        k.attrs.set("rows", product(x) / cols);
+        k.attrs.set("cols", cols);
+        k.attrs.set("eps", op.getEps());
+        return success();
+      })
+      .Case([&](LayerNormGradOp op) {
+        ArrayRef<int64_t> x = shapeOf(op.getInput());
+        int64_t cols = product(x.take_back(op.getNormalizedRank()));
+        KernelAttrs attrs;
+        attrs.set("rows", product(x) / cols);
+        attrs.set("cols", cols);
+        attrs.set("eps", op.getEps());
+        return lowerNormGrad(KernelKind::LayerNormGrad, op, op.getDy(),
+                             op.getInput(), op.getWeight(), std::move(attrs));
+      })
+      .Case([&](EmbeddingOp op) {
+        ArrayRef<int64_t> w = shapeOf(op.getWeight());
+        Kernel &k =
+            add(KernelKind::Embedding, op, {op.getIndices(), op.getWeight()});
+        k.attrs.set("num_indices", numel(op.getIndices()));
+        k.attrs.set("dim", w[1]);
+        k.attrs.set("num_embeddings", w[0]);
+        return success();
+      })
+      .Case([&](EmbeddingGradOp op) {
+        Kernel &k =
+            add(KernelKind::EmbeddingGrad, op, {op.getIndices(), op.getDy()});
+        k.attrs.set("num_indices", numel(op.getIndices()));
+        k.attrs.set("dim", shapeOf(op.getDy()).back());
+        k.attrs.set("num_embeddings", op.getNumEmbeddings());
+        k.attrs.set("padding_idx",
+                    static_cast<int64_t>(op.getPaddingIdx().value_or(-1)));
+        return success();
+      })
+      .Case([&](DropoutOp op) {
+        // Eval mode and p = 0 are the identity.
+        if (!op.getTraining() || op.getP() == 0) {
+          l.defineAlias(op.getResult(), op.getInput());
+          return success();
+        }
+        Kernel &k = add(KernelKind::Dropout, op, {op.getInput()});
+        k.attrs.set("n", numel(op.getInput()));
+        k.attrs.set("p", op.getP());
+        k.attrs.set("stream", op.getStream());
+        return success();
+      })
+      .Case([&](MaxPool2dOp op) {
+        Kernel &k = add(KernelKind::MaxPool2d, op, {op.getInput()});
+        k.attrs.set("shape",
+                    poolShape(shapeOf(op.getInput()), shapeOf(op.getResult()),
+                              op.getKernelSize(), op.getStride(),
+                              op.getPadding(), op.getDilation()));
+        return success();
+      })
+      .Case([&](MaxPool2dGradOp op) {
+        Kernel &k =
+            add(KernelKind::MaxPool2dGrad, op, {op.getDy(), op.getInput()});
+        k.attrs.set("shape",
+                    poolShape(shapeOf(op.getInput()), shapeOf(op.getDy()),
+                              op.getKernelSize(), op.getStride(),
+                              op.getPadding(), op.getDilation()));
+        return success();
+      })
+      .Case([&](AvgPool2dOp op) {
+        Kernel &k = add(KernelKind::AvgPool2d, op, {op.getInput()});
+        k.attrs.set("shape",
+                    poolShape(shapeOf(op.getInput()), shapeOf(op.getResult()),
+                              op.getKernelSize(), op.getStride(),
+                              op.getPadding(), {1, 1}));
+        k.attrs.set("count_include_pad", op.getCountIncludePad());
+        return success();
+      })
+      .Case([&](AvgPool2dGradOp op) {
+        Kernel &k = add(KernelKind::AvgPool2dGrad, op, {op.getDy()});
+        k.attrs.set("shape",
+                    poolShape(shapeOf(op.getResult()), shapeOf(op.getDy()),
+                              op.getKernelSize(), op.getStride(),
+                              op.getPadding(), {1, 1}));
+        k.attrs.set("count_include_pad", op.getCountIncludePad());
+        return success();
+      })
+      .Case([&](AdaptiveAvgPool2dOp op) {
+        Kernel &k = add(KernelKind::AdaptiveAvgPool2d, op, {op.getInput()});
+        ArrayRef<int64_t> x = shapeOf(op.getInput()),
+                          y = shapeOf(op.getResult());
+        k.attrs.set("shape",
+                    std::vector<int64_t>{x[0], x[1], x[2], x[3], y[2], y[3]});
+        return success();
+      })
+      .Case([&](AdaptiveAvgPool2dGradOp op) {
+        Kernel &k = add(KernelKind::AdaptiveAvgPool2dGrad, op, {op.getDy()});
+        ArrayRef<int64_t> x = shapeOf(op.getResult()), y = shapeOf(op.getDy());
+        k.attrs.set("shape",
+                    std::vector<int64_t>{x[0], x[1], x[2], x[3], y[2], y[3]});
+        return success();
+      })
+      .Case([&](ReshapeOp op) {
+        l.defineAlias(op.getResult(), op.getInput());
+        return success();
+      })
+      .Case([&](PermuteOp op) {
+        Kernel &k = add(KernelKind::Permute, op, {op.getInput()});
+        k.attrs.set("perm", vec(op.getPermutation()));
+        return success();
+      })
+      .Case([&](ConcatOp op) {
+        Kernel &k = add(KernelKind::Concat, op, op.getInputs());
+        std::vector<int64_t> starts;
+        int64_t start = 0;
+        for (Value input : op.getInputs()) {
+          starts.push_back(start);
+          start += shapeOf(input)[op.getDim()];
+        }
+        k.attrs.set("dim", op.getDim());
+        k.attrs.set("starts", std::move(starts));
+        return success();
+      })
+      .Case([&](SliceOp op) {
+        Kernel &k = add(KernelKind::Slice, op, {op.getInput()});
+        k.attrs.set("start", vec(op.getStart()));
+        k.attrs.set("step", vec(op.getStep()));
+        return success();
+      })
+      .Case([&](SliceGradOp op) {
+        Kernel &k = add(KernelKind::SliceGrad, op, {op.getDy()});
+        k.attrs.set("start", vec(op.getStart()));
+        k.attrs.set("step", vec(op.getStep()));
+        return success();
+      })
+      .Case([&](BroadcastOp op) {
+        // Same element count: only 1s were added, the layout is the same.
+        if (numel(op.getInput()) == numel(op.getResult())) {
+          l.defineAlias(op.getResult(), op.getInput());
+          return success();
+        }
+        if (!isFloat(*getDType(op.getInput().getType())))
+          return unsupported(op);
+        Kernel &k = add(KernelKind::Broadcast, op, {op.getInput()});
+        k.attrs.set("in_strides", broadcastStrides(shapeOf(op.getInput()),
+                                                   shapeOf(op.getResult())));
+        return success();
+      })
+      .Case([&](SumOp op) {
+        return lowerReduce(op, op.getInput(), op.getDims(), /*mean=*/false);
+      })
+      .Case([&](MeanOp op) {
+        return lowerReduce(op, op.getInput(), op.getDims(), /*mean=*/true);
+      })
+      .Case([&](CrossEntropyOp op) {
+        ArrayRef<int64_t> logits = shapeOf(op.getLogits());
+        Kernel &k =
+            add(KernelKind::CrossEntropy, op, {op.getLogits(), op.getLabels()});
+        k.attrs.set("rows", logits[0]);
+        k.attrs.set("classes", logits[1]);
+        k.attrs.set("label_smoothing", op.getLabelSmoothing());
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp op) {
+        ArrayRef<int64_t> logits = shapeOf(op.getLogits());
+        Kernel &k = add(KernelKind::CrossEntropyGrad, op,
+                        {op.getDloss(), op.getLogits(), op.getLabels()});
+        k.attrs.set("rows", logits[0]);
+        k.attrs.set("classes", logits[1]);
+        k.attrs.set("label_smoothing", op.getLabelSmoothing());
+        return success();
+      })
+      .Case([&](MseLossOp op) {
+        Kernel &k =
+            add(KernelKind::MseLoss, op, {op.getInput(), op.getTarget()});
+        k.attrs.set("n", numel(op.getInput()));
+        return success();
+      })
+      .Case([&](MseLossGradOp op) {
+        Kernel &k = add(KernelKind::MseLossGrad, op,
+                        {op.getDloss(), op.getInput(), op.getTarget()});
+        k.attrs.set("n", numel(op.getInput()));
+        return success();
+      })
+      .Case([&](SGDUpdateOp op) {
+        KernelAttrs attrs;
+        attrs.set("n", numel(op.getParam()));
+        attrs.set("lr", op.getLr());
+        attrs.set("momentum", op.getMomentum());
+        attrs.set("dampening", op.getDampening());
+        attrs.set("weight_decay", op.getWeightDecay());
+        attrs.set("nesterov", op.getNesterov());
+        return lowerUpdate(KernelKind::SgdUpdate, op, std::move(attrs), {0, 2});
+      })
+      .Case([&](AdamUpdateOp op) {
+        KernelAttrs attrs;
+        attrs.set("n", numel(op.getParam()));
+        attrs.set("lr", op.getLr());
+        attrs.set("beta1", op.getBeta1());
+        attrs.set("beta2", op.getBeta2());
+        attrs.set("eps", op.getEps());
+        attrs.set("weight_decay", op.getWeightDecay());
+        return lowerUpdate(KernelKind::AdamUpdate, op, std::move(attrs),
+                           {0, 2, 3});
+      })
+      .Default([&](Operation *op) { return unsupported(op); });
+}
+
+LogicalResult OpLowering::lowerConstant(ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitError() << "cannot lower '" << op->getName() << "' to the "
+                          << l.getTarget().name
+                          << " backend: only dense constants are supported";
+  bool isFloatType = isa<FloatType>(dense.getElementType());
+  KernelKind kind = dense.isSplat() ? KernelKind::Fill : KernelKind::Constant;
+  Kernel &k = add(kind, op, {});
+  k.attrs.set("n", numel(op.getResult()));
+  if (dense.isSplat()) {
+    if (isFloatType)
+      k.attrs.set("value", dense.getSplatValue<APFloat>().convertToDouble());
+    else
+      k.attrs.set("value", dense.getSplatValue<APInt>().getSExtValue());
+    return success();
+  }
+  if (isFloatType) {
+    std::vector<double> values;
+    for (const APFloat &v : dense.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+    k.attrs.set("values", std::move(values));
+  } else {
+    std::vector<int64_t> values;
+    for (const APInt &v : dense.getValues<APInt>())
+      values.push_back(v.getSExtValue());
+    k.attrs.set("values", std::move(values));
+  }
+  return success();
+}
+
+LogicalResult OpLowering::lowerBinary(KernelKind kind, Operation *op) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  ArrayRef<int64_t> out = shapeOf(op->getResult(0));
+  Kernel &k = add(kind, op, {lhs, rhs});
+  k.attrs.set("n", product(out));
+  k.attrs.set("lhs_strides", broadcastStrides(shapeOf(lhs), out));
+  k.attrs.set("rhs_strides", broadcastStrides(shapeOf(rhs), out));
+  return success();
+}
+
+LogicalResult OpLowering::lowerUnary(KernelKind kind, Operation *op,
+                                     ValueRange inputs) {
+  Kernel &k = add(kind, op, inputs);
+  k.attrs.set("n", numel(op->getResult(0)));
+  if (auto gelu = dyn_cast<GeluOp>(op))
+    k.attrs.set("tanh", gelu.getApproximate() == "tanh");
+  if (auto gelu = dyn_cast<GeluGradOp>(op))
+    k.attrs.set("tanh", gelu.getApproximate() == "tanh");
+  return success();
+}
+
+LogicalResult OpLowering::lowerSoftmax(KernelKind kind, Operation *op,
+                                       ValueRange inputs, int64_t dim) {
+  ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
+  Kernel &k = add(kind, op, inputs);
+  k.attrs.set("outer", product(shape.take_front(dim)));
+  k.attrs.set("dim", shape[dim]);
+  k.attrs.set("inner", product(shape.drop_front(dim + 1)));
+  return success();
+}
+
+/// A batch of row-major GEMMs. Each operand steps through its matrices with
+/// one stride when its batch dimensions equal the result's (or are all 1:
+/// stride 0); a partial broadcast gets a table of offsets instead.
+LogicalResult OpLowering::lowerMatmul(MatmulOp op) {
+  ArrayRef<int64_t> lhs = shapeOf(op.getLhs()), rhs = shapeOf(op.getRhs()),
+                    out = shapeOf(op.getResult());
+  bool transA = op.getTransposeLhs(), transB = op.getTransposeRhs();
+  int64_t m = out[out.size() - 2], n = out.back();
+  int64_t k = transA ? lhs[lhs.size() - 2] : lhs.back();
+  ArrayRef<int64_t> batch = out.drop_back(2);
+
+  Kernel &kernel = add(KernelKind::Matmul, op, {op.getLhs(), op.getRhs()});
+  auto setOperand = [&](llvm::StringRef name, ArrayRef<int64_t> shape) {
+    int64_t matrix = shape[shape.size() - 2] * shape.back();
+    std::vector<int64_t> strides = broadcastStrides(shape.drop_back(2), batch);
+    bool full = true, none = true;
+    for (auto [stride, dim] : llvm::zip(strides, batch)) {
+      full &= dim == 1 || stride != 0;
+      none &= dim == 1 || stride == 0;
+    }
+    if (full || none) {
+      kernel.attrs.set((name + "_stride").str(), none ? int64_t(0) : matrix);
+      return;
+    }
+    std::vector<int64_t> offsets;
+    for (int64_t b = 0, e = product(batch); b < e; ++b) {
+      int64_t offset = 0, rest = b;
+      for (int64_t d = batch.size() - 1; d >= 0; --d) {
+        offset += (rest % batch[d]) * strides[d];
+        rest /= batch[d];
+      }
+      offsets.push_back(offset * matrix);
+    }
+    kernel.attrs.set((name + "_offsets").str(), std::move(offsets));
+  };
+  kernel.attrs.set("batch", product(batch));
+  kernel.attrs.set("m", m);
+  kernel.attrs.set("n", n);
+  kernel.attrs.set("k", k);
+  kernel.attrs.set("transpose_lhs", transA);
+  kernel.attrs.set("transpose_rhs", transB);
+  kernel.attrs.set("lda", lhs.back());
+  kernel.attrs.set("ldb", rhs.back());
+  setOperand("lhs", lhs);
+  setOperand("rhs", rhs);
+  return success();
+}
+
+LogicalResult OpLowering::lowerLinear(KernelKind kind, Operation *op,
+                                      ValueRange inputs,
+                                      ArrayRef<int64_t> weightShape,
+                                      int64_t rows) {
+  Kernel &k = add(kind, op, inputs);
+  k.attrs.set("rows", rows);
+  k.attrs.set("in", weightShape[1]);
+  k.attrs.set("out", weightShape[0]);
+  return success();
+}
+
+LogicalResult OpLowering::lowerConv(KernelKind kind, Operation *op,
+                                    ValueRange inputs,
+                                    std::vector<int64_t> shape) {
+  int64_t elements = convWorkspaceElements(shape);
+  Kernel &k = add(kind, op, inputs);
+  k.workspace =
+      l.createWorkspace(op, *getDType(op->getResult(0).getType()), elements);
+  k.attrs.set("shape", std::move(shape));
+  k.attrs.set("workspace_elements", elements);
+  return success();
+}
+
+/// batch_norm_grad and layer_norm_grad: the weight's and bias's gradients
+/// are computed only when something reads them.
+LogicalResult OpLowering::lowerNormGrad(KernelKind kind, Operation *op,
+                                        Value dy, Value x, Value weight,
+                                        KernelAttrs attrs) {
+  std::vector<int> outputs = {l.define(op->getResult(0)),
+                              l.defineIfUsed(op->getResult(1)),
+                              l.defineIfUsed(op->getResult(2))};
+  Kernel &k = l.addKernel(kind, op, {l.get(dy), l.get(x), l.get(weight)},
+                          std::move(outputs));
+  k.attrs = std::move(attrs);
+  return success();
+}
+
+LogicalResult OpLowering::lowerReduce(Operation *op, Value input,
+                                      ArrayRef<int64_t> dims, bool mean) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  std::vector<bool> reduced(shape.size(), false);
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    reduced[d] = true;
+    count *= shape[d];
+  }
+  Kernel &k = add(KernelKind::ReduceSum, op, {input});
+  k.attrs.set("reduced", std::move(reduced));
+  k.attrs.set("alpha", mean ? 1.0 / count : 1.0);
+  return success();
+}
+
+/// Optimizer updates and running statistics overwrite their state operands;
+/// `tied[i]` is the operand result i replaces.
+LogicalResult OpLowering::lowerUpdate(KernelKind kind, Operation *op,
+                                      KernelAttrs attrs,
+                                      std::vector<int> tied) {
+  Kernel &k = add(kind, op, op->getOperands());
+  k.attrs = std::move(attrs);
+  k.tiedInputs.assign(tied.begin(), tied.begin() + op->getNumResults());
+  // sgd_update without momentum has no momentum buffer operand.
+  k.inputs.resize(std::max<size_t>(k.inputs.size(), tied.back() + 1),
+                  kNoBuffer);
+  return success();
+}
+
+std::optional<DType> cairn::codegen::getDType(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF16())
+    return DType::F16;
+  if (element.isBF16())
+    return DType::BF16;
+  if (element.isF32())
+    return DType::F32;
+  if (element.isF64())
+    return DType::F64;
+  if (element.isSignlessInteger(32))
+    return DType::I32;
+  if (element.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+LogicalResult cairn::codegen::lowerOp(Operation *op, StepLowering &lowering) {
+  return OpLowering(lowering).lower(op);
+}
