@@ -66,6 +66,30 @@ int64_t windowArgMax(const T *plane, int64_t width, Taps rows, Taps cols,
   return arg;
 }
 
+/// The common 2x2, stride-2, unpadded window (every CNN's downsampling):
+/// the same first-maximum rule as windowArgMax, unrolled, without the
+/// per-window tap bookkeeping that dominates such small windows.
+bool isPlain2x2(const Pool2dShape &s) {
+  return s.kh == 2 && s.kw == 2 && s.sh == 2 && s.sw == 2 && s.ph == 0 &&
+         s.pw == 0 && s.dh == 1 && s.dw == 1 && 2 * s.ho <= s.h &&
+         2 * s.wo <= s.w;
+}
+
+/// Index (within the plane) of the first maximum of the window whose top
+/// left corner is `corner`.
+template <typename T>
+int64_t argMax2x2(const T *plane, int64_t width, int64_t corner) {
+  int64_t arg = corner;
+  T best = plane[corner];
+  for (int64_t idx : {corner + 1, corner + width, corner + width + 1}) {
+    const T v = plane[idx];
+    const bool take = v > best || std::isnan(v);
+    best = take ? v : best;
+    arg = take ? idx : arg;
+  }
+  return arg;
+}
+
 /// An average-pool window along one axis: input indices [begin, end), and
 /// its length before clipping away the padding (PyTorch's pool_size factor).
 struct Span {
@@ -150,6 +174,16 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
 
 template <typename T>
 void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
+  if (isPlain2x2(s)) {
+    for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+      const T *plane = x + pl * s.h * s.w;
+      T *out = y + pl * s.ho * s.wo;
+      for (int64_t i = 0; i < s.ho; ++i)
+        for (int64_t j = 0; j < s.wo; ++j)
+          *out++ = plane[argMax2x2(plane, s.w, 2 * i * s.w + 2 * j)];
+    }
+    return;
+  }
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
   for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
@@ -168,6 +202,18 @@ void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
   std::fill(dx, dx + s.n * s.c * s.h * s.w, T(0));
+  if (isPlain2x2(s)) {
+    // Windows do not overlap: each gradient lands on one element.
+    for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+      const T *plane = x + pl * s.h * s.w;
+      const T *g = dy + pl * s.ho * s.wo;
+      T *d = dx + pl * s.h * s.w;
+      for (int64_t i = 0; i < s.ho; ++i)
+        for (int64_t j = 0; j < s.wo; ++j)
+          d[argMax2x2(plane, s.w, 2 * i * s.w + 2 * j)] = *g++;
+    }
+    return;
+  }
   for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
     const T *plane = x + pl * s.h * s.w;
     const T *g = dy + pl * s.ho * s.wo;

@@ -66,6 +66,7 @@ std::string describe(const Pool2dShape &s) {
 std::vector<Pool2dShape> maxShapes() {
   return {
       shape(1, 1, 4, 4, 2, 2, 2, 2, 0, 0),
+      shape(2, 3, 7, 5, 2, 2, 2, 2, 0, 0), // 2x2 fast path, odd sizes
       shape(3, 2, 7, 6, 3, 3, 2, 2, 1, 1),
       shape(2, 2, 7, 8, 3, 2, 1, 2, 1, 1, 2, 2),       // dilation 2
       shape(2, 3, 5, 7, 2, 3, 2, 2, 0, 1, 1, 1, true), // ceil_mode
@@ -203,6 +204,20 @@ TEST(MaxPool2d, FirstMaximumTakesTheGradient) {
   // Rows are scanned outer: window (0,0) picks (0,1), not (1,0); the other
   // windows pick their top-left element.
   EXPECT_EQ(dx, (std::vector<double>{0, 11, 0, 100, 1000, 0, 0, 0, 0}));
+}
+
+TEST(MaxPool2d, TiesOnTheTwoByTwoFastPath) {
+  // One 2x2 window of equal values: the first in scan order takes the
+  // gradient; a NaN anywhere wins over numbers.
+  Pool2dShape s = shape(1, 1, 2, 2, 2, 2, 2, 2, 0, 0);
+  std::vector<float> x = {1, 1, 1, 1}, dy = {5}, dx(4), y(1);
+  maxPool2dBackward<float>(s, dy.data(), x.data(), dx.data());
+  EXPECT_EQ(dx, (std::vector<float>{5, 0, 0, 0}));
+  x = {1, 2, std::nanf(""), 3};
+  maxPool2dForward<float>(s, x.data(), y.data());
+  EXPECT_TRUE(std::isnan(y[0]));
+  maxPool2dBackward<float>(s, dy.data(), x.data(), dx.data());
+  EXPECT_EQ(dx, (std::vector<float>{0, 0, 5, 0}));
 }
 
 TEST(MaxPool2d, TiesWithPaddingAndDilation) {
