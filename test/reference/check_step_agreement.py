@@ -56,9 +56,16 @@ from philox import dropout_keep_mask, dropout_scale  # noqa: E402
 from pytorch_models import MODELS  # noqa: E402
 
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
+# Checked with --models only (not by default): "ops" fails the init check, as Cairn does not
+# zero Embedding's padding_idx row at init (PyTorch does); its step agrees.
+OPTIONAL = ["ops"]
+# Models whose file is not examples/<name>.cairn: their path relative to the repository root.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL_FILES = {"ops": os.path.join(REPO, "test", "codegen", "Inputs", "ops.cairn")}
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
-DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8}
+DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,
+                 "ops": 4}
 INIT_SEED, STEP_SEED, DATA_SEED = 1, 5, 0
 TINY = 1e-30
 
@@ -198,7 +205,7 @@ def check_init(model, weights):
                     if abs(w.std() / want - 1) > 0.2:
                         problems.append(f"init {name}: std {w.std():.6g}, PyTorch's "
                                         f"U(-bound, bound) has {want:.6g}")
-        elif isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):
+        elif isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm)):
             for bname, t in itertools.chain(m.named_parameters(recurse=False),
                                             m.named_buffers(recurse=False)):
                 name = dot + bname
@@ -206,6 +213,18 @@ def check_init(model, weights):
                 want = 1 if bname in ("weight", "running_var") else 0
                 if not torch.all(weights[name] == want):
                     problems.append(f"init {name}: expected all {want}")
+        elif isinstance(m, nn.Embedding):  # N(0, 1), the padding row zero
+            name = dot + "weight"
+            covered.add(name)
+            w = weights[name].double()
+            pad = m.padding_idx
+            if pad is not None and not torch.all(w[pad] == 0):
+                problems.append(f"init {name}: row {pad} (padding_idx) is not all 0 "
+                                f"as in PyTorch (max |w| there {w[pad].abs().max():.6g})")
+            rows = [i for i in range(w.shape[0]) if i != pad]
+            if abs(w[rows].std() - 1) > 0.2:
+                problems.append(f"init {name}: std {w[rows].std():.6g} outside the padding "
+                                f"row, PyTorch's N(0, 1) has 1")
     for name, t in model.state_dict().items():  # e.g. pos_embed: compare with PyTorch's draw
         if name in covered or not t.is_floating_point() or t.numel() < 100:
             continue
@@ -213,6 +232,14 @@ def check_init(model, weights):
         if abs(got / want - 1) > 0.2:
             problems.append(f"init {name}: std {got:.6g}, a fresh PyTorch model has {want:.6g}")
     return problems
+
+
+def train_loss(model, image, label):
+    """The training loss: the model's own `loss(image, label)` where it has one (a `loss`
+    block in its file), else cross_entropy(model(image), label), Cairn's default."""
+    if hasattr(model, "loss"):
+        return model.loss(image, label)
+    return F.cross_entropy(model(image), label)
 
 
 def torch_step(model, source, batch, seed):
@@ -226,7 +253,7 @@ def torch_step(model, source, batch, seed):
         expected["output"] = model(image)
     model.train()
     with philox_dropout(seed, step=0):
-        loss = F.cross_entropy(model(image), batch["label"])
+        loss = train_loss(model, image, batch["label"])
     loss.backward()
     expected["loss"] = loss.detach()
     for pname, p in model.named_parameters():
@@ -263,7 +290,7 @@ def tie_slack(model, batch, seed, ties):
     model = copy.deepcopy(model).train()
     calls = []
     with philox_dropout(seed, step=0), traced_relu(calls):
-        loss = F.cross_entropy(model(batch["image"]), batch["label"])
+        loss = train_loss(model, batch["image"], batch["label"])
     names, params = zip(*model.named_parameters())
     out_grads = torch.autograd.grad(loss, [y for _, y in calls], retain_graph=True)
     total = [torch.zeros_like(p) for p in params]
@@ -342,7 +369,7 @@ def compare(got, ref, noise, tie_slack, initial, tolerance):
 
 def check_one(name, args):
     """(batch, worst tensor, worst error, problems) for one example."""
-    source = os.path.join(args.examples, name + ".cairn")
+    source = MODEL_FILES.get(name, os.path.join(args.examples, name + ".cairn"))
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     exe, w_path = os.path.join(work, name), os.path.join(work, "init.safetensors")
@@ -407,7 +434,7 @@ def main():
     ap.add_argument("--examples", default="examples", help="folder of the .cairn examples")
     ap.add_argument("--work", default="/tmp/cairn-step-agreement",
                     help="folder for the executables and tensor files")
-    ap.add_argument("--models", nargs="+", default=EXAMPLES, choices=EXAMPLES)
+    ap.add_argument("--models", nargs="+", default=EXAMPLES, choices=EXAMPLES + OPTIONAL)
     ap.add_argument("--batch", type=int, help="batch for every model (default: per model)")
     ap.add_argument("--tolerance", type=float, default=1e-4)
     args = ap.parse_args()

@@ -164,6 +164,44 @@ class DeepMLP(nn.Module):
         return self.layers[-1](x)
 
 
+class Ops(nn.Module):
+    """test/codegen/Inputs/ops.cairn: every op the examples do not use, with its own loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, stride=2, padding=2, dilation=2)
+        self.grouped = nn.Conv2d(4, 4, 3, padding=1, groups=2, bias=False)
+        self.avg = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.adaptive = nn.AdaptiveAvgPool2d(3)
+        self.bn = nn.BatchNorm1d(36)
+        self.norm = nn.LayerNorm(12, elementwise_affine=False)
+        self.embed = nn.Embedding(10, 12, padding_idx=0)
+        self.keys = nn.Parameter(torch.empty(1, 3, 12, 2).normal_(std=0.5))
+        self.mix = nn.Parameter(torch.empty(18, 24).uniform_(-0.2, 0.2))
+        self.head = nn.Linear(24, 10)
+
+    def forward(self, image):
+        b = image.shape[0]
+        h = self.avg(self.grouped(F.relu(self.conv(image))))             # [B, 4, 8, 8]
+        a = self.adaptive(h)                                             # [B, 4, 3, 3]
+        m = self.pool(torch.tanh(h))                                     # [B, 4, 4, 4]
+        f = torch.cat([torch.flatten(a, 1), torch.flatten(m[:, :, ::2, 1:3], 1)], 1)
+        f = torch.sigmoid(self.bn(f[:, 0:36]))                           # [B, 36]
+        q = self.norm(F.gelu(f.reshape(b, 1, 3, 12), approximate="tanh"))
+        s = torch.softmax(q @ self.keys, -1)                             # [B, 3, 3, 2]
+        u = s.transpose(2, 3)                                            # [B, 3, 2, 3]
+        t = u - u.mean(dim=1, keepdim=True) / 2.0
+        return self.head(F.dropout(t.reshape(b, 18) @ self.mix, 0.1, self.training))
+
+    def loss(self, image, label):
+        """The model file's `loss` block (the default is cross_entropy(self(image), label))."""
+        logits = self(image)
+        e = torch.sum(self.embed(label), dim=1, keepdim=True)           # [B, 1]
+        return (F.cross_entropy(F.log_softmax(logits, 1), label)
+                + F.mse_loss(logits[:, 0:1], e))
+
+
 # example file stem -> (constructor, input shape without the batch dimension)
 MODELS = {
     "mlp": (MLP, (1, 28, 28)),
@@ -173,6 +211,7 @@ MODELS = {
     "deep_mlp": (DeepMLP, (1, 28, 28)),
     # The same file with `depth = 12`: the 12-layer encoder the language must express.
     "transformer12": (lambda: Transformer(depth=12), (1, 28, 28)),
+    "ops": (Ops, (1, 28, 28)),  # test/codegen/Inputs/ops.cairn
 }
 
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
