@@ -168,7 +168,7 @@ RunReport startReport(const Session &session, const char *command) {
   report.command = command;
   report.plannedArenaBytes = session.spec.arenaBytes;
   report.blasCore = kernels::blasCoreName();
-  report.threads = session.options.threads;
+  report.threads = kernels::blasThreads();
   report.seed = session.options.seed;
   return report;
 }

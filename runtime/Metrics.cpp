@@ -7,11 +7,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 #include <sys/resource.h>
 
 namespace cairn::runtime {
 
 int64_t peakRssBytes() {
+  // VmHWM starts afresh at exec; getrusage's ru_maxrss does not (it keeps the
+  // peak of the process that forked us, e.g. a 600 MB Python driver).
+  if (std::FILE *status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof line, status))
+      if (std::sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+        break;
+    std::fclose(status);
+    if (kib >= 0)
+      return static_cast<int64_t>(kib) * 1024;
+  }
   struct rusage usage;
   if (::getrusage(RUSAGE_SELF, &usage) != 0)
     return 0;

@@ -12,8 +12,8 @@
 //   test_loss               mean cross-entropy over the test set; null likewise
 //   planned_arena_bytes     spec.arenaBytes
 //   measured_peak_bytes     the arena's high-water mark (Arena.h)
-//   peak_rss_bytes          the process's peak resident set (getrusage)
-//   blas_core, threads      the BLAS core in use; --threads (0: BLAS default)
+//   peak_rss_bytes          the process's peak resident set since exec (VmHWM)
+//   blas_core, threads      the BLAS core and the number of threads it uses
 //   seed                    --seed
 //
 //===----------------------------------------------------------------------===//

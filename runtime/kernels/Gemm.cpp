@@ -81,6 +81,8 @@ void setBlasThreads(int threads) {
     openblas_set_num_threads(threads);
 }
 
+int blasThreads() { return openblas_get_num_threads(); }
+
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float,
                           const float *, int64_t, const float *, int64_t, float,
                           float *, int64_t);

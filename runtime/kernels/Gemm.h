@@ -34,6 +34,9 @@ const char *blasCoreName();
 /// Threads the BLAS uses; 0 keeps its default.
 void setBlasThreads(int threads);
 
+/// Threads the BLAS uses now (its default, or what setBlasThreads set).
+int blasThreads();
+
 } // namespace cairn::kernels
 
 #endif // CAIRN_RUNTIME_KERNELS_GEMM_H

@@ -143,7 +143,13 @@ TEST(Gemm, BlasCoreNameAndThreads) {
   const char *name = blasCoreName();
   ASSERT_NE(name, nullptr);
   EXPECT_GT(std::string(name).size(), 0u);
-  setBlasThreads(0); // keeps the default; must not crash
+  const int threads = blasThreads();
+  EXPECT_GE(threads, 1);
+  setBlasThreads(0); // keeps the default
+  EXPECT_EQ(blasThreads(), threads);
+  setBlasThreads(1);
+  EXPECT_EQ(blasThreads(), 1);
+  setBlasThreads(threads);
 }
 
 } // namespace
