@@ -8,15 +8,15 @@
 
 #include "ir/CairnOps.h"
 #include "ir/ShapeFunctions.h"
+#include "ir/VerifierHelpers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 
-#include <cstdio>
-
 using namespace mlir;
 using namespace cairn;
+using namespace cairn::verifier;
 
 #define GET_OP_CLASSES
 #include "ir/CairnOps.cpp.inc"
@@ -25,37 +25,9 @@ using namespace cairn;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-static RankedTensorType tensorOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return tensorOf(value).getShape();
-}
-
-static Type elementTypeOf(Value value) {
-  return tensorOf(value).getElementType();
-}
-
-/// A double as printf's %g writes it: "0.1", "-1", "1e-08", "nan".
-static std::string str(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", value);
-  return buffer;
-}
-
 /// Reports a shape function's error on `op`.
 static LogicalResult shapeError(Operation *op, const std::string &error) {
   return op->emitOpError() << error;
-}
-
-/// Checks that `value`, named `name`, has element type `elementType`.
-static LogicalResult verifyElementType(Operation *op, StringRef name,
-                                       Value value, Type elementType) {
-  if (elementTypeOf(value) != elementType)
-    return op->emitOpError() << "expected " << name << " with element type "
-                             << elementType << " but got " << value.getType();
-  return success();
 }
 
 /// Checks that the result type is tensor<`shape` x `elementType`>.

@@ -10,36 +10,17 @@
 
 #include "ir/CairnOps.h"
 #include "ir/ShapeFunctions.h"
+#include "ir/VerifierHelpers.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
-#include <cstdio>
-
 using namespace mlir;
 using namespace cairn;
+using namespace cairn::verifier;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-static RankedTensorType tensorOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return tensorOf(value).getShape();
-}
-
-static Type elementTypeOf(Value value) {
-  return tensorOf(value).getElementType();
-}
-
-/// A double as printf's %g writes it.
-static std::string str(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", value);
-  return buffer;
-}
 
 /// Checks that `value`, named `name`, has type `expected`.
 static LogicalResult verifyType(Operation *op, const Twine &name, Value value,
@@ -55,15 +36,6 @@ static LogicalResult verifyTensor(Operation *op, const Twine &name,
                                   Value value, ArrayRef<int64_t> shape,
                                   Type elementType) {
   return verifyType(op, name, value, RankedTensorType::get(shape, elementType));
-}
-
-/// Checks that `value`, named `name`, has element type `elementType`.
-static LogicalResult verifyElementType(Operation *op, const Twine &name,
-                                       Value value, Type elementType) {
-  if (elementTypeOf(value) != elementType)
-    return op->emitOpError() << "expected " << name << " with element type "
-                             << elementType << " but got " << value.getType();
-  return success();
 }
 
 /// Checks that the forward shape rule, run on the shapes the op was given,

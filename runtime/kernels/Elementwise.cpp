@@ -10,6 +10,7 @@
 #include "runtime/kernels/Elementwise.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/StridedWalk.h"
 
 #include <cmath>
 #include <string>
@@ -23,6 +24,7 @@ constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2 / pi)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
 constexpr double kGeluKappa = 0.044715;
 constexpr int kMaxRank = 8;
+static_assert(kMaxRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
 
 template <typename T, typename F>
 void mapUnary(int64_t n, const T *x, T *y, F f) {
@@ -186,24 +188,14 @@ void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
       out[0] = f(a[0], b[0]);
       return;
     }
-    int64_t inner = shape[m - 1], outer = 1;
+    int64_t inner = shape[m - 1];
+    StridedWalk<2> rows;
     for (int d = 0; d < m - 1; ++d)
-      outer *= shape[d];
-    int64_t idx[kMaxRank] = {};
-    int64_t aOff = 0, bOff = 0;
-    for (int64_t o = 0; o < outer; ++o) {
-      broadcastRow(f, inner, a + aOff, as[m - 1], b + bOff, bs[m - 1],
-                   out + o * inner);
-      for (int d = m - 2; d >= 0; --d) {
-        aOff += as[d];
-        bOff += bs[d];
-        if (++idx[d] < shape[d])
-          break;
-        aOff -= as[d] * shape[d];
-        bOff -= bs[d] * shape[d];
-        idx[d] = 0;
-      }
-    }
+      rows.add(shape[d], {as[d], bs[d]});
+    int64_t outer = rows.count();
+    for (int64_t o = 0; o < outer; ++o, rows.next())
+      broadcastRow(f, inner, a + rows.offset[0], as[m - 1],
+                   b + rows.offset[1], bs[m - 1], out + o * inner);
   });
 }
 

@@ -13,6 +13,7 @@
 #include "runtime/kernels/Movement.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/StridedWalk.h"
 
 #include <algorithm>
 #include <cstring>
@@ -25,6 +26,7 @@ namespace {
 constexpr int kMaxRank = 8;
 /// A plan may hold one more dimension: the bytes of an odd-sized element.
 constexpr int kMaxPlanRank = kMaxRank + 1;
+static_assert(kMaxPlanRank <= kMaxWalkRank, "a plan must fit a StridedWalk");
 /// Transpose tiles: long along the source's unit-stride dimension, so each
 /// source cache line is used up before eviction; short along the innermost
 /// destination dimension, which bounds the source lines a tile keeps live
@@ -60,42 +62,15 @@ struct CopyPlan {
   }
 };
 
-/// Row-major walk over dims [0, rank) of a plan except `skip1` and `skip2`,
-/// tracking the source and destination offsets.
-struct Walker {
-  int rank = 0;
-  int64_t size[kMaxPlanRank], src[kMaxPlanRank], dst[kMaxPlanRank];
-  int64_t idx[kMaxPlanRank] = {};
-  int64_t srcOffset = 0, dstOffset = 0;
-
-  Walker(const CopyPlan &p, int skip1, int skip2) {
-    for (int d = 0; d < p.rank; ++d) {
-      if (d == skip1 || d == skip2)
-        continue;
-      size[rank] = p.shape[d];
-      src[rank] = p.src[d];
-      dst[rank] = p.dst[d];
-      ++rank;
-    }
-  }
-  int64_t count() const {
-    int64_t c = 1;
-    for (int d = 0; d < rank; ++d)
-      c *= size[d];
-    return c;
-  }
-  void next() {
-    for (int d = rank - 1; d >= 0; --d) {
-      srcOffset += src[d];
-      dstOffset += dst[d];
-      if (++idx[d] < size[d])
-        return;
-      srcOffset -= src[d] * size[d];
-      dstOffset -= dst[d] * size[d];
-      idx[d] = 0;
-    }
-  }
-};
+/// A walk over dims [0, rank) of a plan except `skip1` and `skip2`; offset[0]
+/// is the source's, offset[1] the destination's.
+StridedWalk<2> walkExcept(const CopyPlan &p, int skip1, int skip2) {
+  StridedWalk<2> w;
+  for (int d = 0; d < p.rank; ++d)
+    if (d != skip1 && d != skip2)
+      w.add(p.shape[d], {p.src[d], p.dst[d]});
+  return w;
+}
 
 /// One element. Through memcpy (one load and store once inlined), because
 /// the bytes may hold floats and E is an integer type.
@@ -122,10 +97,10 @@ void copyTyped(const CopyPlan &p, const E *in, E *out) {
         unitDim = d;
   if (unitDim >= 0) {
     int64_t m = p.shape[unitDim], ds2 = p.dst[unitDim];
-    Walker w(p, unitDim, last);
+    StridedWalk<2> w = walkExcept(p, unitDim, last);
     for (int64_t k = w.count(); k > 0; --k, w.next()) {
-      const E *s = in + w.srcOffset;
-      E *o = out + w.dstOffset;
+      const E *s = in + w.offset[0];
+      E *o = out + w.offset[1];
       for (int64_t i0 = 0; i0 < m; i0 += kTileUnit)
         for (int64_t j0 = 0; j0 < n; j0 += kTileInner) {
           int64_t i1 = std::min(m, i0 + kTileUnit);
@@ -138,10 +113,10 @@ void copyTyped(const CopyPlan &p, const E *in, E *out) {
     return;
   }
 
-  Walker w(p, last, last);
+  StridedWalk<2> w = walkExcept(p, last, last);
   for (int64_t k = w.count(); k > 0; --k, w.next()) {
-    const E *s = in + w.srcOffset;
-    E *o = out + w.dstOffset;
+    const E *s = in + w.offset[0];
+    E *o = out + w.offset[1];
     if (ss == 1 && ds == 1)
       std::memcpy(o, s, size_t(n) * sizeof(E));
     else

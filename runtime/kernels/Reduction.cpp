@@ -11,6 +11,7 @@
 #include "runtime/kernels/Reduction.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/StridedWalk.h"
 
 #include <algorithm>
 #include <string>
@@ -20,6 +21,7 @@ namespace cairn::kernels {
 namespace {
 
 constexpr int kMaxRank = 8;
+static_assert(kMaxRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
 /// Accumulators kept on the stack for a kept last run, 2 KiB of doubles.
 constexpr int64_t kBlock = 256;
 
@@ -28,35 +30,7 @@ constexpr int64_t kBlock = 256;
                     std::to_string(kMaxRank) + " dimensions");
 }
 
-/// Row-major walk over a set of dimensions, tracking the element offset.
-struct Walker {
-  int rank = 0;
-  int64_t size[kMaxRank];
-  int64_t stride[kMaxRank];
-  int64_t idx[kMaxRank] = {};
-  int64_t offset = 0;
-
-  void add(int64_t n, int64_t s) {
-    size[rank] = n;
-    stride[rank] = s;
-    ++rank;
-  }
-  int64_t count() const {
-    int64_t c = 1;
-    for (int d = 0; d < rank; ++d)
-      c *= size[d];
-    return c;
-  }
-  void next() {
-    for (int d = rank - 1; d >= 0; --d) {
-      offset += stride[d];
-      if (++idx[d] < size[d])
-        return;
-      offset -= stride[d] * size[d];
-      idx[d] = 0;
-    }
-  }
-};
+using Walker = StridedWalk<1>;
 
 /// sum(x[0..n)) in double; eight partial sums let the loop vectorise.
 template <typename T> double rowSum(int64_t n, const T *x) {
@@ -120,7 +94,7 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
     stride[d] = stride[d + 1] * size[d + 1];
   Walker kept, summed;
   for (int d = 0; d < m - 1; ++d)
-    (red[d] ? summed : kept).add(size[d], stride[d]);
+    (red[d] ? summed : kept).add(size[d], {stride[d]});
 
   // A walker that has taken count() steps is back at its start, so `summed`
   // needs no reset between output elements.
@@ -129,7 +103,7 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
     for (int64_t k = 0; k < keptCount; ++k, kept.next()) {
       double s = 0;
       for (int64_t r = 0; r < summedCount; ++r, summed.next())
-        s += rowSum(last, in + kept.offset + summed.offset);
+        s += rowSum(last, in + kept.offset[0] + summed.offset[0]);
       out[k] = T(a * s);
     }
     return;
@@ -141,7 +115,7 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
       int64_t len = std::min(kBlock, last - j0);
       std::fill(acc, acc + len, 0.0);
       for (int64_t r = 0; r < summedCount; ++r, summed.next()) {
-        const T *row = in + kept.offset + summed.offset + j0;
+        const T *row = in + kept.offset[0] + summed.offset[0] + j0;
         for (int64_t j = 0; j < len; ++j)
           acc[j] += double(row[j]);
       }
@@ -181,10 +155,10 @@ void broadcastTo(int rank, const int64_t *outShape, const int64_t *inStrides,
   int64_t inner = shape[m - 1], innerStride = st[m - 1];
   Walker outer;
   for (int d = 0; d < m - 1; ++d)
-    outer.add(shape[d], st[d]);
+    outer.add(shape[d], {st[d]});
   int64_t outerCount = outer.count();
   for (int64_t o = 0; o < outerCount; ++o, outer.next()) {
-    const T *x = in + outer.offset;
+    const T *x = in + outer.offset[0];
     T *y = out + o * inner;
     if (innerStride == 1) {
       for (int64_t i = 0; i < inner; ++i)

@@ -1,0 +1,50 @@
+//===- VerifierHelpers.h - Small pieces shared by op verifiers ---*- C++ -*-===//
+//
+// Used by CairnOps.cpp and CairnTrainingOps.cpp only; not part of the
+// dialect's interface.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_IR_VERIFIERHELPERS_H
+#define CAIRN_IR_VERIFIERHELPERS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+#include <cstdio>
+#include <string>
+
+namespace cairn::verifier {
+
+inline mlir::RankedTensorType tensorOf(mlir::Value value) {
+  return mlir::cast<mlir::RankedTensorType>(value.getType());
+}
+
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value value) {
+  return tensorOf(value).getShape();
+}
+
+inline mlir::Type elementTypeOf(mlir::Value value) {
+  return tensorOf(value).getElementType();
+}
+
+/// A double as printf's %g writes it: "0.1", "-1", "1e-08", "nan".
+inline std::string str(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+/// Checks that `value`, named `name`, has element type `elementType`.
+inline mlir::LogicalResult verifyElementType(mlir::Operation *op,
+                                             const llvm::Twine &name,
+                                             mlir::Value value,
+                                             mlir::Type elementType) {
+  if (elementTypeOf(value) != elementType)
+    return op->emitOpError() << "expected " << name << " with element type "
+                             << elementType << " but got " << value.getType();
+  return mlir::success();
+}
+
+} // namespace cairn::verifier
+
+#endif // CAIRN_IR_VERIFIERHELPERS_H
