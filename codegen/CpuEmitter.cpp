@@ -850,38 +850,7 @@ void CpuEmitter::emitSpec() {
 }
 
 void CpuEmitter::emitMain() {
-  // The compiler sized the convolution workspaces by the kernels' rule; a
-  // disagreement would be a wild write, so check it once before running.
-  std::set<std::vector<int64_t>> convs;
-  for (const StepKernels *step : {&program.trainStep, &program.forward})
-    for (const Kernel &k : step->kernels)
-      if (k.kind == KernelKind::Conv2d ||
-          k.kind == KernelKind::Conv2dGradInput ||
-          k.kind == KernelKind::Conv2dGradWeight) {
-        std::vector<int64_t> key = k.attrs.getInts("shape");
-        key.push_back(k.attrs.getInt("workspace_elements"));
-        convs.insert(std::move(key));
-      }
   os << "int main(int argc, char **argv) {\n";
-  if (!convs.empty()) {
-    os << "  static const struct {\n"
-       << "    cairn::kernels::Conv2dShape shape;\n"
-       << "    int64_t planned;\n"
-       << "  } kConvs[] = {\n";
-    for (const std::vector<int64_t> &conv : convs)
-      os << "      {{" << formatInts(llvm::ArrayRef<int64_t>(conv).drop_back())
-         << "}, " << conv.back() << "},\n";
-    os << "  };\n"
-       << "  for (const auto &conv : kConvs)\n"
-       << "    if (cairn::kernels::conv2dWorkspaceElements(conv.shape) > "
-          "conv.planned) {\n"
-       << "      std::fprintf(stderr, \"internal error: a convolution needs "
-          "more workspace than \"\n"
-       << "                           \"the compiler planned (this is a bug in "
-          "Cairn)\\n\");\n"
-       << "      return 1;\n"
-       << "    }\n";
-  }
   os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
      << "}\n";
 }

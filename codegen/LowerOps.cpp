@@ -9,6 +9,7 @@
 #include "codegen/StepLowering.h"
 
 #include "ir/CairnOps.h"
+#include "runtime/kernels/Conv.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -61,11 +62,12 @@ std::vector<int64_t> convShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w,
           dilation[1], groups,     y[2],       y[3]};
 }
 
-/// Conv2d's im2col column matrix, one image and group at a time:
-/// (c / groups) * kh * kw * ho * wo elements
-/// (kernels::conv2dWorkspaceElements).
+/// Conv2d's scratch, by the kernels' own rule.
 int64_t convWorkspaceElements(ArrayRef<int64_t> s) {
-  return s[1] / s[13] * s[5] * s[6] * s[14] * s[15];
+  kernels::Conv2dShape shape{s[0],  s[1],  s[2],  s[3],  s[4],  s[5],
+                             s[6],  s[7],  s[8],  s[9],  s[10], s[11],
+                             s[12], s[13], s[14], s[15]};
+  return kernels::conv2dWorkspaceElements(shape);
 }
 
 /// Pool2dShape's fields in order: n, c, h, w, kh, kw, sh, sw, ph, pw, dh,

@@ -113,10 +113,6 @@ void col2im(const Conv2dShape &s, const T *col, int64_t channels, T *x) {
 
 } // namespace
 
-int64_t conv2dWorkspaceElements(const Conv2dShape &s) {
-  return (s.c / s.groups) * s.kh * s.kw * s.ho * s.wo;
-}
-
 template <typename T>
 void conv2dForward(const Conv2dShape &s, const T *x, const T *w, const T *bias,
                    T *y, T *workspace) {

@@ -22,8 +22,12 @@ struct Conv2dShape {
   int64_t ho, wo;         // output spatial size
 };
 
-/// Elements of T the three entry points below need as scratch.
-int64_t conv2dWorkspaceElements(const Conv2dShape &s);
+/// Elements of T the three entry points below need as scratch: one image's
+/// column matrix for one group. Inline, so that the compiler sizes the
+/// planned workspace by this same rule without linking the kernels.
+inline int64_t conv2dWorkspaceElements(const Conv2dShape &s) {
+  return (s.c / s.groups) * s.kh * s.kw * s.ho * s.wo;
+}
 
 /// y[n, o, ho, wo] = conv(x, w) + bias (bias may be null).
 template <typename T>
