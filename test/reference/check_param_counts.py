@@ -23,7 +23,7 @@ except ImportError:  # no torch on this machine: tell ctest to count the test as
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_models import (MODELS, RESNET18_PARAMS, buffer_count, param_count,  # noqa: E402
+from pytorch_models import (MODELS, RESNET18_PARAMS, model_file, buffer_count, param_count,  # noqa: E402
                             state_dict_entries)
 
 
@@ -89,7 +89,7 @@ def check_one(name, args):
     if name == "resnet18" and t_params != RESNET18_PARAMS:
         return [name, "-", f"{t_params:,}"], [f"PyTorch ResNet-18 has {t_params:,} parameters, "
                                               f"expected {RESNET18_PARAMS:,}"]
-    path = os.path.join(args.examples, name + ".cairn")
+    path = model_file(name, args.examples)
     if name == "transformer12":
         # The 12-layer encoder is the 4-layer example with one constant changed.
         with open(os.path.join(args.examples, "transformer.cairn")) as f:

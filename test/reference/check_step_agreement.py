@@ -53,15 +53,12 @@ except ImportError:  # no torch on this machine: tell ctest to count the test as
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from philox import dropout_keep_mask, dropout_scale  # noqa: E402
-from pytorch_models import MODELS  # noqa: E402
+from pytorch_models import MODELS, model_file  # noqa: E402
 
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
 # Checked with --models only (not by default): "ops" fails the init check, as Cairn does not
 # zero Embedding's padding_idx row at init (PyTorch does); its step agrees.
 OPTIONAL = ["ops"]
-# Models whose file is not examples/<name>.cairn: their path relative to the repository root.
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODEL_FILES = {"ops": os.path.join(REPO, "test", "codegen", "Inputs", "ops.cairn")}
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
 DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,
@@ -369,7 +366,7 @@ def compare(got, ref, noise, tie_slack, initial, tolerance):
 
 def check_one(name, args):
     """(batch, worst tensor, worst error, problems) for one example."""
-    source = MODEL_FILES.get(name, os.path.join(args.examples, name + ".cairn"))
+    source = model_file(name, args.examples)
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     exe, w_path = os.path.join(work, name), os.path.join(work, "init.safetensors")

@@ -8,6 +8,7 @@ Plain torch only (no torchvision): Debian's python3-torch 1.13, run with /usr/bi
 """
 import argparse
 import math
+import os
 
 import torch
 from torch import nn
@@ -213,6 +214,16 @@ MODELS = {
     "transformer12": (lambda: Transformer(depth=12), (1, 28, 28)),
     "ops": (Ops, (1, 28, 28)),  # test/codegen/Inputs/ops.cairn
 }
+
+# Models whose file is not <examples>/<name>.cairn, relative to the repository root.
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_MODEL_FILES = {"ops": os.path.join(_REPO, "test", "codegen", "Inputs", "ops.cairn")}
+
+
+def model_file(name, examples):
+    """The .cairn file of MODELS[name]: examples/<name>.cairn unless it lives elsewhere."""
+    return _MODEL_FILES.get(name, os.path.join(examples, name + ".cairn"))
+
 
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
           torch.float64: "f64", torch.int32: "i32", torch.int64: "i64"}
