@@ -73,13 +73,13 @@ const char *getRuntimeRole(BufferKind kind) {
   case BufferKind::Optimizer:
     return "OptimizerState";
   case BufferKind::Grad:
-    return "Gradient";
+    return "Gradient"; // per-step, reported through StepContext::observe
   case BufferKind::Output:
     return "Output";
   default:
     break;
   }
-  llvm_unreachable("only persistent buffers are in the spec");
+  llvm_unreachable("only persistent buffers and gradients are in the spec");
 }
 
 const char *getRuntimeInit(InitKind kind) {
@@ -202,6 +202,11 @@ public:
       : program(program), os(os) {
     modelSource.split(sourceLines, '\n');
     nameIdentifiers();
+    specIndex.assign(program.buffers.size(), -1);
+    int next = 0;
+    for (const Buffer &b : program.buffers)
+      if (isInSpec(b))
+        specIndex[b.id] = next++;
   }
 
   void emit();
@@ -215,8 +220,13 @@ private:
   void emitBinary(const Kernel &kernel, const char *op);
   void emitMatmul(const Kernel &kernel);
   void emitConcat(const Kernel &kernel);
+  void emitAfterKernel(const StepKernels &step, int index);
   void emitSpec();
   void emitMain();
+  /// The tensors the ProgramSpec lists: persistent ones and gradients.
+  bool isInSpec(const Buffer &b) const {
+    return isPersistent(b.kind) || b.kind == BufferKind::Grad;
+  }
 
   const Buffer &buffer(int id) const { return program.buffers[id]; }
   /// The pointer to buffer `id`, or nullptr for an absent one.
@@ -243,6 +253,8 @@ private:
   llvm::raw_ostream &os;
   llvm::SmallVector<llvm::StringRef> sourceLines;
   std::vector<std::string> identifiers;
+  /// By buffer id: its index in spec.tensors, or -1.
+  std::vector<int> specIndex;
   unsigned indent = 0;
 };
 
@@ -323,13 +335,45 @@ void CpuEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
       os << ", a view of " << buffer(program.getAliasRoot(id)).name;
     os << "\n";
   }
-  for (const Kernel &k : step.kernels) {
+  for (int index = 0, e = step.kernels.size(); index < e; ++index) {
     os << "\n";
-    emitComment(k);
-    emitKernel(k);
+    emitComment(step.kernels[index]);
+    emitKernel(step.kernels[index]);
+    emitAfterKernel(step, index);
   }
   indent = 0;
   os << "}\n\n";
+}
+
+/// What follows kernel `index`: gradients it completes go to ctx.observe,
+/// and with ctx.poison the buffers whose lifetime ends there are
+/// overwritten (unless an in-place output took their bytes over).
+void CpuEmitter::emitAfterKernel(const StepKernels &step, int index) {
+  std::vector<int> observed, dying;
+  std::set<int> handedOn;
+  for (const Buffer &b : program.buffers)
+    if (b.inPlaceOf != kNoBuffer && b.step == step.step &&
+        b.definedBy == index)
+      handedOn.insert(b.inPlaceOf);
+  for (const Buffer &b : program.buffers) {
+    if (b.step != step.step)
+      continue;
+    if (b.kind == BufferKind::Grad && b.definedBy == index)
+      observed.push_back(b.id);
+    if (!b.isAlias() && !isPersistent(b.kind) && b.bytes > 0 &&
+        b.definedBy >= 0 && b.lastUse == index && !handedOn.count(b.id))
+      dying.push_back(b.id);
+  }
+  for (int id : observed)
+    line() << "if (ctx.observe) ctx.observe(ctx.observer, " << specIndex[id]
+           << ", arena); // " << buffer(id).name << "\n";
+  if (dying.empty())
+    return;
+  line() << "if (ctx.poison) {\n";
+  for (int id : dying)
+    line() << "  cairn::runtime::poisonBytes(arena + " << buffer(id).offset
+           << ", " << buffer(id).bytes << "); // " << identifiers[id] << "\n";
+  line() << "}\n";
 }
 
 /// `// file:line:col layer op: the model line`.
@@ -833,7 +877,7 @@ void CpuEmitter::emitSpec() {
      << "      // name, dtype, shape, role, init, init scale, offset, "
         "location\n";
   for (const Buffer &b : program.buffers) {
-    if (!isPersistent(b.kind))
+    if (!isInSpec(b))
       continue;
     os << "      {" << quote(b.name) << ", DType::" << getRuntimeDType(b.dtype)
        << ", {" << formatInts(b.shape)

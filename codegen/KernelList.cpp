@@ -78,9 +78,9 @@ bool cairn::codegen::isPersistent(BufferKind kind) {
   case BufferKind::Param:
   case BufferKind::Buffer:
   case BufferKind::Optimizer:
-  case BufferKind::Grad:
   case BufferKind::Output:
     return true;
+  case BufferKind::Grad:
   case BufferKind::Activation:
   case BufferKind::Saved:
   case BufferKind::Temp:
@@ -226,29 +226,4 @@ void cairn::codegen::computeLiveness(Program &program) {
     if (!isPersistent(root.kind))
       root.lastUse = std::max(root.lastUse, buffer.lastUse);
   }
-}
-
-void cairn::codegen::assignOffsets(Program &program) {
-  // Persistent buffers first, then each step's own: the order a reader of
-  // the arena report expects.
-  std::vector<int> order;
-  for (const Buffer &buffer : program.buffers)
-    if (!buffer.isAlias() && isPersistent(buffer.kind))
-      order.push_back(buffer.id);
-  for (Step step : {Step::TrainStep, Step::Forward})
-    for (const Buffer &buffer : program.buffers)
-      if (!buffer.isAlias() && !isPersistent(buffer.kind) &&
-          buffer.step == step)
-        order.push_back(buffer.id);
-
-  int64_t end = 0;
-  for (int id : order) {
-    Buffer &buffer = program.buffers[id];
-    buffer.offset = end;
-    end = llvm::alignTo(end + buffer.bytes, kArenaAlignment);
-  }
-  for (Buffer &buffer : program.buffers)
-    if (buffer.isAlias())
-      buffer.offset = program.buffers[program.getAliasRoot(buffer.id)].offset;
-  program.arenaBytes = end;
 }

@@ -37,9 +37,9 @@ enum class BufferKind {
   Param,     // state_dict parameter
   Buffer,    // state_dict buffer (running statistics, counters)
   Optimizer, // optimizer state (momentum buffers, Adam moments)
-  Grad,      // a parameter's gradient, "grad.<param>" (read back for checks)
   Output,    // "loss" of the training step, "output" of the forward step
   // Per step: live between the kernel that defines it and its last use.
+  Grad,       // a parameter's gradient, "grad.<param>": dies at its update
   Activation, // a forward value only the forward part reads
   Saved,      // a forward value the backward part reads
   Temp,       // a backward or optimizer value, or a copy
@@ -83,6 +83,12 @@ struct Buffer {
   /// at the same offset, never written. The planner must keep `aliasOf` live
   /// as long as its views; definedBy/lastUse of the view are its own uses.
   int aliasOf = kNoBuffer;
+  /// Set by the memory planner: this buffer is written in place over the
+  /// bytes of `inPlaceOf`, an input of its defining kernel whose lifetime
+  /// ends at that kernel (an elementwise kernel reads element i before it
+  /// writes element i). Same offset; `inPlaceOf` keeps no bytes of its own
+  /// after that kernel.
+  int inPlaceOf = kNoBuffer;
   /// Bytes from the arena's start.
   int64_t offset = -1;
 
@@ -229,11 +235,10 @@ struct Program {
 /// buffer's lastUse over the uses of its views.
 void computeLiveness(Program &program);
 
-/// Gives every non-alias buffer its own region, one after another, each
-/// aligned to kArenaAlignment (views take their root's offset), and sets
-/// arenaBytes. The memory planner replaces this with liveness-based reuse.
+/// Every buffer's offset is a multiple of this (what CUDA's allocators and
+/// vector loads want).
 constexpr int64_t kArenaAlignment = 256;
-void assignOffsets(Program &program);
+
 
 } // namespace cairn::codegen
 

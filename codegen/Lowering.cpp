@@ -170,6 +170,12 @@ void ProgramBuilder::makePersistent(int id, StringRef name, BufferKind kind) {
   persistentByName[name] = id;
 }
 
+void ProgramBuilder::nameGradient(int id, StringRef name) {
+  Buffer &buffer = program.buffers[id];
+  buffer.name = uniqueName(name);
+  buffer.kind = BufferKind::Grad;
+}
+
 void ProgramBuilder::replaceBuffer(int from, int to) { replacedBy[from] = to; }
 
 int ProgramBuilder::resolve(int id) const {
@@ -454,12 +460,21 @@ void StepLowering::placeResults(const std::vector<Result> &results) {
         updateTarget[id] = target;
       continue;
     }
+    // A gradient is a per-step buffer under its state_dict name; the loss
+    // and the output are persistent.
+    bool gradient = result.kind == BufferKind::Grad;
     if (isFresh(id) && !tiedOutputs.count(id)) {
-      builder.makePersistent(id, result.name, result.kind);
+      if (gradient)
+        builder.nameGradient(id, result.name);
+      else
+        builder.makePersistent(id, result.name, result.kind);
       continue;
     }
-    int to = builder.addBuffer(makeBuffer(result.name, result.value.getType(),
-                                          result.kind, result.loc));
+    Buffer copy =
+        makeBuffer(result.name, result.value.getType(), result.kind, result.loc);
+    if (gradient)
+      copy.step = step;
+    int to = builder.addBuffer(std::move(copy));
     endCopies.push_back({id, to});
   }
 
@@ -560,7 +575,8 @@ namespace {
 /// the optimizer) defines them.
 void classifyBuffers(Program &program, int forwardEnd) {
   for (Buffer &buffer : program.buffers) {
-    if (isPersistent(buffer.kind) || buffer.kind == BufferKind::Workspace)
+    if (isPersistent(buffer.kind) || buffer.kind == BufferKind::Workspace ||
+        buffer.kind == BufferKind::Grad)
       continue;
     if (buffer.step == Step::Forward || buffer.definedBy < 0)
       buffer.kind = BufferKind::Activation;
@@ -608,6 +624,5 @@ cairn::codegen::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   builder.compact();
   computeLiveness(program);
   classifyBuffers(program, trainLowering.getForwardEnd());
-  assignOffsets(program);
   return std::move(program);
 }

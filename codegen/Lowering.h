@@ -24,7 +24,8 @@ struct LoweringTarget {
   bool halfPrecision = false;
 };
 
-/// Lowers both steps and lays out the arena (assignOffsets). Errors are
+/// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
+/// out the arena. Errors are
 /// reported at the offending op's location; returns nullopt then.
 std::optional<Program> lowerToKernels(mlir::ModuleOp module,
                                       const LoweringTarget &target);

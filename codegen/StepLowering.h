@@ -31,6 +31,8 @@ public:
   int lookupPersistent(llvm::StringRef name) const;
   /// Makes `id` persistent under `name` (a step's result).
   void makePersistent(int id, llvm::StringRef name, BufferKind kind);
+  /// Names the per-step buffer `id` as the gradient `name` ("grad.<param>").
+  void nameGradient(int id, llvm::StringRef name);
 
   /// Every later reference to `from` means `to`.
   void replaceBuffer(int from, int to);

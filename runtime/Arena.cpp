@@ -1,5 +1,6 @@
 //===- Arena.cpp - The one block of memory every step works in ------------===//
 #include "runtime/Arena.h"
+#include "runtime/Program.h"
 
 #include "absl/strings/str_format.h"
 
@@ -44,5 +45,7 @@ size_t Arena::measuredPeakBytes() const {
     --top;
   return top;
 }
+
+void poisonBytes(unsigned char *data, size_t bytes) { std::memset(data, 0xFF, bytes); }
 
 } // namespace cairn::runtime

@@ -19,6 +19,7 @@ constexpr unsigned kTrain = 1, kEval = 2, kInit = 4, kStep = 8;
 struct Flag {
   const char *name;
   unsigned commands; // where it is accepted
+  bool takesValue = true;
 };
 
 constexpr Flag kFlags[] = {
@@ -28,6 +29,7 @@ constexpr Flag kFlags[] = {
     {"metrics", kTrain | kEval}, {"normalize", kTrain | kEval},
     {"threads", kTrain | kEval}, {"log-every", kTrain},
     {"batch", kStep},           {"out", kStep},
+    {"poison", kTrain | kEval | kStep, /*takesValue=*/false},
 };
 
 struct CommandName {
@@ -159,6 +161,17 @@ absl::StatusOr<Options> parseCommandLine(int argc, char **argv) {
         flag = &candidate;
     if (!flag)
       return usageError(absl::StrFormat("%s: unknown flag '--%s'", command->name, name));
+    if (!flag->takesValue) {
+      if (inlineValue)
+        return usageError(
+            absl::StrFormat("%s: --%s takes no value", command->name, name));
+      if (!seen.insert(name).second)
+        return usageError(
+            absl::StrFormat("%s: --%s is given twice", command->name, name));
+      if (name == "poison")
+        options.poison = true;
+      continue;
+    }
     if (!inlineValue) {
       if (i + 1 >= argc || absl::StartsWith(argv[i + 1], "--"))
         return usageError(absl::StrFormat("%s: --%s needs a value", command->name, name));
@@ -192,14 +205,15 @@ std::string usageText(const std::string &exe, const ProgramSpec &spec) {
 
 usage:
   %1$s train [--data DIR] [--epochs N | --steps N] [--seed S] [--load F] [--save F]
-        [--metrics F] [--normalize MEAN,STD] [--threads N] [--log-every N]
+        [--metrics F] [--normalize MEAN,STD] [--threads N] [--log-every N] [--poison]
       Trains on DIR's training split, then reports accuracy and loss on its
       test split when it has one.
   %1$s eval [--data DIR] --load F [--metrics F] [--normalize MEAN,STD] [--threads N]
+        [--poison]
       Reports accuracy and loss of the weights in F on DIR's test split.
   %1$s init [--seed S] --save F
       Writes freshly initialised weights to F.
-  %1$s step --load F --batch B --out OUT [--seed S]
+  %1$s step --load F --batch B --out OUT [--seed S] [--poison]
       Loads the weights in F and the inputs in B (safetensors, tensors named
       like the model's inputs), runs the forward pass and one training step
       and writes loss, output, gradients and updated state to OUT.
@@ -227,6 +241,9 @@ flags (FLAG VALUE or FLAG=VALUE):
                         (default 100)
   --batch B             step: safetensors file with the input tensors
   --out OUT             step: where step writes its results
+  --poison              check the memory plan: overwrite each buffer with 0xFF
+                        (NaN) as soon as its lifetime ends; results must be
+                        bit-identical to a run without it
 
 Errors are reported on stderr with exit code 1.
 )",

@@ -40,6 +40,7 @@ struct Options {
   Normalization normalization;
   int threads = 0; // 0: the BLAS default
   int64_t logEvery = 100;
+  bool poison = false; // --poison: StepContext::poison
 };
 
 /// The options, or a usage error (an unknown command or flag, a missing or

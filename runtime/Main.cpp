@@ -77,6 +77,14 @@ struct Session {
   }
 };
 
+/// The context of the run's first step: --seed and --poison.
+StepContext firstStepContext(const Options &options) {
+  StepContext context;
+  context.seed = options.seed;
+  context.poison = options.poison;
+  return context;
+}
+
 absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &options) {
   absl::StatusOr<ModelLayout> layout = describeModel(spec);
   if (!layout.ok())
@@ -217,7 +225,8 @@ absl::Status runTrain(Session &session) {
   Progress progress(stderr, ::isatty(STDERR_FILENO) != 0, plan);
   unsigned char *image = session.at(*layout.image), *label = session.at(*layout.label);
   const unsigned char *loss = session.at(*layout.loss);
-  StepContext context{options.seed, 0};
+  StepContext context = firstStepContext(options);
+  int64_t rssAfterFirstStep = 0;
   Clock::time_point start = Clock::now();
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
     std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
@@ -230,6 +239,8 @@ absl::Status runTrain(Session &session) {
                                                    context.step + 1, epoch + 1, e.what()));
       }
       ++context.step;
+      if (context.step == 1)
+        rssAfterFirstStep = currentRssBytes();
       progress.step(epoch, loadScalar(layout.loss->dtype, loss));
     }
     progress.endEpoch(epoch);
@@ -237,6 +248,8 @@ absl::Status runTrain(Session &session) {
 
   RunReport report = startReport(session, "train");
   report.seconds = secondsSince(start);
+  report.rssAfterFirstStepBytes = rssAfterFirstStep;
+  report.rssAtEndBytes = currentRssBytes();
   report.epochs = plan.epochs;
   report.steps = context.step;
   report.examplesPerSecond =
@@ -269,7 +282,7 @@ absl::Status runEval(Session &session) {
   if (session.options.threads > 0)
     kernels::setBlasThreads(session.options.threads);
   absl::StatusOr<Evaluation> evaluation =
-      evaluate(session, **test, StepContext{session.options.seed, 0});
+      evaluate(session, **test, firstStepContext(session.options));
   if (!evaluation.ok())
     return evaluation.status();
   RunReport report = startReport(session, "eval");
@@ -328,8 +341,19 @@ absl::Status runStep(Session &session) {
     return status;
   if (absl::Status status = loadBatch(session); !status.ok())
     return status;
-  StepContext context{session.options.seed, 0};
+  StepContext context = firstStepContext(session.options);
   TensorMap results;
+  // Gradients are valid only right after the kernel computing them.
+  struct Observer {
+    const ProgramSpec &spec;
+    TensorMap &results;
+  } observer{session.spec, results};
+  context.observer = &observer;
+  context.observe = [](void *state, size_t tensor, const unsigned char *arena) {
+    auto &self = *static_cast<Observer *>(state);
+    const TensorInfo &info = self.spec.tensors.at(tensor);
+    self.results.insert_or_assign(info.name, readTensor(info, arena));
+  };
   const char *phase = "forward";
   try {
     session.spec.forward(session.arena.data(), context);
@@ -342,7 +366,9 @@ absl::Status runStep(Session &session) {
   }
   results.emplace("loss", readTensor(*layout.loss, session.arena.data()));
   for (const TensorInfo *tensor : layout.gradients)
-    results.emplace(tensor->name, readTensor(*tensor, session.arena.data()));
+    if (!results.count(tensor->name))
+      return absl::InternalError(absl::StrFormat(
+          "training step: gradient '%s' was never reported to the runtime", tensor->name));
   for (const TensorInfo *tensor : layout.state)
     results.emplace(tensor->name, readTensor(*tensor, session.arena.data()));
   if (absl::Status status = saveSafetensors(session.options.out, results); !status.ok())

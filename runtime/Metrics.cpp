@@ -32,6 +32,19 @@ int64_t peakRssBytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024; // Linux reports KiB
 }
 
+int64_t currentRssBytes() {
+  std::FILE *status = std::fopen("/proc/self/status", "r");
+  if (!status)
+    return 0;
+  char line[256];
+  long long kib = 0;
+  while (std::fgets(line, sizeof line, status))
+    if (std::sscanf(line, "VmRSS: %lld kB", &kib) == 1)
+      break;
+  std::fclose(status);
+  return static_cast<int64_t>(kib) * 1024;
+}
+
 std::string formatBytes(double bytes) {
   const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes < 1024)
@@ -61,6 +74,11 @@ std::string metricsJson(const RunReport &report) {
       {"planned_arena_bytes", report.plannedArenaBytes},
       {"measured_peak_bytes", report.measuredPeakBytes},
       {"peak_rss_bytes", report.peakRssBytes},
+      {"rss_after_first_step_bytes", report.rssAfterFirstStepBytes
+                                         ? nlohmann::json(*report.rssAfterFirstStepBytes)
+                                         : nlohmann::json(nullptr)},
+      {"rss_at_end_bytes", report.rssAtEndBytes ? nlohmann::json(*report.rssAtEndBytes)
+                                                : nlohmann::json(nullptr)},
       {"blas_core", report.blasCore},
       {"threads", report.threads},
       {"seed", report.seed},

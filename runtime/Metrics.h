@@ -13,6 +13,11 @@
 //   planned_arena_bytes     spec.arenaBytes
 //   measured_peak_bytes     the arena's high-water mark (Arena.h)
 //   peak_rss_bytes          the process's peak resident set since exec (VmHWM)
+//   rss_after_first_step_bytes, rss_at_end_bytes
+//                           train: the resident set after the first step and
+//                           after the last one (VmRSS); the step allocates
+//                           nothing, so the two stay level over any number
+//                           of steps (null for eval)
 //   blas_core, threads      the BLAS core and the number of threads it uses
 //   seed                    --seed
 //
@@ -43,6 +48,8 @@ struct RunReport {
   size_t plannedArenaBytes = 0;
   size_t measuredPeakBytes = 0;
   int64_t peakRssBytes = 0;
+  std::optional<int64_t> rssAfterFirstStepBytes;
+  std::optional<int64_t> rssAtEndBytes;
   std::string blasCore;
   int threads = 0;
   uint64_t seed = 0;
@@ -50,6 +57,8 @@ struct RunReport {
 
 /// The process's peak resident set size so far, in bytes.
 int64_t peakRssBytes();
+/// The process's resident set size now, in bytes (0 when unknown).
+int64_t currentRssBytes();
 
 /// "1.50 MiB"; plain bytes below 1 KiB.
 std::string formatBytes(double bytes);

@@ -6,7 +6,8 @@
 //
 // Memory: one arena of `arenaBytes`, allocated once by the runtime (aligned
 // to 256 bytes) before any step; every tensor named here lives at its
-// `offset` in it for the whole run. The step functions allocate nothing.
+// `offset` in it for the whole run, except gradients, whose bytes the plan
+// reuses (StepContext::observe). The step functions allocate nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_PROGRAM_H
@@ -26,7 +27,7 @@ enum class TensorRole {
   Param,          // state_dict parameter; trained in place by trainStep
   Buffer,         // state_dict buffer (BatchNorm running stats, counters)
   OptimizerState, // "<param>.momentum_buffer", "<param>.exp_avg", ...
-  Gradient,       // "grad.<param>", valid after trainStep (for checks)
+  Gradient,       // "grad.<param>": per-step, handed to StepContext::observe
   Output,         // "loss" (trainStep, f32 scalar), "output" (forward)
 };
 
@@ -44,13 +45,28 @@ struct TensorInfo {
   std::string loc;   // "model.cairn:12:3", where the model declares it
 };
 
-/// Passed to every step: the dropout key and the optimizer's step count.
+/// Passed to every step: the dropout key and the optimizer's step count, and
+/// two hooks for checking the memory plan.
 struct StepContext {
   uint64_t seed = 0;
   /// Optimizer steps taken before this one in this run (0 on the first;
   /// SGD's momentum starts from the gradient then, Adam uses step + 1).
   int64_t step = 0;
+  /// --poison: after each kernel, the step overwrites the bytes of every
+  /// buffer whose lifetime ends there with 0xFF (NaN in floats, -1 in
+  /// integers). A plan that let a live buffer share those bytes, or a kernel
+  /// that reads before it writes, then changes the results.
+  bool poison = false;
+  /// Gradients live only from the kernel computing them to the optimizer
+  /// update; when set, the step calls observe(observer, i, arena) right
+  /// after the kernel that computes tensors[i] of role Gradient, which is
+  /// then valid at tensors[i].offset (the `step` command reads them so).
+  void (*observe)(void *observer, size_t tensor, const unsigned char *arena) = nullptr;
+  void *observer = nullptr;
 };
+
+/// Overwrites `bytes` bytes at `data` with the poison pattern 0xFF.
+void poisonBytes(unsigned char *data, size_t bytes);
 
 struct ProgramSpec {
   std::string model;      // model name in the source
@@ -60,7 +76,8 @@ struct ProgramSpec {
   std::vector<TensorInfo> tensors;
   std::string optimizer;  // for humans: "SGD(lr=0.05, momentum=0.9)"
   /// Forward, loss, backward and optimizer update: reads the inputs, writes
-  /// "loss" and the gradients, updates params, buffers and optimizer state.
+  /// "loss", updates params, buffers and optimizer state (the gradients are
+  /// visible through StepContext::observe only).
   void (*trainStep)(unsigned char *arena, const StepContext &ctx) = nullptr;
   /// Eval-mode forward: reads "image", params and buffers, writes "output".
   void (*forward)(unsigned char *arena, const StepContext &ctx) = nullptr;

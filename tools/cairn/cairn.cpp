@@ -3,21 +3,29 @@
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]
+//   cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]
+//              [--memory-report FILE] [--no-reuse] [--verify-plan]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]
 //
 // `cairn build` parses and elaborates the model, runs autodiff
 // (cairn-autodiff), lowers @train_step and @forward to kernel lists, prints
 // them as C++ and compiles that with the host compiler into a training
-// executable (CAIRN_CXX overrides the compiler).
+// executable (CAIRN_CXX overrides the compiler). Both `build` and `plan`
+// lay out the arena with planArena (codegen/ArenaPlan.h) and check it with
+// the independent verifyArena before anything else uses it.
 //
 // Exit code 0 on success, 1 on any error in the model or the command line.
 // Errors are printed as file:line:col with the source line and a caret.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/ArenaPlan.h"
+#include "codegen/ArenaVerifier.h"
 #include "codegen/CpuEmitter.h"
 #include "codegen/HostCompiler.h"
 #include "codegen/Lowering.h"
+#include "codegen/MemoryReport.h"
+#include "codegen/MemoryReportHtml.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Elaborator.h"
 #include "passes/BufferCsv.h"
@@ -32,6 +40,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -53,6 +62,9 @@ constexpr long long kMaxBatch = 1ll << 30;
 /// Buffer CSV files larger than this are refused (a million buffers fit).
 constexpr uint64_t kMaxBufferFileBytes = 64u << 20;
 constexpr double kMaxTimeLimitSeconds = 3600;
+/// The exact search's budget when a model is built; most plans reach the
+/// lower bound long before.
+constexpr double kDefaultPlanSeconds = 1.0;
 
 cl::OptionCategory cairnCategory("Cairn options");
 
@@ -64,17 +76,56 @@ cl::SubCommand buildCommand(
              "the C++ compiler Cairn was built with; CAIRN_CXX overrides "
              "it), or print its IR or C++ with --emit");
 cl::SubCommand planCommand(
-    "plan", "Plan arena offsets for buffers with lifetimes, read from a CSV "
-            "file `id,lower,upper,size` (live over [lower, upper))");
+    "plan", "Print the memory plan of a model's training step (or, with "
+            "--fit, whether it fits a memory size and the largest batch that "
+            "does), without building; or plan arena offsets for buffers read "
+            "from a CSV file `id,lower,upper,size` (--buffers)");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("MODEL.cairn"),
                                cl::Required, cl::sub(checkCommand),
                                cl::sub(buildCommand), cl::cat(cairnCategory));
+cl::opt<std::string> planModelFile(cl::Positional, cl::desc("[MODEL.cairn]"),
+                                   cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<long long> batchSize(
     "batch", cl::desc("Batch size: binds the model's batch dimension (default: "
                       "the model's `batch` statement)"),
-    cl::value_desc("N"), cl::sub(checkCommand),
-    cl::sub(buildCommand), cl::cat(cairnCategory));
+    cl::value_desc("N"), cl::sub(checkCommand), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<std::string> memoryReportFile(
+    "memory-report",
+    cl::desc("Write the memory plan to FILE: .json (for tools), .txt (for "
+             "people) or .html (a page to look at), by FILE's extension"),
+    cl::value_desc("FILE"), cl::sub(buildCommand), cl::sub(planCommand),
+    cl::cat(cairnCategory));
+cl::opt<bool> noReuse(
+    "no-reuse",
+    cl::desc("Give every buffer bytes of its own (no liveness-based reuse, "
+             "nothing in place): the reference layout plans are checked "
+             "against"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<bool> verifyPlanFlag(
+    "verify-plan",
+    cl::desc("Report the independent check of the memory plan (it always "
+             "runs; a plan that fails it is never used)"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
+enum class PlanStep { Both, Train, Forward };
+cl::opt<PlanStep> planStep(
+    "step", cl::desc("Which steps to plan (default both: the executable's "
+                     "arena)"),
+    cl::init(PlanStep::Both),
+    cl::values(clEnumValN(PlanStep::Both, "both",
+                          "the training step and the forward pass, sharing "
+                          "one arena"),
+               clEnumValN(PlanStep::Train, "train", "the training step alone"),
+               clEnumValN(PlanStep::Forward, "forward",
+                          "the forward pass alone (inference)")),
+    cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<std::string> fitSize(
+    "fit",
+    cl::desc("Say whether the plan fits SIZE bytes per device (e.g. 16GiB, "
+             "512MiB, 8GB, 1000000) and the largest batch size that does; "
+             "exit code 0 when it fits at the model's batch size, 2 when not"),
+    cl::value_desc("SIZE"), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> jsonOutput("json", cl::desc("Print the summary as JSON"),
                          cl::sub(checkCommand), cl::cat(cairnCategory));
 cl::opt<bool> verifyDiagnostics(
@@ -119,7 +170,7 @@ cl::opt<bool> keepTemps(
 cl::opt<std::string> buffersFile(
     "buffers", cl::desc("The buffers: CSV lines `id,lower,upper,size`, header "
                         "line optional"),
-    cl::value_desc("FILE.csv"), cl::Required, cl::sub(planCommand),
+    cl::value_desc("FILE.csv"), cl::sub(planCommand),
     cl::cat(cairnCategory));
 cl::opt<std::string> planOutputFile(
     "o", cl::desc("Write the plan as CSV `id,lower,upper,size,offset`"),
@@ -137,6 +188,80 @@ llvm::LogicalResult runAutodiff(mlir::ModuleOp module) {
   if (llvm::failed(mlir::parsePassPipeline("cairn-autodiff", pm)))
     return llvm::failure();
   return pm.run(module);
+}
+
+/// The memory report's format, from its file name's extension.
+enum class ReportFormat { Json, Text, Html };
+std::optional<ReportFormat> getReportFormat(llvm::StringRef path) {
+  if (path.ends_with_insensitive(".json"))
+    return ReportFormat::Json;
+  if (path.ends_with_insensitive(".txt"))
+    return ReportFormat::Text;
+  if (path.ends_with_insensitive(".html") || path.ends_with_insensitive(".htm"))
+    return ReportFormat::Html;
+  return std::nullopt;
+}
+
+/// Lays out `program`'s arena as the flags ask, and checks the result with
+/// the independent verifier. A plan that fails it is a Cairn bug: it is
+/// reported and never used.
+std::optional<codegen::ArenaPlan>
+planAndVerify(codegen::Program &program, std::optional<codegen::Step> onlyStep,
+              double timeLimitSeconds, llvm::raw_ostream &verifyOs) {
+  codegen::ArenaPlanOptions options;
+  options.reuse = !noReuse;
+  options.inPlace = !noReuse;
+  options.timeLimitSeconds = timeLimitSeconds;
+  options.onlyStep = onlyStep;
+  codegen::ArenaPlan plan = codegen::planArena(program, options);
+  codegen::ArenaVerdict verdict = codegen::verifyArena(program, onlyStep);
+  if (!verdict.ok) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "internal error: the memory plan of model '" << program.model
+        << "' failed verification: " << verdict.message
+        << "\nThis is a bug in Cairn; please report it with the model file.\n";
+    return std::nullopt;
+  }
+  if (verifyPlanFlag)
+    verifyOs << "plan verified: " << verdict.buffers
+             << " buffers inside the " << program.arenaBytes
+             << "-byte arena, " << codegen::kArenaAlignment
+             << "-byte aligned, no two live at once share a byte\n";
+  return plan;
+}
+
+/// Writes the memory report to --memory-report in its format, atomically.
+llvm::LogicalResult writeMemoryReport(const codegen::Program &program,
+                                      const codegen::ArenaPlan &plan) {
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(memoryReportFile, &errorMessage);
+  if (!output) {
+    llvm::WithColor::error(llvm::errs(), "cairn") << errorMessage << "\n";
+    return llvm::failure();
+  }
+  switch (*getReportFormat(memoryReportFile)) {
+  case ReportFormat::Json:
+    output->os() << codegen::formatMemoryReportJson(program, plan);
+    break;
+  case ReportFormat::Text:
+    codegen::printMemoryReportText(program, plan, output->os());
+    break;
+  case ReportFormat::Html:
+    codegen::writeMemoryReportHtml(codegen::formatMemoryReportJson(program, plan),
+                                   output->os());
+    break;
+  }
+  output->os().flush();
+  if (output->os().has_error()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "cannot write '" << memoryReportFile
+        << "': " << output->os().error().message() << "\n";
+    output->os().clear_error();
+    return llvm::failure();
+  }
+  output->keep();
+  return llvm::success();
 }
 
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
@@ -179,6 +304,13 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
       codegen::lowerToKernels(*module, codegen::LoweringTarget{});
   if (!program)
     return llvm::failure();
+  std::optional<codegen::ArenaPlan> plan =
+      planAndVerify(*program, std::nullopt, kDefaultPlanSeconds, llvm::errs());
+  if (!plan)
+    return llvm::failure();
+  if (!memoryReportFile.empty() &&
+      llvm::failed(writeMemoryReport(*program, *plan)))
+    return llvm::failure();
   codegen::emitCpuProgram(*program, source, os);
   return llvm::success();
 }
@@ -195,6 +327,199 @@ bool checkTarget() {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "unknown --target '" << targetName << "'; expected cpu\n";
   return false;
+}
+
+/// "16GiB", "512 MiB", "8GB", "1000000" as bytes: binary units KiB..TiB,
+/// decimal units kB..TB (case-insensitive), B or none for bytes.
+std::optional<int64_t> parseByteSize(llvm::StringRef text) {
+  text = text.trim();
+  size_t numberEnd = 0;
+  while (numberEnd < text.size() &&
+         (llvm::isDigit(text[numberEnd]) || text[numberEnd] == '.'))
+    ++numberEnd;
+  llvm::StringRef number = text.take_front(numberEnd);
+  std::string unit = text.drop_front(numberEnd).trim().lower();
+  double value;
+  if (number.empty() || number.getAsDouble(value) || !(value > 0))
+    return std::nullopt;
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},         {"b", 1},           {"kib", 1024.0},
+      {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+      {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},
+      {"tb", 1e12}};
+  for (auto [name, scale] : units) {
+    if (unit != name)
+      continue;
+    double bytes = value * scale;
+    if (bytes >= 9.2e18)
+      return std::nullopt;
+    return static_cast<int64_t>(bytes);
+  }
+  return std::nullopt;
+}
+
+/// The model at batch size `batch` (0: the model's own), lowered to kernels
+/// with liveness; errors go to the context's handler.
+std::optional<codegen::Program> compileProgram(llvm::StringRef source,
+                                               llvm::StringRef filename,
+                                               mlir::MLIRContext &context,
+                                               long long batch) {
+  DiagnosticReporter diag(&context, filename);
+  ElaborateOptions options;
+  if (batch > 0)
+    options.batch = batch;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileModelSource(source, diag, options);
+  if (!module || llvm::failed(runAutodiff(*module)))
+    return std::nullopt;
+  return codegen::lowerToKernels(*module, codegen::LoweringTarget{});
+}
+
+/// `cairn plan MODEL --fit SIZE`: plans the model at its batch size, says
+/// whether it fits, then bisects for the largest batch that does.
+int runFit(llvm::StringRef source, llvm::StringRef filename,
+           mlir::MLIRContext &context, int64_t budget,
+           std::optional<codegen::Step> onlyStep) {
+  llvm::raw_ostream &os = llvm::outs();
+  // The probes plan with a short exact-search budget; the answer is
+  // planned again in full.
+  constexpr double kProbeSeconds = 0.1;
+  struct Probe {
+    bool ok = false; // compiled and planned
+    int64_t arena = 0;
+    int64_t batch = 0;
+  };
+  llvm::raw_null_ostream quiet;
+  auto probe = [&](long long batch, double seconds) {
+    Probe result;
+    std::optional<codegen::Program> program =
+        compileProgram(source, filename, context, batch);
+    if (!program)
+      return result;
+    std::optional<codegen::ArenaPlan> plan =
+        planAndVerify(*program, onlyStep, seconds, quiet);
+    if (!plan)
+      return result;
+    result.ok = true;
+    result.arena = plan->arenaBytes;
+    result.batch = program->batch;
+    return result;
+  };
+
+  Probe first = probe(batchSize.getNumOccurrences() ? batchSize.getValue() : 0,
+                      timeLimit);
+  if (!first.ok)
+    return 1;
+  bool fits = first.arena <= budget;
+  os << "model " << filename << " at batch " << first.batch << ": arena "
+     << codegen::formatByteSize(first.arena) << " (" << first.arena
+     << " bytes) " << (fits ? "fits" : "does not fit") << " in "
+     << codegen::formatByteSize(budget) << " (" << budget
+     << " bytes) per device\n";
+
+  // Bisect on [good, bad): good fits (0: none known), bad does not.
+  int64_t good = fits ? first.batch : 0, bad = fits ? 0 : first.batch;
+  int64_t goodArena = fits ? first.arena : 0, badArena = fits ? 0 : first.arena;
+  if (fits) {
+    for (int64_t batch = first.batch * 2; !bad; batch *= 2) {
+      if (batch > kMaxBatch) {
+        bad = kMaxBatch + 1;
+        break;
+      }
+      Probe p = probe(batch, kProbeSeconds);
+      if (!p.ok)
+        return 1;
+      if (p.arena <= budget)
+        good = batch, goodArena = p.arena;
+      else
+        bad = batch, badArena = p.arena;
+    }
+  }
+  while (bad - good > 1) {
+    int64_t batch = good + (bad - good) / 2;
+    Probe p = probe(batch, kProbeSeconds);
+    if (!p.ok)
+      return 1;
+    if (p.arena <= budget)
+      good = batch, goodArena = p.arena;
+    else
+      bad = batch, badArena = p.arena;
+  }
+  // Exit code 0 when the model fits at its batch size, 2 when it does not.
+  int code = fits ? 0 : 2;
+  if (good == 0) {
+    os << "no batch size fits: batch 1 needs "
+       << codegen::formatByteSize(badArena) << "\n";
+    return code;
+  }
+  if (bad > kMaxBatch) {
+    os << "every batch size up to " << kMaxBatch << " fits\n";
+    return code;
+  }
+  os << "largest batch that fits: " << good << " (arena "
+     << codegen::formatByteSize(goodArena) << "; batch " << bad << " needs "
+     << codegen::formatByteSize(badArena) << ")\n";
+  return code;
+}
+
+/// `cairn plan MODEL`: the memory plan without building; the text report
+/// on stdout, --memory-report to a file, or the --fit answer.
+int runPlanModel() {
+  std::optional<int64_t> budget;
+  if (fitSize.getNumOccurrences()) {
+    budget = parseByteSize(fitSize);
+    if (!budget) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--fit expects a size such as 16GiB, 512MiB, 8GB or 1000000 "
+             "(bytes), got '"
+          << fitSize << "'\n";
+      return 1;
+    }
+  }
+  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(
+      planModelFile, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (std::error_code ec = fileOrErr.getError()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "cannot read '" << planModelFile << "': " << ec.message() << "\n";
+    return 1;
+  }
+  if ((*fileOrErr)->getBufferSize() > kMaxModelFileBytes) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "'" << planModelFile << "' is " << (*fileOrErr)->getBufferSize()
+        << " bytes; model files are limited to " << kMaxModelFileBytes << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  llvm::StringRef source = (*fileOrErr)->getBuffer();
+  std::string name = (*fileOrErr)->getBufferIdentifier().str();
+  sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
+  mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false);
+  context.printStackTraceOnDiagnostic(false);
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  std::optional<codegen::Step> onlyStep;
+  if (planStep == PlanStep::Train)
+    onlyStep = codegen::Step::TrainStep;
+  else if (planStep == PlanStep::Forward)
+    onlyStep = codegen::Step::Forward;
+  if (budget)
+    return runFit(source, name, context, *budget, onlyStep);
+
+  std::optional<codegen::Program> program = compileProgram(
+      source, name, context,
+      batchSize.getNumOccurrences() ? batchSize.getValue() : 0);
+  if (!program)
+    return 1;
+  std::optional<codegen::ArenaPlan> plan =
+      planAndVerify(*program, onlyStep, timeLimit, llvm::outs());
+  if (!plan)
+    return 1;
+  if (!memoryReportFile.empty() &&
+      llvm::failed(writeMemoryReport(*program, *plan)))
+    return 1;
+  codegen::printMemoryReportText(*program, *plan, llvm::outs());
+  return 0;
 }
 
 /// `cairn plan`: reads the buffers, plans them, verifies the plan with the
@@ -281,6 +606,19 @@ int run() {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "expected -o EXE: the executable to build (or --emit=mlir, "
            "train-mlir or cpp to print)\n";
+    return 1;
+  }
+  if (memoryReportFile.getNumOccurrences() &&
+      !getReportFormat(memoryReportFile)) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--memory-report '" << memoryReportFile
+        << "': expected a file ending in .json, .txt or .html\n";
+    return 1;
+  }
+  if (memoryReportFile.getNumOccurrences() && splitInputFile) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--memory-report takes one model; it does not go with "
+           "--split-input-file\n";
     return 1;
   }
   if (buildExecutable && splitInputFile) {
@@ -392,12 +730,59 @@ int main(int argc, char **argv) {
       "Cairn: an ahead-of-time compiler for neural-network training.\n\n"
       "  cairn check MODEL [--batch N] [--json]\n"
       "  cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]\n"
+      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--verify-plan]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]\n"
+      "  cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]\n"
+      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--verify-plan]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");
-  if (planCommand)
-    return runPlan();
+  if (planCommand) {
+    bool haveModel = planModelFile.getNumOccurrences() > 0;
+    bool haveBuffers = buffersFile.getNumOccurrences() > 0;
+    if (haveModel == haveBuffers) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << (haveModel ? "plan takes a MODEL or --buffers FILE.csv, not both\n"
+                        : "plan expects a MODEL file or --buffers FILE.csv\n");
+      return 1;
+    }
+    if (!(timeLimit >= 0 && timeLimit <= kMaxTimeLimitSeconds)) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--time-limit must be between 0 and "
+          << llvm::format("%g", kMaxTimeLimitSeconds) << " but got "
+          << llvm::format("%g", timeLimit.getValue()) << "\n";
+      return 1;
+    }
+    if (haveBuffers && (memoryReportFile.getNumOccurrences() ||
+                        fitSize.getNumOccurrences() || noReuse ||
+                        planStep.getNumOccurrences())) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--memory-report, --fit, --no-reuse and --step plan a MODEL; "
+             "they do not apply to --buffers\n";
+      return 1;
+    }
+    if (haveModel && planOutputFile.getNumOccurrences()) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "-o writes the plan of --buffers; for a MODEL use "
+             "--memory-report FILE\n";
+      return 1;
+    }
+    if (memoryReportFile.getNumOccurrences() &&
+        !getReportFormat(memoryReportFile)) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--memory-report '" << memoryReportFile
+          << "': expected a file ending in .json, .txt or .html\n";
+      return 1;
+    }
+    if (haveModel && batchSize.getNumOccurrences() &&
+        (batchSize < 1 || batchSize > kMaxBatch)) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--batch must be between 1 and " << kMaxBatch << " but got "
+          << batchSize << "\n";
+      return 1;
+    }
+    return haveModel ? runPlanModel() : runPlan();
+  }
   if (!checkCommand && !buildCommand) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "expected a command: check, build or plan (see cairn --help)\n";

@@ -93,6 +93,23 @@ TEST(Cli, UsageErrors) {
   expectUsageError({"step", "--load", "w", "--batch", "b"}, "step: --out is required");
 }
 
+TEST(Cli, PoisonIsAFlagWithoutAValue) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"train", "--poison", "--steps", "3"},
+        {"eval", "--load", "w", "--poison"},
+        {"step", "--poison", "--load", "w", "--batch", "b", "--out", "o"}}) {
+    absl::StatusOr<Options> options = parse(args);
+    ASSERT_TRUE(options.ok()) << args[0] << ": " << options.status();
+    EXPECT_TRUE(options->poison) << args[0];
+  }
+  absl::StatusOr<Options> plain = parse({"train"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->poison);
+  expectUsageError({"train", "--poison=1"}, "train: --poison takes no value");
+  expectUsageError({"train", "--poison", "--poison"}, "--poison is given twice");
+  expectUsageError({"init", "--save", "w", "--poison"}, "init: unknown flag '--poison'");
+}
+
 TEST(Cli, HelpNamesEveryCommandAndFlag) {
   ProgramSpec spec;
   spec.model = "MLP";
@@ -102,7 +119,8 @@ TEST(Cli, HelpNamesEveryCommandAndFlag) {
   for (const char *word :
        {"train", "eval", "init", "step", "--help", "--version", "--data", "--epochs", "--steps",
         "--seed", "--load", "--save", "--metrics", "--normalize", "--threads", "--log-every",
-        "--batch", "--out", "/usr/share/datasets/fashion-mnist", "MLP", "mlp.cairn"})
+        "--batch", "--out", "--poison", "/usr/share/datasets/fashion-mnist", "MLP",
+        "mlp.cairn"})
     EXPECT_NE(help.find(word), std::string::npos) << word;
 }
 

@@ -54,7 +54,10 @@ void forward(unsigned char *arena, const StepContext &) {
   forwardInto(arena, in<float>(arena, at.output));
 }
 
-void trainStep(unsigned char *arena, const StepContext &) {
+/// spec.tensors indices of the gradients, for StepContext::observe.
+constexpr size_t kWeightGradTensor = 7, kBiasGradTensor = 8;
+
+void trainStep(unsigned char *arena, const StepContext &ctx) {
   float *logits = in<float>(arena, at.output);
   forwardInto(arena, logits);
   const float *x = in<float>(arena, at.image);
@@ -79,6 +82,12 @@ void trainStep(unsigned char *arena, const StepContext &) {
     }
   }
   *in<float>(arena, at.loss) = loss / kBatch;
+  // Gradients are reported when complete, as generated code does; with
+  // poison their bytes die after the update.
+  if (ctx.observe) {
+    ctx.observe(ctx.observer, kWeightGradTensor, arena);
+    ctx.observe(ctx.observer, kBiasGradTensor, arena);
+  }
   auto update = [](float *param, float *momentum, const float *grad, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       momentum[i] = kMomentum * momentum[i] + grad[i];
@@ -89,6 +98,10 @@ void trainStep(unsigned char *arena, const StepContext &) {
          kClasses * kPixels);
   update(in<float>(arena, at.bias), in<float>(arena, at.biasMomentum), gb, kClasses);
   ++*in<int64_t>(arena, at.count);
+  if (ctx.poison) {
+    cairn::runtime::poisonBytes(arena + at.weightGrad, kClasses * kPixels * sizeof(float));
+    cairn::runtime::poisonBytes(arena + at.biasGrad, kClasses * sizeof(float));
+  }
 }
 
 ProgramSpec makeSpec() {
@@ -129,6 +142,8 @@ ProgramSpec makeSpec() {
       add("fc.bias.momentum_buffer", DType::F32, {kClasses}, TensorRole::OptimizerState);
   at.weightGrad = add("grad.fc.weight", DType::F32, {kClasses, kPixels}, TensorRole::Gradient);
   at.biasGrad = add("grad.fc.bias", DType::F32, {kClasses}, TensorRole::Gradient);
+  EXPECT_EQ(spec.tensors[kWeightGradTensor].name, "grad.fc.weight");
+  EXPECT_EQ(spec.tensors[kBiasGradTensor].name, "grad.fc.bias");
   at.output = add("output", DType::F32, {kBatch, kClasses}, TensorRole::Output);
   at.loss = add("loss", DType::F32, {}, TensorRole::Output);
   spec.arenaBytes = (top + 63) / 64 * 64;
@@ -372,6 +387,16 @@ TEST_F(RunMain, InitAndStepWriteEveryTensor) {
   for (size_t i = 0; i < w.size(); ++i)
     EXPECT_EQ(updated[i], w[i] - kLearningRate * grad[i]);
   EXPECT_GT(floatsOf(got->at("loss"))[0], 0.5f);
+
+  // --poison overwrites the gradients after the update; the step still
+  // reports them as computed (observe comes first), byte for byte.
+  Result poisoned = run(spec, {"step", "--poison", "--load", file("init.safetensors"), "--batch",
+                               file("batch.safetensors"), "--out", file("p.safetensors")});
+  ASSERT_EQ(poisoned.code, 0) << poisoned.err;
+  absl::StatusOr<TensorMap> again = loadSafetensors(file("p.safetensors"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (const auto &[name, tensor] : *got)
+    EXPECT_EQ(again->at(name).bytes, tensor.bytes) << name;
 }
 
 TEST_F(RunMain, BadCheckpointsNameFileAndTensor) {

@@ -1,0 +1,96 @@
+//===- ArenaPlan.h - The static memory plan of a program --------*- C++ -*-===//
+//
+// Turns a Program's kernel lists into a schedule and buffer lifetimes, and
+// its buffers into offsets in one arena: the heart of Cairn.
+//
+// The schedule is the training step's kernels, then the forward step's, in
+// the order the lowering emitted them. A per-step buffer lives from the
+// kernel that defines it to the last kernel that reads it (or one of its
+// views); persistent buffers (inputs, params, state_dict buffers, optimizer
+// state, outputs) live for the whole schedule. Workspaces live for their one
+// kernel. The two steps never run at once, so their per-step buffers share
+// bytes freely.
+//
+// Planning is three moves:
+//   1. In place: an elementwise kernel writes its output over an input whose
+//      lifetime ends at that kernel (same dtype and element count).
+//   2. Offsets: the planner (passes/MemoryPlanner.h) packs the lifetimes,
+//      every offset a multiple of 256 bytes.
+//   3. Verification: verifyArena (ArenaVerifier.h) checks the result from
+//      the kernel lists alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_ARENAPLAN_H
+#define CAIRN_CODEGEN_ARENAPLAN_H
+
+#include "codegen/KernelList.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cairn::codegen {
+
+struct ArenaPlanOptions {
+  /// False: every buffer gets bytes of its own (`--no-reuse`), no in-place.
+  bool reuse = true;
+  /// Elementwise kernels may write over a dying input.
+  bool inPlace = true;
+  /// The planner's exact-search budget, seconds (0: greedy only).
+  double timeLimitSeconds = 1.0;
+  /// Plan one step alone (the report of an inference-only or training-only
+  /// footprint); its buffers get offsets, the other step's do not. Such a
+  /// program must not be emitted.
+  std::optional<Step> onlyStep;
+};
+
+/// One kernel of the schedule.
+struct ScheduleEntry {
+  Step step = Step::TrainStep;
+  int kernel = 0;
+};
+
+/// What the plan is, for reports: the schedule, every buffer's lifetime in
+/// it, and the totals.
+struct ArenaPlan {
+  std::vector<ScheduleEntry> schedule;
+  /// By buffer id: first and last schedule index the buffer's bytes are
+  /// live, inclusive; -1 for views and buffers outside the planned steps.
+  std::vector<int> start;
+  std::vector<int> end;
+  int64_t arenaBytes = 0;
+  /// No plan of this schedule (with these in-place decisions) is smaller:
+  /// the largest total of bytes live at one schedule index.
+  int64_t lowerBoundBytes = 0;
+  /// Bytes of persistent buffers (each rounded up to 256).
+  int64_t persistentBytes = 0;
+  /// Every buffer its own bytes, nothing in place (rounded up to 256 each).
+  int64_t noReuseBytes = 0;
+  /// The schedule index where the live bytes reach the lower bound.
+  int peakIndex = 0;
+  /// Buffers written in place over a dying input.
+  int inPlaceBuffers = 0;
+  /// "greedy-by-size", "exact-search" or "no-reuse".
+  std::string method;
+  bool provedOptimal = false;
+  double seconds = 0;
+
+  /// Bytes live at each schedule index.
+  std::vector<int64_t> liveBytes;
+};
+
+/// Sets the offsets (and Buffer::inPlaceOf) of `program`'s buffers and its
+/// arenaBytes. Requires computeLiveness to have run.
+ArenaPlan planArena(Program &program, const ArenaPlanOptions &options = {});
+
+/// Bytes rounded up to the arena alignment.
+int64_t alignToArena(int64_t bytes);
+
+/// The element-wise kernels that may write their output over an input: each
+/// reads element i of every same-shape operand before it writes element i.
+bool mayWriteInPlace(KernelKind kind);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_ARENAPLAN_H

@@ -1,0 +1,43 @@
+//===- ArenaVerifier.h - Independent check of a program's arena -*- C++ -*-===//
+//
+// Proves the offsets of a Program sound from its kernel lists alone, with
+// code of its own: it recomputes every buffer's lifetime from the kernels
+// that touch it (and its views), not from Buffer::definedBy/lastUse or the
+// planner's intervals, and hands the result to the interval verifier
+// (passes/PlanVerifier.h). It checks that
+//   - every buffer with bytes lies inside the arena, 256-byte aligned;
+//   - a view sits at its root's offset;
+//   - no two buffers live at the same time share a byte, where kernel k's
+//     inputs and outputs are live together, except an in-place output
+//     (Buffer::inPlaceOf) of an elementwise kernel over a same-size input
+//     that the kernel reads last.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_ARENAVERIFIER_H
+#define CAIRN_CODEGEN_ARENAVERIFIER_H
+
+#include "codegen/KernelList.h"
+
+#include <optional>
+#include <string>
+
+namespace cairn::codegen {
+
+struct ArenaVerdict {
+  bool ok = true;
+  /// The first violation, naming the buffers; empty when ok.
+  std::string message;
+  /// Buffers checked (views and empty buffers not counted).
+  int buffers = 0;
+};
+
+/// Checks `program`'s offsets and arenaBytes. With `onlyStep`, only that
+/// step's kernels and the buffers they touch are checked (a plan of one
+/// step, ArenaPlanOptions::onlyStep).
+ArenaVerdict verifyArena(const Program &program,
+                         std::optional<Step> onlyStep = std::nullopt);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_ARENAVERIFIER_H

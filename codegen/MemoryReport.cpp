@@ -1,0 +1,210 @@
+//===- MemoryReport.cpp - The memory plan as JSON and as text -------------===//
+
+#include "codegen/MemoryReport.h"
+
+#include "llvm/Support/Format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+
+using namespace cairn::codegen;
+
+std::string cairn::codegen::formatByteSize(int64_t bytes) {
+  if (bytes < 1024)
+    return std::to_string(bytes) + " B";
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = bytes;
+  int unit = -1;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", value, units[unit]);
+  return text;
+}
+
+namespace {
+
+/// The buffers the report lists: those with bytes in the plan.
+std::vector<const Buffer *> getPlannedBuffers(const Program &program,
+                                              const ArenaPlan &plan) {
+  std::vector<const Buffer *> listed;
+  for (const Buffer &buffer : program.buffers)
+    if (!buffer.isAlias() && buffer.bytes > 0 && plan.start[buffer.id] >= 0)
+      listed.push_back(&buffer);
+  return listed;
+}
+
+const Kernel &getKernel(const Program &program, const ScheduleEntry &entry) {
+  return program.getStep(entry.step).kernels[entry.kernel];
+}
+
+std::vector<std::string> getStepNames(const ArenaPlan &plan) {
+  std::vector<std::string> steps;
+  for (const ScheduleEntry &entry : plan.schedule)
+    if (steps.empty() || steps.back() != getStepName(entry.step))
+      steps.push_back(getStepName(entry.step).str());
+  return steps;
+}
+
+} // namespace
+
+std::string cairn::codegen::formatMemoryReportJson(const Program &program,
+                                                   const ArenaPlan &plan) {
+  using Json = nlohmann::ordered_json;
+  Json buffers = Json::array();
+  for (const Buffer *buffer : getPlannedBuffers(program, plan)) {
+    Json entry = {{"name", buffer->name},
+                  {"kind", getBufferKindName(buffer->kind).str()},
+                  {"bytes", buffer->bytes},
+                  {"offset", buffer->offset},
+                  {"start", plan.start[buffer->id]},
+                  {"end", plan.end[buffer->id]},
+                  {"loc", buffer->loc}};
+    if (buffer->inPlaceOf != kNoBuffer)
+      entry["in_place_of"] = program.buffers[buffer->inPlaceOf].name;
+    buffers.push_back(std::move(entry));
+  }
+  Json schedule = Json::array();
+  for (size_t index = 0; index < plan.schedule.size(); ++index) {
+    const Kernel &kernel = getKernel(program, plan.schedule[index]);
+    schedule.push_back({{"index", index},
+                        {"op", kernel.opName},
+                        {"kernel", getKernelKindName(kernel.kind).str()},
+                        {"step", getStepName(plan.schedule[index].step).str()},
+                        {"layer", kernel.layer},
+                        {"loc", kernel.loc}});
+  }
+  Json device = {{"device", 0},
+                 {"arena_bytes", plan.arenaBytes},
+                 {"lower_bound_bytes", plan.lowerBoundBytes},
+                 {"persistent_bytes", plan.persistentBytes},
+                 {"no_reuse_bytes", plan.noReuseBytes},
+                 {"planning_seconds", plan.seconds},
+                 {"method", plan.method},
+                 {"proved_optimal", plan.provedOptimal},
+                 {"in_place_buffers", plan.inPlaceBuffers},
+                 {"peak_index", plan.peakIndex},
+                 {"buffers", std::move(buffers)},
+                 {"schedule", std::move(schedule)}};
+  Json report = {{"model", program.model},
+                 {"source", program.sourceFile},
+                 {"batch", program.batch},
+                 {"steps", getStepNames(plan)},
+                 {"devices", Json::array({std::move(device)})}};
+  // `replace`: a model name with bad UTF-8 must not throw.
+  return report.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void cairn::codegen::printMemoryReportText(const Program &program,
+                                           const ArenaPlan &plan,
+                                           llvm::raw_ostream &os) {
+  std::vector<const Buffer *> listed = getPlannedBuffers(program, plan);
+  auto ratio = [](int64_t a, int64_t b) {
+    return b > 0 ? static_cast<double>(a) / b : 1.0;
+  };
+  auto isLiveAt = [&](const Buffer &b, int index) {
+    int first = plan.start[b.id] + (b.inPlaceOf != kNoBuffer ? 1 : 0);
+    return first <= index && index <= plan.end[b.id];
+  };
+  std::vector<std::string> steps = getStepNames(plan);
+  std::string stepList;
+  for (const std::string &step : steps)
+    stepList += (stepList.empty() ? "" : " + ") + step;
+
+  os << "Memory plan of model " << program.model << " (" << program.sourceFile
+     << "), batch " << program.batch << ": " << stepList << ", "
+     << plan.schedule.size() << " kernels, " << listed.size()
+     << " buffers, one arena (device 0)\n\n";
+  os << llvm::format("  %-13s %12s\n", "arena",
+                     formatByteSize(plan.arenaBytes).c_str());
+  os << llvm::format("  %-13s %12s   arena / lower bound = %.3f%s\n",
+                     "lower bound", formatByteSize(plan.lowerBoundBytes).c_str(),
+                     ratio(plan.arenaBytes, plan.lowerBoundBytes),
+                     plan.provedOptimal ? " (optimal)" : "");
+  os << llvm::format("  %-13s %12s   %.2fx the arena (every buffer its own "
+                     "bytes)\n",
+                     "no reuse", formatByteSize(plan.noReuseBytes).c_str(),
+                     ratio(plan.noReuseBytes, plan.arenaBytes));
+  os << llvm::format("  %-13s %12s   live for the whole run\n", "persistent",
+                     formatByteSize(plan.persistentBytes).c_str());
+  os << "  planner: " << plan.method << ", "
+     << llvm::format("%.3f", plan.seconds) << " s; " << plan.inPlaceBuffers
+     << " buffers written in place over a dying input\n\n";
+
+  // Totals by kind, and what each kind holds at the peak.
+  struct KindTotal {
+    int count = 0;
+    int64_t bytes = 0, atPeak = 0;
+  };
+  std::map<std::string, KindTotal> kinds;
+  for (const Buffer *b : listed) {
+    KindTotal &total = kinds[getBufferKindName(b->kind).str()];
+    ++total.count;
+    total.bytes += b->bytes;
+    if (isLiveAt(*b, plan.peakIndex))
+      total.atPeak += b->bytes;
+  }
+  os << llvm::format("  %-12s %8s %14s %14s\n", "by kind", "buffers",
+                     "bytes", "at the peak");
+  for (const auto &[kind, total] : kinds)
+    os << llvm::format("  %-12s %8d %14s %14s\n", kind.c_str(), total.count,
+                       formatByteSize(total.bytes).c_str(),
+                       formatByteSize(total.atPeak).c_str());
+  os << "\n";
+
+  // The peak and what is live there.
+  if (!plan.schedule.empty()) {
+    const ScheduleEntry &entry = plan.schedule[plan.peakIndex];
+    const Kernel &kernel = getKernel(program, entry);
+    os << "Peak: " << formatByteSize(plan.lowerBoundBytes)
+       << " live at schedule index " << plan.peakIndex << " ("
+       << getStepName(entry.step) << " kernel " << entry.kernel << "): "
+       << getKernelKindName(kernel.kind);
+    if (!kernel.layer.empty())
+      os << " in " << kernel.layer;
+    os << " (" << kernel.opName << ") at " << kernel.loc << "\n";
+    std::vector<const Buffer *> live;
+    for (const Buffer *b : listed)
+      if (isLiveAt(*b, plan.peakIndex) && !isPersistent(b->kind))
+        live.push_back(b);
+    std::stable_sort(live.begin(), live.end(), [](auto *a, auto *b) {
+      return a->bytes > b->bytes;
+    });
+    os << "  live there besides the persistent buffers: " << live.size()
+       << " buffers\n";
+    size_t shown = std::min<size_t>(live.size(), 15);
+    for (size_t i = 0; i < shown; ++i)
+      os << llvm::format("    %-36s %-10s %12s  %s\n", live[i]->name.c_str(),
+                         getBufferKindName(live[i]->kind).str().c_str(),
+                         formatByteSize(live[i]->bytes).c_str(),
+                         live[i]->loc.c_str());
+    if (live.size() > shown)
+      os << "    ... and " << live.size() - shown << " more\n";
+    os << "\n";
+  }
+
+  // The largest buffers.
+  std::vector<const Buffer *> largest = listed;
+  std::stable_sort(largest.begin(), largest.end(),
+                   [](auto *a, auto *b) { return a->bytes > b->bytes; });
+  size_t shown = std::min<size_t>(largest.size(), 10);
+  os << "Largest buffers:\n";
+  os << llvm::format("    %-36s %-10s %12s %12s  %-11s %s\n", "name", "kind",
+                     "bytes", "offset", "live", "defined at");
+  for (size_t i = 0; i < shown; ++i) {
+    const Buffer &b = *largest[i];
+    std::string life = isPersistent(b.kind)
+                           ? std::string("always")
+                           : std::to_string(plan.start[b.id]) + ".." +
+                                 std::to_string(plan.end[b.id]);
+    os << llvm::format("    %-36s %-10s %12s %12lld  %-11s %s\n",
+                       b.name.c_str(), getBufferKindName(b.kind).str().c_str(),
+                       formatByteSize(b.bytes).c_str(),
+                       static_cast<long long>(b.offset), life.c_str(),
+                       b.loc.c_str());
+  }
+}

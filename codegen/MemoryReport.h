@@ -1,0 +1,44 @@
+//===- MemoryReport.h - The memory plan as JSON and as text ------*- C++ -*-===//
+//
+// `cairn build --memory-report FILE` writes the plan in the format FILE's
+// extension names (.json, .txt, .html); `cairn plan MODEL` prints the text.
+//
+// JSON (for tools):
+//   {"model", "source", "batch", "steps": ["train_step", "forward"],
+//    "devices": [{"device": 0, "arena_bytes", "lower_bound_bytes",
+//       "persistent_bytes", "no_reuse_bytes", "planning_seconds",
+//       "method", "proved_optimal", "in_place_buffers", "peak_index",
+//       "buffers": [{"name", "kind", "bytes", "offset", "start", "end",
+//                    "loc", "in_place_of" (only when in place)}],
+//       "schedule": [{"index", "op", "kernel", "step", "layer", "loc"}]}]}
+// A buffer occupies [offset, offset + bytes) during schedule indices
+// start..end inclusive. Views (reshapes) have no bytes and are not listed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_MEMORYREPORT_H
+#define CAIRN_CODEGEN_MEMORYREPORT_H
+
+#include "codegen/ArenaPlan.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace cairn::codegen {
+
+/// The report as a JSON document (pretty-printed, trailing newline).
+std::string formatMemoryReportJson(const Program &program,
+                                   const ArenaPlan &plan);
+
+/// The report for people: totals, the peak and what is live there, the
+/// largest buffers, planned vs no-reuse vs lower bound.
+void printMemoryReportText(const Program &program, const ArenaPlan &plan,
+                           llvm::raw_ostream &os);
+
+/// "1.50 MiB"; plain bytes below 1 KiB.
+std::string formatByteSize(int64_t bytes);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_MEMORYREPORT_H

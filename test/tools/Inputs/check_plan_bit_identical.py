@@ -1,0 +1,122 @@
+"""The memory plan changes nothing but memory: for each model, a normal build, the same build
+run with --poison, and a --no-reuse build give bit-identical results.
+
+    check_plan_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N] MODEL.cairn...
+
+For each model: builds EXE (planned arena) and EXE-noreuse (`cairn build --no-reuse`), writes
+initial weights once, then trains on a tiny data set shaped like the model's image input
+(write_tiny_dataset.py: 64 training and 32 test examples) --steps steps from them three ways (EXE, EXE --poison,
+EXE-noreuse), each ending with an evaluation on the test split (the forward step). The saved
+weights and optimizer state must be equal byte for byte, and so must the final loss, test
+loss and test accuracy. --poison overwrites every buffer with 0xFF (NaN) when its lifetime
+ends, so a plan that let two live buffers share bytes, or a kernel that read a buffer before
+writing it, would change the results. Exits 1 naming the first difference.
+"""
+
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import write_tiny_dataset  # noqa: E402
+
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"check_plan_bit_identical: {' '.join(cmd)} failed ({result.returncode}):\n"
+                 f"{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def read_safetensors(path):
+    """{name: (dtype, shape, bytes)} from a safetensors file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    body = data[8 + size:]
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        tensors[name] = (info["dtype"], tuple(info["shape"]), body[begin:end])
+    return tensors
+
+
+def compare(model, what, reference, other):
+    ref, got = read_safetensors(reference), read_safetensors(other)
+    if ref.keys() != got.keys():
+        sys.exit(f"{model}: {what}: tensor names differ: {sorted(ref.keys() ^ got.keys())}")
+    for name in sorted(ref):
+        if ref[name] != got[name]:
+            sys.exit(f"{model}: {what}: tensor '{name}' differs from the normal run")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cairn", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("models", nargs="+")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    for model_file in args.models:
+        model = os.path.splitext(os.path.basename(model_file))[0]
+        work = os.path.join(args.work, model)
+        os.makedirs(work, exist_ok=True)
+        exe, noreuse = os.path.join(work, model), os.path.join(work, model + "-noreuse")
+        report = os.path.join(work, "plan.json")
+        run([args.cairn, "build", model_file, "--batch", str(args.batch), "-o", exe,
+             "--memory-report", report])
+        run([args.cairn, "build", model_file, "--batch", str(args.batch), "--no-reuse", "-o",
+             noreuse])
+        with open(report) as f:
+            device = json.load(f)["devices"][0]
+        # The check means something only where the plan does share bytes.
+        if device["arena_bytes"] >= device["no_reuse_bytes"]:
+            sys.exit(f"{model}: the planned arena ({device['arena_bytes']}) is not below the "
+                     f"no-reuse one ({device['no_reuse_bytes']}): nothing is shared")
+        with open(model_file) as f:
+            image = re.search(r"input\s+image\s*:\s*\w+\[\s*\w+\s*,([^\]]*)\]", f.read())
+        if not image:
+            sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
+        dims = [int(d) for d in image.group(1).split(",")]
+        shape = tuple(dims) if len(dims) == 3 else (1, 28, 28)
+        data = os.path.join(work, "data")
+        os.makedirs(data, exist_ok=True)
+        write_tiny_dataset.write_split(data, "train", 64, shape)
+        write_tiny_dataset.write_split(data, "test", 32, shape)
+        init = os.path.join(work, "init.safetensors")
+        run([exe, "init", "--seed", "3", "--save", init])
+        results = {}
+        for name, cmd in (("normal", [exe]), ("poison", [exe, "--poison"]),
+                          ("no-reuse", [noreuse])):
+            out = os.path.join(work, f"{name}.safetensors")
+            metrics = os.path.join(work, f"{name}.json")
+            command = [cmd[0], "train", "--data", data, "--steps", str(args.steps),
+                       "--seed", "5", "--load", init, "--save", out, "--metrics", metrics]
+            run(command + cmd[1:])
+            with open(metrics) as f:
+                results[name] = (out, json.load(f))
+        reference_out, reference = results["normal"]
+        for name in ("poison", "no-reuse"):
+            out, metrics = results[name]
+            compare(model, name, reference_out, out)
+            for key in ("final_loss", "test_loss", "test_accuracy"):
+                if metrics[key] != reference[key]:
+                    sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from the normal "
+                             f"run's {reference[key]!r}")
+        print(f"{model}: normal, --poison and --no-reuse agree bit for bit after {args.steps} "
+              f"steps (arena {device['arena_bytes']} bytes, no reuse "
+              f"{device['no_reuse_bytes']}, final loss {reference['final_loss']!r})")
+
+
+if __name__ == "__main__":
+    main()
