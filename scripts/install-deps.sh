@@ -12,6 +12,8 @@ packages=(
   libabsl-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libopenblas-dev
   # reference checks and data
   python3 python3-torch dataset-fashion-mnist
+  # the HTML memory report is checked in a real headless browser
+  chromium
 )
 
 missing=()
