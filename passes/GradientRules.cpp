@@ -184,7 +184,7 @@ static LogicalResult rule(DivOp op, Value dy, Rule &r) {
 
 static LogicalResult rule(ReluOp op, Value dy, Rule &r) {
   r.add(op.getInput(),
-        ReluGradOp::create(r.b, r.loc, dy.getType(), dy, op.getInput()));
+        ReluGradOp::create(r.b, r.loc, dy.getType(), dy, op.getResult()));
   return success();
 }
 

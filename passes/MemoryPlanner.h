@@ -10,14 +10,20 @@
 // byte. The planner gives every buffer an offset (a multiple of its
 // alignment) and minimizes the arena size, the largest offset + size.
 //
+//   0. Buffers live over the whole schedule (the compiler's parameters and
+//      optimizer state) are stacked on top of the plan of the others: they
+//      overlap everything, so no plan does better, and the rest is smaller.
 //   1. Greedy best-fit by decreasing size (TFLite's greedy-by-size, XLA's
 //      heap simulator): each buffer goes into the smallest gap left by the
 //      already placed buffers that overlap it in time, or on top of them.
-//      O(n log n + sum of overlaps); 100,000 buffers take milliseconds.
+//      O(n log n + sum of overlaps); 100,000 buffers take milliseconds
+//      (GreedyPlanner.cpp).
 //   2. If greedy lands above the lower bound (the largest total of bytes live
 //      at one time), an exact branch-and-bound search in the style of
-//      MiniMalloc (Moffitt, ASPLOS 2023) under a time limit, with the
-//      capacity set to the lower bound first. The best plan found is kept.
+//      MiniMalloc (Moffitt, ASPLOS 2023) under a time limit
+//      (ExactPlanSearch.cpp): for the lower bound first, then for targets
+//      bisected up to the best plan found (MemoryPlanner.cpp). With a fixed
+//      capacity it looks for any plan that fits, as MiniMalloc does.
 //
 // The result is checked by the independent PlanVerifier, not here.
 //
@@ -53,11 +59,27 @@ enum class PlanMethod {
 /// The name printed by the driver: "greedy-by-size" or "exact-search".
 const char *getPlanMethodName(PlanMethod method);
 
+enum class SearchStatus {
+  /// A plan with arena size <= capacity was found.
+  Found,
+  /// The search proved that no plan fits the capacity.
+  Infeasible,
+  /// The time limit ran out first.
+  TimedOut,
+};
+
 struct PlannerOptions {
   /// Wall-clock budget of the exact search, in seconds; 0 turns it off.
   double timeLimitSeconds = 1.0;
   /// Above this many buffers the exact search is skipped (greedy only).
   size_t maxExactSearchBuffers = 20000;
+  /// 0: minimize the arena. Otherwise any plan with an arena of at most this
+  /// many bytes will do (greedy's, if it fits).
+  int64_t capacity = 0;
+  /// When minimizing, stop once the arena is within this fraction above the
+  /// lower bound (0.001: within 0.1%). 0 stops only at the lower bound or
+  /// at the time limit.
+  double relativeGap = 0;
 };
 
 struct MemoryPlan {
@@ -67,12 +89,17 @@ struct MemoryPlan {
   int64_t arenaSize = 0;
   /// Max over time of the total live bytes: no plan can be smaller.
   int64_t lowerBound = 0;
-  /// The arena size greedy-by-size found.
+  /// The arena size greedy-by-size found (the whole-schedule buffers
+  /// stacked as in step 0).
   int64_t greedyArenaSize = 0;
   PlanMethod method = PlanMethod::GreedyBySize;
   /// True when arenaSize is proven minimal (it equals the lower bound, or the
   /// exact search proved that arenaSize - 1 does not fit).
   bool provedOptimal = false;
+  /// With PlannerOptions::capacity: Found when the plan fits it, Infeasible
+  /// when no plan can, TimedOut when none was found in time (or no search
+  /// ran).
+  SearchStatus capacityStatus = SearchStatus::TimedOut;
   /// Wall-clock time of planMemory, in seconds.
   double seconds = 0;
 };
@@ -87,15 +114,6 @@ int64_t computeArenaSize(const std::vector<BufferInterval> &buffers,
 /// Greedy best-fit by decreasing size; returns one offset per buffer.
 std::vector<int64_t> planGreedyBySize(const std::vector<BufferInterval> &buffers);
 
-enum class SearchStatus {
-  /// A plan with arena size <= capacity was found.
-  Found,
-  /// The search proved that no plan fits the capacity.
-  Infeasible,
-  /// The time limit ran out first.
-  TimedOut,
-};
-
 struct SearchResult {
   SearchStatus status = SearchStatus::TimedOut;
   /// One offset per buffer when status is Found.
@@ -107,13 +125,14 @@ struct SearchResult {
 /// Exact search for offsets that fit `capacity` bytes, MiniMalloc-style:
 /// buffers are placed in non-decreasing offset order, each at the lowest
 /// offset its time-overlapping placed neighbours allow (a canonical
-/// solution) and only where it rests on the top of a placed neighbour or
-/// on 0, never floating above its floors; a partial plan is pruned when, in some section of time, the
-/// lowest offset left plus the bytes still to place there exceed `capacity`.
+/// solution); partial plans are pruned by section inference, dominance and
+/// hats, and split in time where no unplaced buffer crosses (see
+/// ExactPlanSearch.cpp). Infeasible is a proof; TimedOut is not.
 SearchResult searchExactPlan(const std::vector<BufferInterval> &buffers,
                              int64_t capacity, double timeLimitSeconds);
 
-/// Greedy, then (if it is above the lower bound) the exact search.
+/// Greedy, then (if it is above the lower bound, or above
+/// `options.capacity` when that is given) the exact search.
 MemoryPlan planMemory(const std::vector<BufferInterval> &buffers,
                       const PlannerOptions &options = {});
 

@@ -45,6 +45,28 @@ std::vector<BufferInterval> randomBuffers(std::mt19937_64 &rng, size_t n, int64_
   return buffers;
 }
 
+/// Whether the buffers fit `capacity` bytes: every aligned offset of every
+/// buffer, in turn. The reference for the exact search on tiny instances.
+bool fitsByBruteForce(const std::vector<BufferInterval> &buffers,
+                      std::vector<int64_t> &offsets, size_t next, int64_t capacity) {
+  if (next == buffers.size())
+    return true;
+  const BufferInterval &b = buffers[next];
+  for (int64_t offset = 0; offset + b.size <= capacity; offset += b.alignment) {
+    bool free = true;
+    for (size_t j = 0; j < next && free; ++j) {
+      const BufferInterval &other = buffers[j];
+      free = b.size == 0 || other.size == 0 || b.upper <= other.lower ||
+             other.upper <= b.lower || offset + b.size <= offsets[j] ||
+             offsets[j] + other.size <= offset;
+    }
+    offsets[next] = offset;
+    if (free && fitsByBruteForce(buffers, offsets, next + 1, capacity))
+      return true;
+  }
+  return false;
+}
+
 /// Cuts the rectangle [t0, t1) x [o0, o1) into `pieces` buffers by random
 /// guillotine cuts: a perfect packing, so the lower bound o1 - o0 fits.
 void cutRectangle(std::mt19937_64 &rng, int64_t t0, int64_t t1, int64_t o0, int64_t o1,
@@ -233,9 +255,105 @@ TEST(MemoryPlanner, ExactSearchFindsPerfectPackings) {
   EXPECT_GT(greedyMisses, 0); // the instances do exercise the search
 }
 
-// Tests that greedy scales: 100,000 buffers, about 25 live at a time (0.3 s
-// on one core of the dev machine; the cost grows with the number of
-// overlapping buffers). The bound is loose for a loaded machine.
+// Tests the exact search and planMemory's fixed-capacity mode against brute
+// force on tiny instances with mixed alignments, at every capacity from
+// below the lower bound to greedy's arena: a plan found verifies and fits,
+// and "infeasible" is never claimed when a plan exists (the pruning rules
+// are sound).
+TEST(MemoryPlanner, ExactSearchAgreesWithBruteForce) {
+  int found = 0, infeasible = 0;
+  for (uint64_t seed = 1; seed <= 3000; ++seed) {
+    std::mt19937_64 rng(seed);
+    size_t n = 1 + rng() % 8;
+    std::vector<BufferInterval> buffers;
+    // Every other seed, most buffers live over the whole schedule [2, 3),
+    // which planMemory stacks (fewer of them: brute force is slow there).
+    bool wide = seed % 2 == 0;
+    if (wide)
+      n = 1 + n % 6;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t alignments[] = {1, 1, 2, 3, 4};
+      int64_t lower = wide ? rng() % 3 : rng() % 6;
+      int64_t upper = wide ? 3 + rng() % 3 : lower + 1 + rng() % 4;
+      int64_t size = wide ? 1 + rng() % 6 : rng() % 5;
+      buffers.push_back(buffer(i, lower, upper, size, alignments[rng() % 5]));
+    }
+    int64_t greedy = computeArenaSize(buffers, planGreedyBySize(buffers));
+    for (int64_t capacity = std::max<int64_t>(0, computeLowerBound(buffers) - 1);
+         capacity <= greedy; ++capacity) {
+      std::vector<int64_t> offsets(n);
+      bool fits = fitsByBruteForce(buffers, offsets, 0, capacity);
+      SearchResult result = searchExactPlan(buffers, capacity, 10.0);
+      ASSERT_NE(result.status, SearchStatus::TimedOut) << "seed " << seed;
+      ASSERT_EQ(result.status == SearchStatus::Found, fits)
+          << "seed " << seed << ", capacity " << capacity;
+      if (fits) {
+        ++found;
+        PlanVerdict verdict = verify(buffers, result.offsets, capacity);
+        ASSERT_TRUE(verdict.ok) << "seed " << seed << ": " << verdict.message;
+      } else {
+        ++infeasible;
+      }
+      // The driver too (it stacks whole-schedule buffers first).
+      if (capacity == 0)
+        continue;
+      PlannerOptions options;
+      options.capacity = capacity;
+      options.timeLimitSeconds = 10.0;
+      MemoryPlan plan = planMemory(buffers, options);
+      ASSERT_EQ(plan.capacityStatus,
+                fits ? SearchStatus::Found : SearchStatus::Infeasible)
+          << "seed " << seed << ", capacity " << capacity;
+      ASSERT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok) << "seed " << seed;
+      ASSERT_TRUE(!fits || plan.arenaSize <= capacity) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(found, 1000);
+  EXPECT_GT(infeasible, 1000);
+}
+
+// Tests --capacity's mode: greedy's plan when it fits, the exact search's
+// when only that fits, and a proof when the lower bound is above it.
+TEST(MemoryPlanner, FixedCapacity) {
+  std::vector<BufferInterval> buffers = {buffer(0, 0, 1, 6), buffer(1, 0, 2, 4),
+                                         buffer(2, 2, 3, 5), buffer(3, 1, 3, 3)};
+  PlannerOptions options;
+  options.capacity = 13; // greedy's arena
+  MemoryPlan plan = planMemory(buffers, options);
+  EXPECT_EQ(plan.capacityStatus, SearchStatus::Found);
+  EXPECT_EQ(plan.method, PlanMethod::GreedyBySize);
+  EXPECT_EQ(plan.arenaSize, 13);
+
+  options.capacity = 11;
+  plan = planMemory(buffers, options);
+  EXPECT_EQ(plan.capacityStatus, SearchStatus::Found);
+  EXPECT_EQ(plan.method, PlanMethod::ExactSearch);
+  EXPECT_LE(plan.arenaSize, 11);
+  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+
+  options.capacity = 9; // below the lower bound
+  plan = planMemory(buffers, options);
+  EXPECT_EQ(plan.capacityStatus, SearchStatus::Infeasible);
+  EXPECT_EQ(plan.arenaSize, 13); // greedy's plan stays
+}
+
+// Tests that a capacity the lower bound fits but no plan does is proven
+// infeasible by the search: two buffers live together, each of 2 bytes with
+// 4-byte alignment, need 6 bytes although only 4 are ever live.
+TEST(MemoryPlanner, FixedCapacityProvenInfeasible) {
+  std::vector<BufferInterval> buffers = {buffer(0, 0, 2, 2, 4), buffer(1, 0, 2, 2, 4)};
+  PlannerOptions options;
+  options.capacity = 5;
+  MemoryPlan plan = planMemory(buffers, options);
+  EXPECT_EQ(plan.lowerBound, 4);
+  EXPECT_EQ(plan.capacityStatus, SearchStatus::Infeasible);
+  EXPECT_EQ(plan.arenaSize, 6);
+}
+
+// Tests that greedy scales: 100,000 buffers, about 25 live at a time, are
+// planned in under a second (a few hundred milliseconds on one loaded core
+// of the dev machine; tests build in Release). Above maxExactSearchBuffers
+// the exact search does not run.
 TEST(MemoryPlanner, GreedyScalesTo100kBuffers) {
   std::mt19937_64 rng(42);
   std::vector<BufferInterval> buffers =
@@ -244,9 +362,89 @@ TEST(MemoryPlanner, GreedyScalesTo100kBuffers) {
   MemoryPlan plan = planMemory(buffers);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 1.0);
   PlanVerdict verdict = verify(buffers, plan.offsets, plan.arenaSize);
   EXPECT_TRUE(verdict.ok) << verdict.message;
   EXPECT_GE(plan.arenaSize, plan.lowerBound);
   RecordProperty("seconds", std::to_string(seconds));
+}
+
+// Tests that the exact search keeps to its time limit on an instance too
+// large to finish (10,000 buffers, under the buffer cap) and never returns
+// a plan worse than greedy's.
+TEST(MemoryPlanner, ExactSearchKeepsTimeLimit) {
+  std::mt19937_64 rng(7);
+  std::vector<BufferInterval> buffers =
+      randomBuffers(rng, 10000, 20000, 200, 1 << 20, 256);
+  PlannerOptions options;
+  options.timeLimitSeconds = 0.2;
+  auto start = std::chrono::steady_clock::now();
+  MemoryPlan plan = planMemory(buffers, options);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 0.6);
+  EXPECT_LE(plan.arenaSize, plan.greedyArenaSize);
+  PlanVerdict verdict = verify(buffers, plan.offsets, plan.arenaSize);
+  EXPECT_TRUE(verdict.ok) << verdict.message;
+}
+
+// Tests the compiler's shape: a few thousand buffers, most of the arena in
+// parameters and optimizer state live over the whole step, the rest
+// activations and temporaries. The plan reaches the lower bound and returns
+// long before the default 1 s limit: the search stops at the lower bound.
+TEST(MemoryPlanner, CompilerShapeStopsAtLowerBound) {
+  std::mt19937_64 rng(3);
+  std::vector<BufferInterval> buffers;
+  int64_t steps = 2000;
+  for (int64_t i = 0; i < 1500; ++i) // persistent: parameters and state
+    buffers.push_back(buffer(i, 0, steps, 256 * (1 + rng() % 4096), 256));
+  for (int64_t i = 0; i < 1500; ++i) { // temporaries
+    int64_t lower = rng() % steps;
+    int64_t life = rng() % 8 ? 1 + rng() % 4 : 1 + rng() % 400;
+    buffers.push_back(buffer(1500 + i, lower, std::min(steps, lower + life),
+                             256 * (1 + rng() % 2048), 256));
+  }
+  MemoryPlan plan = planMemory(buffers);
+  EXPECT_LT(plan.seconds, 0.5);
+  EXPECT_EQ(plan.arenaSize, plan.lowerBound);
+  EXPECT_TRUE(plan.provedOptimal);
+  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+  RecordProperty("seconds", std::to_string(plan.seconds));
+}
+
+// Tests that buffers live over the whole schedule are stacked on top of
+// the plan of the others, largest alignment first.
+TEST(MemoryPlanner, StacksWholeScheduleBuffers) {
+  std::vector<BufferInterval> buffers = {
+      //     id  live     size align  offset
+      buffer(0, 0, 10, 512, 256), //  1024  (the others' plan: 1024 bytes)
+      buffer(1, 2, 5, 512, 256),  //  512
+      buffer(2, 0, 10, 256, 256), //  1536
+      buffer(3, 0, 10, 512, 256), //  1792
+      buffer(4, 4, 9, 0, 1),      //  0     (no bytes)
+      buffer(5, 3, 8, 512, 256),  //  0
+  };
+  MemoryPlan plan = planMemory(buffers);
+  EXPECT_EQ(plan.offsets, (std::vector<int64_t>{1024, 512, 1536, 1792, 0, 0}));
+  EXPECT_EQ(plan.arenaSize, 2304);
+  EXPECT_EQ(plan.lowerBound, 2304);
+  EXPECT_TRUE(plan.provedOptimal);
+  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+}
+
+// Tests relativeGap: the search stops at the first plan within the gap
+// instead of insisting on the lower bound.
+TEST(MemoryPlanner, RelativeGapStopsEarly) {
+  std::mt19937_64 rng(11);
+  std::vector<BufferInterval> buffers;
+  cutRectangle(rng, 0, 40, 0, 100000, 60, buffers);
+  PlannerOptions options;
+  options.relativeGap = 0.5; // greedy's plan is within it
+  MemoryPlan plan = planMemory(buffers, options);
+  EXPECT_GT(plan.greedyArenaSize, 100000);
+  EXPECT_EQ(plan.method, PlanMethod::GreedyBySize);
+  EXPECT_LE(plan.arenaSize, 150000);
+  options.relativeGap = 0;
+  plan = planMemory(buffers, options);
+  EXPECT_EQ(plan.arenaSize, 100000);
 }
