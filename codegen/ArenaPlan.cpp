@@ -2,6 +2,8 @@
 
 #include "codegen/ArenaPlan.h"
 
+#include "codegen/MemoryAwareSchedule.h"
+
 #include "passes/MemoryPlanner.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -53,6 +55,7 @@ private:
   bool inScope(Step step) const {
     return !options.onlyStep || *options.onlyStep == step;
   }
+  void reorderSteps();
   void buildSchedule();
   void computeLifetimes();
   void writeInPlace();
@@ -74,6 +77,9 @@ private:
   int trainBase = 0, forwardBase = 0;
   /// By buffer id: its bytes are planned (in scope, not a view, not empty).
   std::vector<bool> planned;
+  /// The largest step peak (computeStepPeakBytes) of the planned steps
+  /// before and after reordering.
+  int64_t stepPeakBefore = 0, stepPeakAfter = 0;
 };
 
 ArenaPlan ArenaPlanner::run() {
@@ -82,8 +88,12 @@ ArenaPlan ArenaPlanner::run() {
     buffer.inPlaceOf = kNoBuffer;
     buffer.offset = -1;
   }
+  reorderSteps();
   buildSchedule();
   computeLifetimes();
+  // Persistent bytes are live at every index, whatever the order.
+  plan.scheduleLowerBoundBefore = plan.persistentBytes + stepPeakBefore;
+  plan.scheduleLowerBoundAfter = plan.persistentBytes + stepPeakAfter;
   if (options.reuse) {
     if (options.inPlace)
       writeInPlace();
@@ -102,6 +112,29 @@ ArenaPlan ArenaPlanner::run() {
   computeLiveBytes();
   plan.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   return std::move(plan);
+}
+
+void ArenaPlanner::reorderSteps() {
+  // The reference layout (--no-reuse) keeps the lowered order too.
+  plan.scheduleTried = options.reuse && options.reorder;
+  for (Step step : {Step::TrainStep, Step::Forward}) {
+    if (!inScope(step))
+      continue;
+    StepScheduleResult result;
+    if (plan.scheduleTried) {
+      result = scheduleStepForMemory(program, step);
+    } else {
+      std::vector<int> identity(program.getStep(step).kernels.size());
+      for (size_t k = 0; k < identity.size(); ++k)
+        identity[k] = k;
+      result.peakBefore = result.peakAfter =
+          computeStepPeakBytes(program, step, identity);
+    }
+    stepPeakBefore = std::max(stepPeakBefore, result.peakBefore);
+    stepPeakAfter = std::max(stepPeakAfter, result.peakAfter);
+    plan.scheduleReordered |= result.reordered;
+    plan.scheduleMovedKernels += result.movedKernels;
+  }
 }
 
 void ArenaPlanner::buildSchedule() {

@@ -3,15 +3,17 @@
 // Turns a Program's kernel lists into a schedule and buffer lifetimes, and
 // its buffers into offsets in one arena: the heart of Cairn.
 //
-// The schedule is the training step's kernels, then the forward step's, in
-// the order the lowering emitted them. A per-step buffer lives from the
-// kernel that defines it to the last kernel that reads it (or one of its
-// views); persistent buffers (inputs, params, state_dict buffers, optimizer
-// state, outputs) live for the whole schedule. Workspaces live for their one
+// The schedule is the training step's kernels, then the forward step's, each
+// step in the order of its kernel list: the lowering's, or the memory-aware
+// order (MemoryAwareSchedule.h) planArena puts a step in first when that
+// lowers the step's peak. A per-step buffer lives from the kernel that
+// defines it to the last kernel that reads it (or one of its views);
+// persistent buffers (inputs, params, state_dict buffers, optimizer state,
+// outputs) live for the whole schedule. Workspaces live for their one
 // kernel. The two steps never run at once, so their per-step buffers share
 // bytes freely.
 //
-// Planning is three moves:
+// Planning is three moves, after the reordering:
 //   1. In place: an elementwise kernel writes its output over an input whose
 //      lifetime ends at that kernel (same dtype and element count).
 //   2. Offsets: the planner (passes/MemoryPlanner.h) packs the lifetimes,
@@ -33,8 +35,13 @@
 namespace cairn::codegen {
 
 struct ArenaPlanOptions {
-  /// False: every buffer gets bytes of its own (`--no-reuse`), no in-place.
+  /// False: every buffer gets bytes of its own (`--no-reuse`), no in-place,
+  /// no reordering.
   bool reuse = true;
+  /// Run each planned step in its memory-aware order (MemoryAwareSchedule.h)
+  /// where that lowers its peak: the kernel lists change, and liveness is
+  /// recomputed (`--no-reorder` turns it off).
+  bool reorder = true;
   /// Elementwise kernels may write over a dying input.
   bool inPlace = true;
   /// The planner's exact-search budget, seconds (0: greedy only).
@@ -74,14 +81,28 @@ struct ArenaPlan {
   /// "greedy-by-size", "exact-search" or "no-reuse".
   std::string method;
   bool provedOptimal = false;
+  /// Reordering and planning.
   double seconds = 0;
+  /// The memory-aware schedule: whether it was tried (ArenaPlanOptions::
+  /// reorder and reuse), and kept for at least one step.
+  bool scheduleTried = false;
+  bool scheduleReordered = false;
+  /// The lower bound before in-place (the most bytes live at one schedule
+  /// index when nothing is written in place) of the kernel lists as they
+  /// came and as planned; equal when no step was reordered.
+  int64_t scheduleLowerBoundBefore = 0;
+  int64_t scheduleLowerBoundAfter = 0;
+  /// Kernels not at their position in the lists as they came.
+  int scheduleMovedKernels = 0;
 
   /// Bytes live at each schedule index.
   std::vector<int64_t> liveBytes;
 };
 
 /// Sets the offsets (and Buffer::inPlaceOf) of `program`'s buffers and its
-/// arenaBytes. Requires computeLiveness to have run.
+/// arenaBytes, after putting the planned steps' kernels in their
+/// memory-aware order where that wins (ArenaPlanOptions::reorder). Requires
+/// computeLiveness to have run.
 ArenaPlan planArena(Program &program, const ArenaPlanOptions &options = {});
 
 /// Bytes rounded up to the arena alignment.

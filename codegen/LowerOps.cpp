@@ -159,7 +159,7 @@ LogicalResult OpLowering::lower(Operation *op) {
       })
       .Case([&](ReluGradOp op) {
         return lowerUnary(KernelKind::ReluGrad, op,
-                          {op.getDy(), op.getInput()});
+                          {op.getDy(), op.getOutput()});
       })
       .Case([&](SigmoidGradOp op) {
         return lowerUnary(KernelKind::SigmoidGrad, op,

@@ -88,6 +88,14 @@ std::string cairn::codegen::formatMemoryReportJson(const Program &program,
                  {"proved_optimal", plan.provedOptimal},
                  {"in_place_buffers", plan.inPlaceBuffers},
                  {"peak_index", plan.peakIndex},
+                 {"schedule_order",
+                  plan.scheduleReordered ? "memory-aware" : "as-lowered"},
+                 {"schedule_reorder_tried", plan.scheduleTried},
+                 {"schedule_lower_bound_before_bytes",
+                  plan.scheduleLowerBoundBefore},
+                 {"schedule_lower_bound_after_bytes",
+                  plan.scheduleLowerBoundAfter},
+                 {"schedule_moved_kernels", plan.scheduleMovedKernels},
                  {"buffers", std::move(buffers)},
                  {"schedule", std::move(schedule)}};
   Json report = {{"model", program.model},
@@ -133,7 +141,21 @@ void cairn::codegen::printMemoryReportText(const Program &program,
                      formatByteSize(plan.persistentBytes).c_str());
   os << "  planner: " << plan.method << ", "
      << llvm::format("%.3f", plan.seconds) << " s; " << plan.inPlaceBuffers
-     << " buffers written in place over a dying input\n\n";
+     << " buffers written in place over a dying input\n";
+  // The lower bounds before in-place: what the order alone changes.
+  if (plan.scheduleReordered)
+    os << "  schedule: memory-aware, lower bound "
+       << formatByteSize(plan.scheduleLowerBoundBefore) << " -> "
+       << formatByteSize(plan.scheduleLowerBoundAfter)
+       << llvm::format(" (%+.1f%%)",
+                       100.0 * (ratio(plan.scheduleLowerBoundAfter,
+                                      plan.scheduleLowerBoundBefore) -
+                                1.0))
+       << ", " << plan.scheduleMovedKernels << " kernels moved\n\n";
+  else if (plan.scheduleTried)
+    os << "  schedule: as lowered (reordering did not lower the peak)\n\n";
+  else
+    os << "  schedule: as lowered (reordering off)\n\n";
 
   // Totals by kind, and what each kind holds at the peak.
   struct KindTotal {

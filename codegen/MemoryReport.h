@@ -8,6 +8,9 @@
 //    "devices": [{"device": 0, "arena_bytes", "lower_bound_bytes",
 //       "persistent_bytes", "no_reuse_bytes", "planning_seconds",
 //       "method", "proved_optimal", "in_place_buffers", "peak_index",
+//       "schedule_order" ("memory-aware" or "as-lowered"),
+//       "schedule_reorder_tried", "schedule_lower_bound_before_bytes",
+//       "schedule_lower_bound_after_bytes", "schedule_moved_kernels",
 //       "buffers": [{"name", "kind", "bytes", "offset", "start", "end",
 //                    "loc", "in_place_of" (only when in place)}],
 //       "schedule": [{"index", "op", "kernel", "step", "layer", "loc"}]}]}

@@ -30,10 +30,12 @@ class Cairn_ActivationGradOp<string mnemonic, string from, string rule,
   let assemblyFormat = "$dy `,` $" # operand # " attr-dict `:` type($result)";
 }
 
-/// relu_grad reads relu's input: dx = x > 0 ? dy : 0.
+/// relu_grad reads relu's result, as PyTorch's threshold_backward does:
+/// y > 0 exactly when x > 0 (NaN in neither), and relu's input need not be
+/// kept for the backward pass when only relu reads it.
 def Cairn_ReluGradOp : Cairn_ActivationGradOp<"relu_grad", "relu",
-    "dx = x > 0 ? dy : 0", "input"> {
-  let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$input);
+    "dx = y > 0 ? dy : 0", "output"> {
+  let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$output);
 }
 
 /// sigmoid_grad and tanh_grad read the forward result y.

@@ -226,7 +226,7 @@ absl::Status runTrain(Session &session) {
   unsigned char *image = session.at(*layout.image), *label = session.at(*layout.label);
   const unsigned char *loss = session.at(*layout.loss);
   StepContext context = firstStepContext(options);
-  int64_t rssAfterFirstStep = 0;
+  int64_t rssAfterWarmup = 0;
   Clock::time_point start = Clock::now();
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
     std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
@@ -239,8 +239,8 @@ absl::Status runTrain(Session &session) {
                                                    context.step + 1, epoch + 1, e.what()));
       }
       ++context.step;
-      if (context.step == 1)
-        rssAfterFirstStep = currentRssBytes();
+      if (context.step == std::min(kWarmupSteps, plan.totalSteps))
+        rssAfterWarmup = currentRssBytes();
       progress.step(epoch, loadScalar(layout.loss->dtype, loss));
     }
     progress.endEpoch(epoch);
@@ -248,7 +248,7 @@ absl::Status runTrain(Session &session) {
 
   RunReport report = startReport(session, "train");
   report.seconds = secondsSince(start);
-  report.rssAfterFirstStepBytes = rssAfterFirstStep;
+  report.rssAfterWarmupBytes = rssAfterWarmup;
   report.rssAtEndBytes = currentRssBytes();
   report.epochs = plan.epochs;
   report.steps = context.step;

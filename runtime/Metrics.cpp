@@ -74,8 +74,8 @@ std::string metricsJson(const RunReport &report) {
       {"planned_arena_bytes", report.plannedArenaBytes},
       {"measured_peak_bytes", report.measuredPeakBytes},
       {"peak_rss_bytes", report.peakRssBytes},
-      {"rss_after_first_step_bytes", report.rssAfterFirstStepBytes
-                                         ? nlohmann::json(*report.rssAfterFirstStepBytes)
+      {"rss_after_warmup_bytes", report.rssAfterWarmupBytes
+                                         ? nlohmann::json(*report.rssAfterWarmupBytes)
                                          : nlohmann::json(nullptr)},
       {"rss_at_end_bytes", report.rssAtEndBytes ? nlohmann::json(*report.rssAtEndBytes)
                                                 : nlohmann::json(nullptr)},

@@ -13,11 +13,12 @@
 //   planned_arena_bytes     spec.arenaBytes
 //   measured_peak_bytes     the arena's high-water mark (Arena.h)
 //   peak_rss_bytes          the process's peak resident set since exec (VmHWM)
-//   rss_after_first_step_bytes, rss_at_end_bytes
-//                           train: the resident set after the first step and
-//                           after the last one (VmRSS); the step allocates
-//                           nothing, so the two stay level over any number
-//                           of steps (null for eval)
+//   rss_after_warmup_bytes, rss_at_end_bytes
+//                           train: the resident set after the warm-up steps
+//                           (kWarmupSteps, or all when fewer) and after the
+//                           last one (VmRSS); the step allocates nothing, so
+//                           the two stay level over any number of steps
+//                           (null for eval)
 //   blas_core, threads      the BLAS core and the number of threads it uses
 //   seed                    --seed
 //
@@ -48,7 +49,7 @@ struct RunReport {
   size_t plannedArenaBytes = 0;
   size_t measuredPeakBytes = 0;
   int64_t peakRssBytes = 0;
-  std::optional<int64_t> rssAfterFirstStepBytes;
+  std::optional<int64_t> rssAfterWarmupBytes;
   std::optional<int64_t> rssAtEndBytes;
   std::string blasCore;
   int threads = 0;
@@ -57,6 +58,10 @@ struct RunReport {
 
 /// The process's peak resident set size so far, in bytes.
 int64_t peakRssBytes();
+/// Steps after which the resident set is first read: by then the BLAS has
+/// started its threads and the first epoch boundary has passed on small data.
+constexpr int64_t kWarmupSteps = 20;
+
 /// The process's resident set size now, in bytes (0 when unknown).
 int64_t currentRssBytes();
 

@@ -5,9 +5,9 @@
 // attributes of a training step (cairn.role, cairn.updates).
 
 // Tests that a relu_grad's operands have one type.
-func.func @f(%dy: tensor<4x8xf32>, %x: tensor<4x9xf32>) -> tensor<4x8xf32> {
+func.func @f(%dy: tensor<4x8xf32>, %y: tensor<4x9xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'cairn.relu_grad' op requires the same type for all operands and results}}
-  %0 = "cairn.relu_grad"(%dy, %x) : (tensor<4x8xf32>, tensor<4x9xf32>) -> tensor<4x8xf32>
+  %0 = "cairn.relu_grad"(%dy, %y) : (tensor<4x8xf32>, tensor<4x9xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 

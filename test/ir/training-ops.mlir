@@ -5,23 +5,25 @@
 // optimizer update), of matmul's transpose flags, and of the attributes of
 // a training step's arguments and results.
 
+// relu_grad, sigmoid_grad, tanh_grad and the softmax grads read the forward
+// result y, gelu_grad the forward input x.
 // CHECK-LABEL: func.func @activations
-// CHECK-SAME: (%[[DY:.+]]: tensor<8x128xf32>, %[[X:.+]]: tensor<8x128xf32>)
-func.func @activations(%dy: tensor<8x128xf32>, %x: tensor<8x128xf32>) -> tensor<8x128xf32> {
-  // CHECK: %[[R:.+]] = cairn.relu_grad %[[DY]], %[[X]] : tensor<8x128xf32>
-  %0 = cairn.relu_grad %dy, %x : tensor<8x128xf32>
-  // CHECK: %[[S:.+]] = cairn.sigmoid_grad %[[R]], %[[X]] : tensor<8x128xf32>
-  %1 = cairn.sigmoid_grad %0, %x : tensor<8x128xf32>
-  // CHECK: %[[T:.+]] = cairn.tanh_grad %[[S]], %[[X]] : tensor<8x128xf32>
-  %2 = cairn.tanh_grad %1, %x : tensor<8x128xf32>
+// CHECK-SAME: (%[[DY:.+]]: tensor<8x128xf32>, %[[X:.+]]: tensor<8x128xf32>, %[[Y:.+]]: tensor<8x128xf32>)
+func.func @activations(%dy: tensor<8x128xf32>, %x: tensor<8x128xf32>, %y: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  // CHECK: %[[R:.+]] = cairn.relu_grad %[[DY]], %[[Y]] : tensor<8x128xf32>
+  %0 = cairn.relu_grad %dy, %y : tensor<8x128xf32>
+  // CHECK: %[[S:.+]] = cairn.sigmoid_grad %[[R]], %[[Y]] : tensor<8x128xf32>
+  %1 = cairn.sigmoid_grad %0, %y : tensor<8x128xf32>
+  // CHECK: %[[T:.+]] = cairn.tanh_grad %[[S]], %[[Y]] : tensor<8x128xf32>
+  %2 = cairn.tanh_grad %1, %y : tensor<8x128xf32>
   // CHECK: %[[G:.+]] = cairn.gelu_grad %[[T]], %[[X]] : tensor<8x128xf32>
   %3 = cairn.gelu_grad %2, %x : tensor<8x128xf32>
   // CHECK: %[[GT:.+]] = cairn.gelu_grad %[[G]], %[[X]] {approximate = "tanh"} : tensor<8x128xf32>
   %4 = cairn.gelu_grad %3, %x {approximate = "tanh"} : tensor<8x128xf32>
-  // CHECK: %[[SM:.+]] = cairn.softmax_grad %[[GT]], %[[X]] {dim = 1 : i64} : tensor<8x128xf32>
-  %5 = cairn.softmax_grad %4, %x {dim = 1} : tensor<8x128xf32>
-  // CHECK: cairn.log_softmax_grad %[[SM]], %[[X]] {dim = 0 : i64} : tensor<8x128xf32>
-  %6 = cairn.log_softmax_grad %5, %x {dim = 0} : tensor<8x128xf32>
+  // CHECK: %[[SM:.+]] = cairn.softmax_grad %[[GT]], %[[Y]] {dim = 1 : i64} : tensor<8x128xf32>
+  %5 = cairn.softmax_grad %4, %y {dim = 1} : tensor<8x128xf32>
+  // CHECK: cairn.log_softmax_grad %[[SM]], %[[Y]] {dim = 0 : i64} : tensor<8x128xf32>
+  %6 = cairn.log_softmax_grad %5, %y {dim = 0} : tensor<8x128xf32>
   return %6 : tensor<8x128xf32>
 }
 

@@ -85,7 +85,8 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "MLP", cairn.optimizer =
 // CHECK-NEXT:  %[[DR:.+]] = cairn.linear_grad_input %[[DZ]], %[[W2]] : (tensor<4x3xf32>, tensor<3x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT:  %[[DW2:.+]] = cairn.linear_grad_weight %[[DZ]], %[[R]] : (tensor<4x3xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>
 // CHECK-NEXT:  %[[DB2:.+]] = cairn.sum %[[DZ]] {dims = array<i64: 0>, keepdim = false} : tensor<4x3xf32> -> tensor<3xf32>
-// CHECK-NEXT:  %[[DH:.+]] = cairn.relu_grad %[[DR]], %[[H]] : tensor<4x16xf32>
+// relu_grad reads relu's result R (as threshold_backward), not its input H.
+// CHECK-NEXT:  %[[DH:.+]] = cairn.relu_grad %[[DR]], %[[R]] : tensor<4x16xf32>
 // CHECK-NEXT:  %[[DW1:.+]] = cairn.linear_grad_weight %[[DH]], %[[X]] : (tensor<4x16xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
 // CHECK-NEXT:  %[[DB1:.+]] = cairn.sum %[[DH]] {dims = array<i64: 0>, keepdim = false} : tensor<4x16xf32> -> tensor<16xf32>
 // The optimizer, in param order.

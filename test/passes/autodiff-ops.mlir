@@ -3,7 +3,8 @@
 // The rule of each op family, one small @loss per case.
 
 // A value used twice (h, in the relu and in the add) gets the sum of its
-// gradients; SGD's nesterov and weight decay are carried to sgd_update.
+// gradients; relu_grad reads relu's result r, not h, even though h is live;
+// SGD's nesterov and weight decay are carried to sgd_update.
 module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.9, dampening = 0.0, weight_decay = 0.01, nesterov = true>} {
   func.func @loss(%x: tensor<4x8xf32> {cairn.name = "x", cairn.role = #cairn.role<input>},
                   %t: tensor<4x3xf32> {cairn.name = "t", cairn.role = #cairn.role<input>},
@@ -24,7 +25,7 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.9, dampen
 // CHECK-NEXT: %[[L:.+]] = cairn.mse_loss %[[S]], %[[T:[^ ]+]]
 // CHECK-NEXT: %[[ONE:.+]] = cairn.constant dense<1.000000e+00>
 // CHECK-NEXT: %[[DS:.+]] = cairn.mse_loss_grad %[[ONE]], %[[S]], %[[T]]
-// CHECK-NEXT: %[[DR:.+]] = cairn.relu_grad %[[DS]], %[[H]]
+// CHECK-NEXT: %[[DR:.+]] = cairn.relu_grad %[[DS]], %[[R]] : tensor<4x3xf32>
 // CHECK-NEXT: %[[DH:.+]] = cairn.add %[[DS]], %[[DR]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
 // CHECK-NEXT: %[[DW:.+]] = cairn.linear_grad_weight %[[DH]], %[[X]]
 // CHECK-NEXT: %[[NW:[^,]+]], %[[NMW:[^ ]+]] = cairn.sgd_update %[[W]], %[[DW]] momentum_buffer %[[MW]] {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-02 : f64}
@@ -145,7 +146,8 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // -----
 
 // Activations and softmax: sigmoid_grad, tanh_grad and the softmax grads
-// read the forward result, relu_grad and gelu_grad the forward input.
+// read the forward result (as relu_grad does, in the first case), gelu_grad
+// the forward input.
 module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
   func.func @loss(%p: tensor<4x10xf32> {cairn.name = "p", cairn.role = #cairn.role<param>},
                   %y: tensor<4xi32> {cairn.name = "y", cairn.role = #cairn.role<input>}) -> tensor<f32> {

@@ -4,8 +4,10 @@
 //   cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]
 //   cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]
-//              [--memory-report FILE] [--no-reuse] [--verify-plan]
-//   cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]
+//              [--memory-report FILE] [--no-reuse] [--no-reorder]
+//              [--verify-plan]
+//   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
+//              [--time-limit SECONDS]
 //
 // `cairn build` parses and elaborates the model, runs autodiff
 // (cairn-autodiff), lowers @train_step and @forward to kernel lists, prints
@@ -103,6 +105,12 @@ cl::opt<bool> noReuse(
              "nothing in place): the reference layout plans are checked "
              "against"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<bool> noReorder(
+    "no-reorder",
+    cl::desc("Run the kernels in the order they were lowered in, not in the "
+             "memory-aware order that lowers the peak (--no-reuse implies "
+             "it)"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> verifyPlanFlag(
     "verify-plan",
     cl::desc("Report the independent check of the memory plan (it always "
@@ -180,6 +188,11 @@ cl::opt<double> timeLimit(
                            "is above the lower bound (default 1; 0: greedy only)"),
     cl::value_desc("SECONDS"), cl::init(1.0), cl::sub(planCommand),
     cl::cat(cairnCategory));
+cl::opt<long long> planCapacity(
+    "capacity", cl::desc("With --buffers: find any plan whose arena fits in "
+                         "BYTES, as MiniMalloc does, and print whether it "
+                         "fits (default: minimize the arena)"),
+    cl::value_desc("BYTES"), cl::sub(planCommand), cl::cat(cairnCategory));
 
 /// Runs autodiff by its registered name: @loss -> @train_step. (The pass
 /// list is parsed into a module-anchored pass manager: no op anchor.)
@@ -211,6 +224,7 @@ planAndVerify(codegen::Program &program, std::optional<codegen::Step> onlyStep,
   codegen::ArenaPlanOptions options;
   options.reuse = !noReuse;
   options.inPlace = !noReuse;
+  options.reorder = !noReuse && !noReorder;
   options.timeLimitSeconds = timeLimitSeconds;
   options.onlyStep = onlyStep;
   codegen::ArenaPlan plan = codegen::planArena(program, options);
@@ -523,8 +537,11 @@ int runPlanModel() {
 }
 
 /// `cairn plan`: reads the buffers, plans them, verifies the plan with the
-/// independent checker and prints the arena size next to the lower bound.
+/// independent checker and prints the arena size next to the lower bound
+/// (and, with --capacity, whether it fits).
 int runPlan() {
+  // Sizes add up to at most 2^62 (parseBufferCsv), so no arena is larger.
+  constexpr long long kMaxPlanCapacity = 1ll << 62;
   if (!(timeLimit >= 0 && timeLimit <= kMaxTimeLimitSeconds)) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--time-limit must be between 0 and " << llvm::format("%g", kMaxTimeLimitSeconds)
@@ -555,6 +572,16 @@ int runPlan() {
 
   PlannerOptions options;
   options.timeLimitSeconds = timeLimit;
+  bool fixedCapacity = planCapacity.getNumOccurrences() > 0;
+  if (fixedCapacity) {
+    if (planCapacity < 1 || planCapacity > kMaxPlanCapacity) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--capacity must be between 1 and " << kMaxPlanCapacity
+          << " but got " << planCapacity << "\n";
+      return 1;
+    }
+    options.capacity = planCapacity;
+  }
   MemoryPlan plan = planMemory(buffers, options);
 
   std::vector<PlacedBuffer> placed;
@@ -594,6 +621,14 @@ int runPlan() {
   os << "ratio: " << llvm::format("%.3f", ratio(plan.arenaSize)) << "x\n";
   os << "method: " << getPlanMethodName(plan.method) << "\n";
   os << "optimal: " << (plan.provedOptimal ? "yes" : "not proven") << "\n";
+  if (fixedCapacity) {
+    os << "capacity: " << planCapacity << "\n";
+    os << "fits: "
+       << (plan.capacityStatus == SearchStatus::Found        ? "yes"
+           : plan.capacityStatus == SearchStatus::Infeasible ? "no (proven)"
+                                                             : "no (none found in time)")
+       << "\n";
+  }
   os << "time: " << llvm::format("%.3f", plan.seconds) << " s\n";
   return 0;
 }
@@ -734,7 +769,7 @@ int main(int argc, char **argv) {
       "  cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]\n"
       "  cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]\n"
       "             [--memory-report FILE.json|txt|html] [--no-reuse] [--verify-plan]\n"
-      "  cairn plan --buffers FILE.csv [-o OUT.csv] [--time-limit SECONDS]\n\n"
+      "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] [--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");
   if (planCommand) {
@@ -759,6 +794,11 @@ int main(int argc, char **argv) {
       llvm::WithColor::error(llvm::errs(), "cairn")
           << "--memory-report, --fit, --no-reuse and --step plan a MODEL; "
              "they do not apply to --buffers\n";
+      return 1;
+    }
+    if (haveModel && planCapacity.getNumOccurrences()) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--capacity applies to --buffers; for a MODEL use --fit SIZE\n";
       return 1;
     }
     if (haveModel && planOutputFile.getNumOccurrences()) {

@@ -6,7 +6,8 @@ A third, independent reading of the plan (besides the planner and verifyArena): 
 JSON alone it checks the schema, that every buffer lies in the arena at a 256-byte-aligned
 offset, that no two buffers live at the same schedule index share a byte (except an
 in-place output over the input its first kernel reads last), that persistent buffers span
-the whole schedule, that the lower bound is the largest total of live bytes, and that
+the whole schedule, that the lower bound is the largest total of live bytes (and at most
+the schedule's lower bound before in-place, which a memory-aware order lowered), and that
 arena / lower bound <= R. Prints one summary line; exits 1 with the reason otherwise.
 """
 
@@ -112,6 +113,22 @@ def main():
         fail(f"persistent_bytes {dev['persistent_bytes']}, the buffers say {persistent}")
     if arena < lower:
         fail(f"arena {arena} below the lower bound {lower}")
+    # The memory-aware schedule is kept only where it lowers the lower bound before in-place
+    # (in-place lowers it further).
+    for key in ("schedule_order", "schedule_lower_bound_before_bytes",
+                "schedule_lower_bound_after_bytes"):
+        if key not in dev:
+            fail(f"device: missing '{key}'")
+    before = dev["schedule_lower_bound_before_bytes"]
+    after = dev["schedule_lower_bound_after_bytes"]
+    if dev["schedule_order"] == "memory-aware" and not after < before:
+        fail(f"memory-aware schedule kept, but its lower bound {after} is not below {before}")
+    if dev["schedule_order"] == "as-lowered" and after != before:
+        fail(f"schedule as lowered, but its lower bound went from {before} to {after}")
+    if dev["schedule_order"] not in ("memory-aware", "as-lowered"):
+        fail(f"unknown schedule_order '{dev['schedule_order']}'")
+    if lower > after:
+        fail(f"lower bound {lower} above the schedule's before in-place, {after}")
     ratio = arena / lower if lower else 1.0
     if args.max_ratio is not None and ratio > args.max_ratio:
         fail(f"arena / lower bound = {ratio:.4f} exceeds {args.max_ratio}")

@@ -3,7 +3,7 @@
     check_memory_steady.py METRICS.json [--max-growth BYTES]
 
 Reads the --metrics of a `train --steps N` run: the resident set after the last step may
-exceed the one after the first step by at most BYTES (default 512 KiB; the step functions
+exceed the one after the 20 warm-up steps by at most BYTES (default 512 KiB; the step functions
 allocate nothing, so any per-step leak over 1,000 steps shows), and the arena's measured
 high-water mark is positive and at most the planned arena.
 """
@@ -17,7 +17,7 @@ parser.add_argument("--max-growth", type=int, default=512 * 1024)
 args = parser.parse_args()
 with open(args.metrics) as f:
     m = json.load(f)
-first, end = m["rss_after_first_step_bytes"], m["rss_at_end_bytes"]
+first, end = m["rss_after_warmup_bytes"], m["rss_at_end_bytes"]
 if not first or not end:
     sys.exit(f"check_memory_steady: no resident-set readings in {args.metrics}")
 growth = end - first

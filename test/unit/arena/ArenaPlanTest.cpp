@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RandomPrograms.h"
+
 #include "codegen/ArenaPlan.h"
 #include "codegen/ArenaVerifier.h"
 
@@ -16,51 +18,9 @@
 #include <random>
 
 using namespace cairn::codegen;
+using namespace cairn::codegen::testing;
 
 namespace {
-
-class ProgramMaker {
-public:
-  int add(std::string name, BufferKind kind, int64_t elements,
-          std::optional<Step> step = Step::TrainStep) {
-    Buffer buffer;
-    buffer.id = program.buffers.size();
-    buffer.name = std::move(name);
-    buffer.shape = {elements};
-    buffer.bytes = elements * 4;
-    buffer.kind = kind;
-    if (!isPersistent(kind))
-      buffer.step = step;
-    program.buffers.push_back(buffer);
-    return buffer.id;
-  }
-  int view(std::string name, int of) {
-    int id = add(std::move(name), program.buffers[of].kind,
-                 program.buffers[of].getNumElements(),
-                 program.buffers[of].step);
-    program.buffers[id].bytes = 0;
-    program.buffers[id].aliasOf = of;
-    return id;
-  }
-  Kernel &kernel(KernelKind kind, std::vector<int> inputs,
-                 std::vector<int> outputs, Step step = Step::TrainStep) {
-    Kernel k;
-    k.kind = kind;
-    k.inputs = std::move(inputs);
-    k.outputs = std::move(outputs);
-    k.tiedInputs.assign(k.outputs.size(), -1);
-    std::vector<Kernel> &list = step == Step::TrainStep
-                                    ? program.trainStep.kernels
-                                    : program.forward.kernels;
-    list.push_back(std::move(k));
-    return list.back();
-  }
-  Program &finish() {
-    computeLiveness(program);
-    return program;
-  }
-  Program program;
-};
 
 /// A chain: x -> matmul -> a -> relu -> b -> matmul -> c, a dies at relu.
 ProgramMaker makeChain() {
@@ -215,101 +175,6 @@ TEST(ArenaVerifierTest, CatchesAViewAwayFromItsRoot) {
 //===----------------------------------------------------------------------===//
 // Random training-step-like programs
 //===----------------------------------------------------------------------===//
-
-/// A random MLP/CNN-like training step: a forward chain of layers (matmul
-/// with a workspace, optional elementwise activation and residual add), a
-/// loss, the backward chain in reverse reading saved activations, gradients
-/// and in-place optimizer updates; plus a forward step.
-Program makeRandomStep(std::mt19937_64 &rng) {
-  ProgramMaker m;
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  int layers = pick(2, 40);
-  int64_t batch = 64 * pick(1, 8);
-  int x = m.add("x", BufferKind::Input, batch * pick(16, 1024));
-  int label = m.add("label", BufferKind::Input, batch);
-  int loss = m.add("loss", BufferKind::Output, 1);
-  struct Layer {
-    int param, momentum, in, pre, out;
-    bool activation;
-  };
-  std::vector<Layer> saved;
-  int current = x;
-  for (int l = 0; l < layers; ++l) {
-    int64_t width = batch * pick(8, 4096);
-    Layer layer;
-    layer.param = m.add("w" + std::to_string(l), BufferKind::Param,
-                        pick(64, 1 << 18));
-    layer.momentum = m.add("w" + std::to_string(l) + ".momentum",
-                           BufferKind::Optimizer,
-                           m.program.buffers[layer.param].getNumElements());
-    layer.in = current;
-    layer.pre = m.add("pre" + std::to_string(l), BufferKind::Saved, width);
-    Kernel &k = m.kernel(KernelKind::Matmul, {current, layer.param}, {layer.pre});
-    if (pick(0, 2) == 0) {
-      k.workspace = m.add("ws" + std::to_string(l), BufferKind::Workspace,
-                          pick(16, 1 << 16));
-    }
-    layer.activation = pick(0, 3) != 0;
-    layer.out = layer.pre;
-    if (layer.activation) {
-      layer.out = m.add("act" + std::to_string(l), BufferKind::Saved, width);
-      m.kernel(KernelKind::Relu, {layer.pre}, {layer.out});
-    }
-    saved.push_back(layer);
-    current = layer.out;
-  }
-  m.kernel(KernelKind::CrossEntropy, {current, label}, {loss});
-  int64_t lastWidth = m.program.buffers[current].getNumElements();
-  int dy = m.add("dlogits", BufferKind::Temp, lastWidth);
-  m.kernel(KernelKind::CrossEntropyGrad, {loss, current, label}, {dy});
-  for (int l = layers - 1; l >= 0; --l) {
-    const Layer &layer = saved[l];
-    int64_t width = m.program.buffers[layer.pre].getNumElements();
-    if (layer.activation) {
-      int dpre = m.add("dpre" + std::to_string(l), BufferKind::Temp, width);
-      m.kernel(KernelKind::ReluGrad, {dy, layer.out}, {dpre});
-      dy = dpre;
-    }
-    int grad = m.add("grad.w" + std::to_string(l), BufferKind::Grad,
-                     m.program.buffers[layer.param].getNumElements());
-    m.kernel(KernelKind::LinearGradWeight, {dy, layer.in}, {grad});
-    if (l > 0) {
-      int dx = m.add("dx" + std::to_string(l), BufferKind::Temp,
-                     m.program.buffers[layer.in].getNumElements());
-      m.kernel(KernelKind::LinearGradInput, {dy, layer.param}, {dx});
-      dy = dx;
-    }
-    Kernel &update = m.kernel(KernelKind::SgdUpdate,
-                              {layer.param, grad, layer.momentum},
-                              {layer.param, layer.momentum});
-    update.tiedInputs = {0, 2};
-  }
-  // The forward step: the same layers, activations not saved.
-  int output = m.add("output", BufferKind::Output,
-                     m.program.buffers[current].getNumElements());
-  current = x;
-  for (int l = 0; l < layers; ++l) {
-    const Layer &layer = saved[l];
-    int64_t width = m.program.buffers[layer.pre].getNumElements();
-    int pre = l == layers - 1 && !layer.activation
-                  ? output
-                  : m.add("f.pre" + std::to_string(l), BufferKind::Activation,
-                          width, Step::Forward);
-    m.kernel(KernelKind::Matmul, {current, layer.param}, {pre}, Step::Forward);
-    current = pre;
-    if (layer.activation) {
-      int act = l == layers - 1 ? output
-                                : m.add("f.act" + std::to_string(l),
-                                        BufferKind::Activation, width,
-                                        Step::Forward);
-      m.kernel(KernelKind::Relu, {pre}, {act}, Step::Forward);
-      current = act;
-    }
-  }
-  return m.finish();
-}
 
 TEST(ArenaPlanPropertyTest, RandomTrainingStepsPlanSoundAndNearTheLowerBound) {
   std::mt19937_64 rng(20261122);

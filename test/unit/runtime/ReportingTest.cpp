@@ -76,14 +76,14 @@ TEST(Metrics, JsonHasEveryField) {
   EXPECT_EQ(json["threads"], 4);
   EXPECT_EQ(json["seed"], 7);
   // Eval runs have no steps to watch: no resident-set readings.
-  EXPECT_TRUE(json["rss_after_first_step_bytes"].is_null());
+  EXPECT_TRUE(json["rss_after_warmup_bytes"].is_null());
   EXPECT_TRUE(json["rss_at_end_bytes"].is_null());
   EXPECT_EQ(json.size(), 17u);
   RunReport train = sampleReport();
-  train.rssAfterFirstStepBytes = 5 << 20;
+  train.rssAfterWarmupBytes = 5 << 20;
   train.rssAtEndBytes = 6 << 20;
   nlohmann::json trained = nlohmann::json::parse(metricsJson(train));
-  EXPECT_EQ(trained["rss_after_first_step_bytes"], 5 << 20);
+  EXPECT_EQ(trained["rss_after_warmup_bytes"], 5 << 20);
   EXPECT_EQ(trained["rss_at_end_bytes"], 6 << 20);
 }
 

@@ -1,0 +1,94 @@
+//===- MemoryAwareSchedule.h - Reordering kernels for memory ---*- C++ -*-===//
+//
+// The lowering emits a step's kernels in the order of its ops: the forward
+// part, the backward part, then every optimizer update. Kernels that do not
+// depend on each other may run in another order, and some orders keep fewer
+// bytes live at once: an update that runs as soon as its gradient is
+// complete (and the old parameter value has been read for the last time)
+// frees that gradient long before the end of the step.
+//
+// Three pieces, each usable on its own:
+//   - the dependence DAG of a step's kernels, from the buffers they touch
+//     (views mapped to their roots): read after write, write after read and
+//     write after write, persistent buffers included;
+//   - a list scheduler, a pure function from a step to a permutation of its
+//     kernels: a ready kernel that frees more bytes than it allocates runs
+//     first (of several, the one allocating least), otherwise the first in
+//     the list (the lowered order);
+//   - the step's peak of live per-step bytes under an order (ArenaPlan's
+//     lifetimes, before in-place), which decides whether the new order is
+//     kept: only when its peak is strictly lower.
+//
+// In any order the DAG allows, each kernel reads the same values and writes
+// the same bytes, so results stay bit-identical.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_MEMORYAWARESCHEDULE_H
+#define CAIRN_CODEGEN_MEMORYAWARESCHEDULE_H
+
+#include "codegen/KernelList.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace cairn::codegen {
+
+/// The dependence DAG of one step's kernels, by their index in the step's
+/// list. Every edge goes from a lower index to a higher one.
+struct KernelDependences {
+  /// predecessors[k]: the kernels that must run before kernel k, sorted.
+  std::vector<std::vector<int>> predecessors;
+  /// successors[k]: the kernels that must run after kernel k, sorted.
+  std::vector<std::vector<int>> successors;
+};
+
+/// Kernel j depends on an earlier kernel i when both touch the bytes of one
+/// buffer (a view counts as its root) and one of them writes it: i writes
+/// what j reads, i reads what j overwrites (an in-place update after every
+/// reader of the old value), or both write it. Outputs and workspaces are
+/// writes; an output tied to an input (Kernel::tiedInputs) writes that
+/// input's buffer too.
+KernelDependences computeKernelDependences(const Program &program, Step step);
+
+/// A topological order of `step`'s dependence DAG, chosen to lower the peak
+/// of live bytes: order[p] is the index (in the step's list) of the kernel
+/// that runs p-th. Deterministic; the list's own order when no kernel can
+/// free memory earlier.
+std::vector<int> computeMemoryAwareOrder(const Program &program, Step step);
+
+/// The most bytes of `step`'s own buffers (each rounded up to the arena
+/// alignment) live at one kernel when its kernels run in `order`: a buffer
+/// lives from the kernel that defines it to the last kernel that touches it
+/// or one of its views, as planArena counts it before in-place. Persistent
+/// buffers are not counted (they are the same for every order).
+int64_t computeStepPeakBytes(const Program &program, Step step,
+                             llvm::ArrayRef<int> order);
+
+/// Runs `step`'s kernels in `order` (see computeMemoryAwareOrder) and
+/// recomputes liveness. Buffer kinds are kept: they say which part of the
+/// step reads a buffer, which no order changes.
+void applyKernelOrder(Program &program, Step step, llvm::ArrayRef<int> order);
+
+/// What scheduling one step did.
+struct StepScheduleResult {
+  Step step = Step::TrainStep;
+  /// computeStepPeakBytes of the step's order before and of the order kept.
+  int64_t peakBefore = 0;
+  int64_t peakAfter = 0;
+  /// Whether the memory-aware order was kept (its peak is strictly lower).
+  bool reordered = false;
+  /// Kernels not at their position before.
+  int movedKernels = 0;
+};
+
+/// Computes the memory-aware order of `step` and applies it when its peak
+/// is strictly lower than the step's current order's (the lowered one);
+/// else leaves the program as it is.
+StepScheduleResult scheduleStepForMemory(Program &program, Step step);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_MEMORYAWARESCHEDULE_H

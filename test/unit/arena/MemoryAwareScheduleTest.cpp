@@ -1,0 +1,563 @@
+//===- MemoryAwareScheduleTest.cpp - Reordering kernels for memory --------===//
+//
+// The dependence rules on hand-built steps (an update after every reader of
+// the old value, a reader after its writer, through views too), then random
+// programs: every reordered step is a topological order of the dependences
+// as an independent pairwise check reads them, computes the same values (a
+// symbolic run), plans and verifies, and never raises the lower bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RandomPrograms.h"
+
+#include "codegen/ArenaPlan.h"
+#include "codegen/ArenaVerifier.h"
+#include "codegen/MemoryAwareSchedule.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace cairn::codegen;
+using namespace cairn::codegen::testing;
+
+namespace {
+
+std::vector<int> identityOrder(const Program &program, Step step) {
+  std::vector<int> order(program.getStep(step).kernels.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  return order;
+}
+
+/// The position of the kernel tagged `tag` (Kernel::opName) in the step.
+int positionOf(const Program &program, const std::string &tag,
+               Step step = Step::TrainStep) {
+  const std::vector<Kernel> &kernels = program.getStep(step).kernels;
+  for (size_t k = 0; k < kernels.size(); ++k)
+    if (kernels[k].opName == tag)
+      return k;
+  ADD_FAILURE() << "no kernel tagged " << tag;
+  return -1;
+}
+
+std::vector<std::string> getTags(const Program &program, Step step) {
+  std::vector<std::string> tags;
+  for (const Kernel &kernel : program.getStep(step).kernels)
+    tags.push_back(kernel.opName);
+  return tags;
+}
+
+//===----------------------------------------------------------------------===//
+// An independent reading of the dependences and of the values
+//===----------------------------------------------------------------------===//
+
+/// The roots a kernel reads and writes, from the kernel alone: outputs, the
+/// workspace and the inputs tied to an output are written.
+struct Footprint {
+  std::set<int> reads, writes;
+};
+
+int rootOf(const Program &program, int id) {
+  while (program.buffers[id].aliasOf != kNoBuffer)
+    id = program.buffers[id].aliasOf;
+  return id;
+}
+
+Footprint getFootprint(const Program &program, const Kernel &kernel) {
+  Footprint footprint;
+  for (int id : kernel.inputs)
+    if (id != kNoBuffer)
+      footprint.reads.insert(rootOf(program, id));
+  for (int id : kernel.outputs)
+    if (id != kNoBuffer)
+      footprint.writes.insert(rootOf(program, id));
+  for (int tied : kernel.tiedInputs)
+    if (tied >= 0 && kernel.inputs[tied] != kNoBuffer)
+      footprint.writes.insert(rootOf(program, kernel.inputs[tied]));
+  if (kernel.workspace != kNoBuffer)
+    footprint.writes.insert(kernel.workspace);
+  return footprint;
+}
+
+bool intersects(const std::set<int> &a, const std::set<int> &b) {
+  for (int x : a)
+    if (b.count(x))
+      return true;
+  return false;
+}
+
+/// Every pair of kernels that touch one buffer, one of them writing it,
+/// runs in the list's order; and `order` is a permutation.
+::testing::AssertionResult isValidOrder(const Program &program, Step step,
+                                        const std::vector<int> &order) {
+  const std::vector<Kernel> &kernels = program.getStep(step).kernels;
+  size_t n = kernels.size();
+  if (order.size() != n)
+    return ::testing::AssertionFailure()
+           << "order has " << order.size() << " kernels, the step " << n;
+  std::vector<int> position(n, -1);
+  for (size_t p = 0; p < n; ++p) {
+    if (order[p] < 0 || size_t(order[p]) >= n || position[order[p]] >= 0)
+      return ::testing::AssertionFailure() << "order is not a permutation";
+    position[order[p]] = p;
+  }
+  std::vector<Footprint> footprints;
+  for (const Kernel &kernel : kernels)
+    footprints.push_back(getFootprint(program, kernel));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const Footprint &a = footprints[i], &b = footprints[j];
+      bool conflict = intersects(a.writes, b.reads) ||
+                      intersects(a.writes, b.writes) ||
+                      intersects(a.reads, b.writes);
+      if (conflict && position[i] > position[j])
+        return ::testing::AssertionFailure()
+               << "kernel " << j << " runs before kernel " << i
+               << ", which touches one of its buffers";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+/// A symbolic run of `step` in `order`: every buffer holds a hash, a kernel
+/// writes hashes of (the kernel: its kind and buffers; the slot; every
+/// value it read). What each kernel read, and the persistent buffers' final
+/// values.
+struct SymbolicRun {
+  std::vector<std::vector<uint64_t>> read;
+  std::map<int, uint64_t> persistent;
+  bool operator==(const SymbolicRun &other) const {
+    return read == other.read && persistent == other.persistent;
+  }
+};
+
+SymbolicRun runSymbolically(const Program &program, Step step,
+                            const std::vector<int> &order) {
+  const std::vector<Kernel> &kernels = program.getStep(step).kernels;
+  // Per-step buffers start as garbage (0), persistent ones as their id.
+  std::vector<uint64_t> value(program.buffers.size(), 0);
+  for (const Buffer &buffer : program.buffers)
+    if (isPersistent(buffer.kind))
+      value[buffer.id] = 1000 + buffer.id;
+  SymbolicRun run;
+  run.read.resize(kernels.size());
+  for (int k : order) {
+    const Kernel &kernel = kernels[k];
+    uint64_t h = mix(0, static_cast<uint64_t>(kernel.kind));
+    for (int id : kernel.inputs)
+      h = mix(h, id);
+    for (int id : kernel.outputs)
+      h = mix(h, id);
+    for (int id : kernel.inputs) {
+      uint64_t v = id == kNoBuffer ? 7 : value[rootOf(program, id)];
+      run.read[k].push_back(v);
+      h = mix(h, v);
+    }
+    for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+      uint64_t out = mix(h, i);
+      if (kernel.outputs[i] != kNoBuffer)
+        value[rootOf(program, kernel.outputs[i])] = out;
+      int tied = i < kernel.tiedInputs.size() ? kernel.tiedInputs[i] : -1;
+      if (tied >= 0 && kernel.inputs[tied] != kNoBuffer)
+        value[rootOf(program, kernel.inputs[tied])] = out;
+    }
+  }
+  for (const Buffer &buffer : program.buffers)
+    if (isPersistent(buffer.kind))
+      run.persistent[buffer.id] = value[buffer.id];
+  return run;
+}
+
+//===----------------------------------------------------------------------===//
+// Hand-built steps
+//===----------------------------------------------------------------------===//
+
+/// Two linear layers as the lowering emits them: forward, loss, backward,
+/// then both updates. Gradients are 100x the activations: holding both at
+/// once is the peak.
+ProgramMaker makeTwoLayers() {
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::Input, 1000);
+  int label = m.add("label", BufferKind::Input, 10);
+  int w1 = m.add("w1", BufferKind::Param, 100000);
+  int w2 = m.add("w2", BufferKind::Param, 100000);
+  int m1 = m.add("w1.momentum", BufferKind::Optimizer, 100000);
+  int m2 = m.add("w2.momentum", BufferKind::Optimizer, 100000);
+  int loss = m.add("loss", BufferKind::Output, 1);
+  int h = m.add("h", BufferKind::Saved, 1000);
+  int y = m.add("y", BufferKind::Saved, 1000);
+  int dy = m.add("dy", BufferKind::Temp, 1000);
+  int g2 = m.add("grad.w2", BufferKind::Grad, 100000);
+  int dh = m.add("dh", BufferKind::Temp, 1000);
+  int g1 = m.add("grad.w1", BufferKind::Grad, 100000);
+  m.kernel(KernelKind::Matmul, {x, w1}, {h}).opName = "fc1";
+  m.kernel(KernelKind::Matmul, {h, w2}, {y}).opName = "fc2";
+  m.kernel(KernelKind::CrossEntropy, {y, label}, {loss}).opName = "loss";
+  m.kernel(KernelKind::CrossEntropyGrad, {loss, y, label}, {dy}).opName =
+      "dloss";
+  m.kernel(KernelKind::LinearGradWeight, {dy, h}, {g2}).opName = "grad2";
+  m.kernel(KernelKind::LinearGradInput, {dy, w2}, {dh}).opName = "readW2";
+  m.kernel(KernelKind::LinearGradWeight, {dh, x}, {g1}).opName = "grad1";
+  Kernel &u1 = m.kernel(KernelKind::SgdUpdate, {w1, g1, m1}, {w1, m1});
+  u1.tiedInputs = {0, 2};
+  u1.opName = "update1";
+  Kernel &u2 = m.kernel(KernelKind::SgdUpdate, {w2, g2, m2}, {w2, m2});
+  u2.tiedInputs = {0, 2};
+  u2.opName = "update2";
+  return m;
+}
+
+TEST(MemoryAwareScheduleTest,
+     AnUpdateRunsOnceItsGradientIsCompleteAndTheOldValueRead) {
+  ProgramMaker m = makeTwoLayers();
+  Program &program = m.finish();
+  Program lowered = program;
+  StepScheduleResult result = scheduleStepForMemory(program, Step::TrainStep);
+  EXPECT_TRUE(result.reordered);
+  // Before, both gradients and dh are live at grad1; after, grad.w2 dies
+  // at update2, and the peak is grad.w2 with dy and h (or dh) at grad2.
+  int64_t gradient = alignToArena(400000), activation = alignToArena(4000);
+  EXPECT_EQ(result.peakBefore, 2 * gradient + activation);
+  EXPECT_EQ(result.peakAfter, gradient + 2 * activation);
+  int update2 = positionOf(program, "update2");
+  EXPECT_GT(update2, positionOf(program, "grad2"));
+  EXPECT_GT(update2, positionOf(program, "readW2"));
+  EXPECT_GT(update2, positionOf(program, "fc2"));
+  EXPECT_LT(update2, positionOf(program, "grad1"));
+  // The dependences say the same, in the lowered list's indices.
+  KernelDependences deps = computeKernelDependences(lowered, Step::TrainStep);
+  EXPECT_EQ(deps.predecessors[8], (std::vector<int>{1, 4, 5}));
+  EXPECT_EQ(deps.predecessors[7], (std::vector<int>{0, 6}));
+  // Liveness follows the new order; kinds stay.
+  const Buffer &g2 = program.buffers[10];
+  EXPECT_EQ(g2.definedBy, positionOf(program, "grad2"));
+  EXPECT_EQ(g2.lastUse, update2);
+  for (const Buffer &buffer : program.buffers)
+    EXPECT_EQ(buffer.kind, lowered.buffers[buffer.id].kind) << buffer.name;
+  // The same params, momentum buffers and loss at the end.
+  EXPECT_EQ(runSymbolically(program, Step::TrainStep,
+                            identityOrder(program, Step::TrainStep))
+                .persistent,
+            runSymbolically(lowered, Step::TrainStep,
+                            identityOrder(lowered, Step::TrainStep))
+                .persistent);
+}
+
+TEST(MemoryAwareScheduleTest, AnUpdateNeverMovesBeforeAReaderOfTheOldValue) {
+  // The reader of w2 (through a view) comes after a kernel that allocates
+  // much: running the update before both would free grad.w2 early, but the
+  // reader needs the old w2.
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::Input, 1000);
+  int w2 = m.add("w2", BufferKind::Param, 100000);
+  int m2 = m.add("w2.momentum", BufferKind::Optimizer, 100000);
+  int out = m.add("loss", BufferKind::Output, 1);
+  int w2View = m.view("w2.view", w2);
+  int dy = m.add("dy", BufferKind::Temp, 1000);
+  int g2 = m.add("grad.w2", BufferKind::Grad, 100000);
+  int big = m.add("big", BufferKind::Temp, 200000);
+  int dx = m.add("dx", BufferKind::Temp, 1000);
+  m.kernel(KernelKind::Matmul, {x}, {dy}).opName = "dy";
+  m.kernel(KernelKind::LinearGradWeight, {dy, x}, {g2}).opName = "grad2";
+  m.kernel(KernelKind::Matmul, {dy, x}, {big}).opName = "big";
+  m.kernel(KernelKind::LinearGradInput, {big, w2View}, {dx}).opName = "reader";
+  Kernel &u2 = m.kernel(KernelKind::SgdUpdate, {w2, g2, m2}, {w2, m2});
+  u2.tiedInputs = {0, 2};
+  u2.opName = "update2";
+  m.kernel(KernelKind::ReduceSum, {dx}, {out}).opName = "sum";
+  Program &program = m.finish();
+  KernelDependences deps = computeKernelDependences(program, Step::TrainStep);
+  EXPECT_TRUE(
+      std::count(deps.predecessors[4].begin(), deps.predecessors[4].end(), 3))
+      << "the update must follow the reader of the view";
+  std::vector<int> order = computeMemoryAwareOrder(program, Step::TrainStep);
+  EXPECT_TRUE(isValidOrder(program, Step::TrainStep, order));
+  scheduleStepForMemory(program, Step::TrainStep);
+  EXPECT_GT(positionOf(program, "update2"), positionOf(program, "reader"));
+}
+
+TEST(MemoryAwareScheduleTest, AReaderNeverMovesBeforeItsWriter) {
+  // `reader` frees `a`, so it would like to run right after `a` is
+  // defined; it reads `b` through a view, written after `c` in the list.
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::Input, 1000);
+  int w = m.add("w", BufferKind::Param, 1000);
+  int out = m.add("loss", BufferKind::Output, 1);
+  int a = m.add("a", BufferKind::Temp, 100000);
+  int c = m.add("c", BufferKind::Temp, 50000);
+  int b = m.add("b", BufferKind::Temp, 10);
+  int bView = m.view("b.view", b);
+  int r = m.add("r", BufferKind::Temp, 10);
+  int s = m.add("s", BufferKind::Temp, 10);
+  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
+  m.kernel(KernelKind::Matmul, {x, w}, {c}).opName = "c";
+  m.kernel(KernelKind::Matmul, {x, w}, {b}).opName = "writer";
+  m.kernel(KernelKind::Matmul, {a, bView}, {r}).opName = "reader";
+  m.kernel(KernelKind::Matmul, {c, r}, {s}).opName = "s";
+  m.kernel(KernelKind::ReduceSum, {s}, {out}).opName = "sum";
+  Program &program = m.finish();
+  std::vector<int> order = computeMemoryAwareOrder(program, Step::TrainStep);
+  EXPECT_TRUE(isValidOrder(program, Step::TrainStep, order));
+  scheduleStepForMemory(program, Step::TrainStep);
+  EXPECT_GT(positionOf(program, "reader"), positionOf(program, "writer"));
+}
+
+TEST(MemoryAwareScheduleTest, WritesOfOneBufferKeepTheirOrderAndTheirReaders) {
+  // `loss` is written twice and read in between; the second writer frees a
+  // large buffer and would like to run early.
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::Input, 1000);
+  int loss = m.add("loss", BufferKind::Output, 1);
+  int t = m.add("t", BufferKind::Temp, 100000);
+  int c = m.add("c", BufferKind::Temp, 1);
+  int d = m.add("d", BufferKind::Temp, 50000);
+  m.kernel(KernelKind::Matmul, {x}, {t}).opName = "t";
+  m.kernel(KernelKind::Matmul, {x}, {d}).opName = "d";
+  m.kernel(KernelKind::CrossEntropy, {d}, {loss}).opName = "write1";
+  m.kernel(KernelKind::Copy, {loss}, {c}).opName = "read";
+  m.kernel(KernelKind::CrossEntropy, {t}, {loss}).opName = "write2";
+  Program &program = m.finish();
+  scheduleStepForMemory(program, Step::TrainStep);
+  EXPECT_LT(positionOf(program, "write1"), positionOf(program, "read"));
+  EXPECT_LT(positionOf(program, "read"), positionOf(program, "write2"));
+}
+
+TEST(MemoryAwareScheduleTest, WorkspacesOrderNothing) {
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::Input, 1000);
+  int a = m.add("a", BufferKind::Temp, 1000);
+  int b = m.add("b", BufferKind::Temp, 1000);
+  m.kernel(KernelKind::Conv2d, {x}, {a}).workspace =
+      m.add("ws.a", BufferKind::Workspace, 5000);
+  m.kernel(KernelKind::Conv2d, {x}, {b}).workspace =
+      m.add("ws.b", BufferKind::Workspace, 5000);
+  Program &program = m.finish();
+  KernelDependences deps = computeKernelDependences(program, Step::TrainStep);
+  EXPECT_TRUE(deps.predecessors[1].empty());
+}
+
+TEST(MemoryAwareScheduleTest, AChainKeepsItsOrder) {
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::Input, 1000);
+  int w = m.add("w", BufferKind::Param, 1000);
+  int a = m.add("a", BufferKind::Activation, 1000);
+  int b = m.add("b", BufferKind::Activation, 1000);
+  int out = m.add("loss", BufferKind::Output, 1);
+  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "0";
+  m.kernel(KernelKind::Relu, {a}, {b}).opName = "1";
+  m.kernel(KernelKind::ReduceSum, {b}, {out}).opName = "2";
+  Program &program = m.finish();
+  ArenaPlan plan = planArena(program);
+  EXPECT_TRUE(plan.scheduleTried);
+  EXPECT_FALSE(plan.scheduleReordered);
+  EXPECT_EQ(plan.scheduleLowerBoundBefore, plan.scheduleLowerBoundAfter);
+  EXPECT_EQ(plan.scheduleMovedKernels, 0);
+  EXPECT_EQ(getTags(program, Step::TrainStep),
+            (std::vector<std::string>{"0", "1", "2"}));
+}
+
+TEST(MemoryAwareScheduleTest, PlanArenaReordersUnlessToldNotTo) {
+  ProgramMaker m = makeTwoLayers();
+  Program lowered = m.finish();
+  std::vector<std::string> tags = getTags(lowered, Step::TrainStep);
+
+  Program program = lowered;
+  ArenaPlan plan = planArena(program);
+  EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
+  EXPECT_TRUE(plan.scheduleReordered);
+  EXPECT_LT(plan.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
+  EXPECT_LE(plan.lowerBoundBytes, plan.scheduleLowerBoundAfter);
+  EXPECT_NE(getTags(program, Step::TrainStep), tags);
+
+  // --no-reorder, and --no-reuse alone (the reference layout).
+  ArenaPlanOptions noReorder, noReuse;
+  noReorder.reorder = false;
+  noReuse.reuse = false;
+  for (const ArenaPlanOptions &options : {noReorder, noReuse}) {
+    Program copy = lowered;
+    ArenaPlan kept = planArena(copy, options);
+    EXPECT_TRUE(verifyArena(copy).ok);
+    EXPECT_FALSE(kept.scheduleTried);
+    EXPECT_FALSE(kept.scheduleReordered);
+    EXPECT_EQ(getTags(copy, Step::TrainStep), tags);
+    EXPECT_EQ(kept.scheduleLowerBoundBefore, plan.scheduleLowerBoundBefore);
+    EXPECT_EQ(kept.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Random programs
+//===----------------------------------------------------------------------===//
+
+/// A step of no particular shape: kernels read a few buffers already
+/// written (some through views, some persistent), write new ones (some
+/// with a workspace), and now and then update a persistent buffer or a
+/// live temp in place, or write the loss again. Plus a short forward step.
+Program makeRandomKernels(std::mt19937_64 &rng) {
+  ProgramMaker m;
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int x = m.add("x", BufferKind::Input, pick(1, 1 << 14));
+  int loss = m.add("loss", BufferKind::Output, 1);
+  std::vector<int> params, states;
+  for (int i = 0, e = pick(1, 4); i < e; ++i) {
+    int64_t elements = pick(1, 1 << 16);
+    params.push_back(
+        m.add("p" + std::to_string(i), BufferKind::Param, elements));
+    states.push_back(m.add("p" + std::to_string(i) + ".state",
+                           BufferKind::Optimizer, elements));
+  }
+  // What kernels may read: the input, params, the loss, written temps.
+  std::vector<int> readable = {x, loss};
+  readable.insert(readable.end(), params.begin(), params.end());
+  std::vector<int> temps;
+  auto anyOf = [&](const std::vector<int> &ids) {
+    return ids[pick(0, ids.size() - 1)];
+  };
+  int kernels = pick(2, 60);
+  for (int k = 0; k < kernels; ++k) {
+    std::string tag = std::to_string(k);
+    int choice = pick(0, 9);
+    if (choice == 0 && !temps.empty()) {
+      int p = pick(0, params.size() - 1);
+      Kernel &update =
+          m.kernel(KernelKind::SgdUpdate, {params[p], anyOf(temps), states[p]},
+                   {params[p], states[p]});
+      update.tiedInputs = {0, 2};
+      update.opName = tag;
+      continue;
+    }
+    if (choice == 1 && !temps.empty()) {
+      int t = anyOf(temps);
+      Kernel &update =
+          m.kernel(KernelKind::SgdUpdate, {t, anyOf(readable)}, {t});
+      update.tiedInputs = {0};
+      update.opName = tag;
+      continue;
+    }
+    if (choice == 2) {
+      m.kernel(KernelKind::CrossEntropy, {anyOf(readable)}, {loss}).opName =
+          tag;
+      continue;
+    }
+    std::vector<int> inputs;
+    for (int i = 0, e = pick(1, 3); i < e; ++i) {
+      int id = anyOf(readable);
+      if (!isPersistent(m.program.buffers[id].kind) && pick(0, 3) == 0)
+        id = m.view("v" + tag + "." + std::to_string(i), id);
+      inputs.push_back(id);
+    }
+    // Elementwise kernels over a same-size input may be planned in place.
+    bool elementwise = choice == 3;
+    std::vector<int> outputs;
+    for (int i = 0, e = elementwise ? 1 : pick(1, 2); i < e; ++i) {
+      int64_t elements =
+          elementwise
+              ? m.program.buffers[rootOf(m.program, inputs[0])].getNumElements()
+              : pick(1, 1 << 16);
+      int id = m.add("t" + tag + "." + std::to_string(i), BufferKind::Temp,
+                     elements);
+      outputs.push_back(id);
+      temps.push_back(id);
+    }
+    Kernel &kernel =
+        m.kernel(elementwise ? KernelKind::Relu : KernelKind::Matmul,
+                 std::move(inputs), outputs);
+    kernel.opName = tag;
+    if (!elementwise && pick(0, 3) == 0)
+      kernel.workspace =
+          m.add("ws" + tag, BufferKind::Workspace, pick(1, 1 << 14));
+    readable.insert(readable.end(), outputs.begin(), outputs.end());
+  }
+  int output = m.add("output", BufferKind::Output, 10);
+  int f = m.add("f", BufferKind::Activation, pick(1, 1 << 14), Step::Forward);
+  m.kernel(KernelKind::Matmul, {x, anyOf(params)}, {f}, Step::Forward);
+  m.kernel(KernelKind::Matmul, {f, anyOf(params)}, {output}, Step::Forward);
+  return m.finish();
+}
+
+/// Reorders and plans `lowered` and checks it on every count; returns
+/// whether the plan reordered a step.
+bool checkRandomProgram(const Program &lowered, int trial) {
+  SCOPED_TRACE("trial " + std::to_string(trial));
+  for (Step step : {Step::TrainStep, Step::Forward}) {
+    std::vector<int> order = computeMemoryAwareOrder(lowered, step);
+    EXPECT_TRUE(isValidOrder(lowered, step, order));
+    EXPECT_TRUE(runSymbolically(lowered, step, order) ==
+                runSymbolically(lowered, step, identityOrder(lowered, step)))
+        << "the reordered step computes other values";
+    EXPECT_EQ(order, computeMemoryAwareOrder(lowered, step))
+        << "not deterministic";
+  }
+
+  Program program = lowered;
+  ArenaPlanOptions options;
+  options.timeLimitSeconds = 0;
+  ArenaPlan plan = planArena(program, options);
+  ArenaVerdict verdict = verifyArena(program);
+  EXPECT_TRUE(verdict.ok) << verdict.message;
+  EXPECT_LE(plan.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
+  if (plan.scheduleReordered)
+    EXPECT_LT(plan.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
+  else
+    EXPECT_EQ(plan.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
+  EXPECT_LE(plan.lowerBoundBytes, plan.scheduleLowerBoundAfter);
+  EXPECT_GE(plan.arenaBytes, plan.lowerBoundBytes);
+  for (const Buffer &buffer : program.buffers)
+    EXPECT_EQ(buffer.kind, lowered.buffers[buffer.id].kind);
+
+  // The schedule's lower bounds are planArena's own, without in-place, of
+  // the lowered and of the reordered program.
+  ArenaPlanOptions plain;
+  plain.inPlace = false;
+  plain.reorder = false;
+  plain.timeLimitSeconds = 0;
+  Program before = lowered, after = program;
+  EXPECT_EQ(planArena(before, plain).lowerBoundBytes,
+            plan.scheduleLowerBoundBefore);
+  EXPECT_EQ(planArena(after, plain).lowerBoundBytes,
+            plan.scheduleLowerBoundAfter);
+  return plan.scheduleReordered;
+}
+
+TEST(MemoryAwareSchedulePropertyTest, RandomTrainingStepsReorderSoundly) {
+  std::mt19937_64 rng(20261123);
+  int reordered[2] = {0, 0}, trials = 300;
+  for (int trial = 0; trial < trials; ++trial) {
+    bool updatesAtEnd = trial % 2 == 0;
+    Program program = makeRandomStep(rng, updatesAtEnd);
+    reordered[updatesAtEnd] += checkRandomProgram(program, trial);
+    if (::testing::Test::HasFailure())
+      return;
+  }
+  std::printf("reordered %d of %d random training steps with the updates at "
+              "the end, %d of %d with each after its layer\n",
+              reordered[1], trials / 2, reordered[0], trials / 2);
+  EXPECT_GT(reordered[1], 0);
+}
+
+TEST(MemoryAwareSchedulePropertyTest, RandomProgramsReorderSoundly) {
+  std::mt19937_64 rng(11);
+  int reordered = 0, trials = 1000;
+  for (int trial = 0; trial < trials; ++trial) {
+    Program program = makeRandomKernels(rng);
+    reordered += checkRandomProgram(program, trial);
+    if (::testing::Test::HasFailure())
+      return;
+  }
+  std::printf("reordered %d of %d random programs\n", reordered, trials);
+  EXPECT_GT(reordered, 0);
+}
+
+} // namespace
