@@ -43,13 +43,6 @@ bool isElementwise(KernelKind kind) {
   }
 }
 
-int64_t numElements(const Buffer &buffer) {
-  int64_t n = 1;
-  for (int64_t d : buffer.shape)
-    n *= d;
-  return n;
-}
-
 } // namespace
 
 ArenaVerdict cairn::codegen::verifyArena(const Program &program,
@@ -126,7 +119,7 @@ ArenaVerdict cairn::codegen::verifyArena(const Program &program,
       return fail(pair + ": the two are at different offsets");
     if (buffer.isAlias() || input.isAlias() || isPersistent(buffer.kind) ||
         isPersistent(input.kind) || buffer.dtype != input.dtype ||
-        numElements(buffer) != numElements(input) || buffer.bytes > input.bytes)
+        buffer.getNumElements() != input.getNumElements() || buffer.bytes > input.bytes)
       return fail(pair + ": only a per-step buffer of the same type and size "
                   "can take over another's bytes");
     // The kernel that writes the buffer first must read the input last.

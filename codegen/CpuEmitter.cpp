@@ -220,7 +220,12 @@ private:
   void emitBinary(const Kernel &kernel, const char *op);
   void emitMatmul(const Kernel &kernel);
   void emitConcat(const Kernel &kernel);
-  void emitAfterKernel(const StepKernels &step, int index);
+  /// The buffers to report and to poison after one kernel.
+  struct AfterKernel {
+    std::vector<int> observed, dying;
+  };
+  std::vector<AfterKernel> collectAfterKernels(const StepKernels &step) const;
+  void emitAfterKernel(const AfterKernel &after);
   void emitSpec();
   void emitMain();
   /// The tensors the ProgramSpec lists: persistent ones and gradients.
@@ -335,42 +340,48 @@ void CpuEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
       os << ", a view of " << buffer(program.getAliasRoot(id)).name;
     os << "\n";
   }
+  std::vector<AfterKernel> after = collectAfterKernels(step);
   for (int index = 0, e = step.kernels.size(); index < e; ++index) {
     os << "\n";
     emitComment(step.kernels[index]);
     emitKernel(step.kernels[index]);
-    emitAfterKernel(step, index);
+    emitAfterKernel(after[index]);
   }
   indent = 0;
   os << "}\n\n";
 }
 
-/// What follows kernel `index`: gradients it completes go to ctx.observe,
-/// and with ctx.poison the buffers whose lifetime ends there are
-/// overwritten (unless an in-place output took their bytes over).
-void CpuEmitter::emitAfterKernel(const StepKernels &step, int index) {
-  std::vector<int> observed, dying;
-  std::set<int> handedOn;
+/// What follows each kernel of `step`: the gradients it completes go to
+/// ctx.observe, and with ctx.poison the buffers whose lifetime ends there
+/// are overwritten (unless an in-place output took their bytes over). One
+/// pass over the buffers, both lists in buffer order.
+std::vector<CpuEmitter::AfterKernel>
+CpuEmitter::collectAfterKernels(const StepKernels &step) const {
+  std::vector<AfterKernel> after(step.kernels.size());
+  std::vector<bool> handedOn(program.buffers.size(), false);
   for (const Buffer &b : program.buffers)
-    if (b.inPlaceOf != kNoBuffer && b.step == step.step &&
-        b.definedBy == index)
-      handedOn.insert(b.inPlaceOf);
+    if (b.inPlaceOf != kNoBuffer)
+      handedOn[b.inPlaceOf] = true;
   for (const Buffer &b : program.buffers) {
     if (b.step != step.step)
       continue;
-    if (b.kind == BufferKind::Grad && b.definedBy == index)
-      observed.push_back(b.id);
+    if (b.kind == BufferKind::Grad && b.definedBy >= 0)
+      after[b.definedBy].observed.push_back(b.id);
     if (!b.isAlias() && !isPersistent(b.kind) && b.bytes > 0 &&
-        b.definedBy >= 0 && b.lastUse == index && !handedOn.count(b.id))
-      dying.push_back(b.id);
+        b.definedBy >= 0 && b.lastUse >= 0 && !handedOn[b.id])
+      after[b.lastUse].dying.push_back(b.id);
   }
-  for (int id : observed)
+  return after;
+}
+
+void CpuEmitter::emitAfterKernel(const AfterKernel &after) {
+  for (int id : after.observed)
     line() << "if (ctx.observe) ctx.observe(ctx.observer, " << specIndex[id]
            << ", arena); // " << buffer(id).name << "\n";
-  if (dying.empty())
+  if (after.dying.empty())
     return;
   line() << "if (ctx.poison) {\n";
-  for (int id : dying)
+  for (int id : after.dying)
     line() << "  cairn::runtime::poisonBytes(arena + " << buffer(id).offset
            << ", " << buffer(id).bytes << "); // " << identifiers[id] << "\n";
   line() << "}\n";

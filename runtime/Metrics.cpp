@@ -8,42 +8,46 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include <sys/resource.h>
 
 namespace cairn::runtime {
 
+namespace {
+
+/// A "Name: N kB" line of /proc/self/status, in bytes; nullopt when absent.
+std::optional<int64_t> readStatusBytes(const char *field) {
+  std::FILE *status = std::fopen("/proc/self/status", "r");
+  if (!status)
+    return std::nullopt;
+  std::string format = std::string(field) + ": %lld kB";
+  char line[256];
+  long long kib = -1;
+  while (std::fgets(line, sizeof line, status))
+    if (std::sscanf(line, format.c_str(), &kib) == 1)
+      break;
+  std::fclose(status);
+  if (kib < 0)
+    return std::nullopt;
+  return static_cast<int64_t>(kib) * 1024;
+}
+
+} // namespace
+
 int64_t peakRssBytes() {
   // VmHWM starts afresh at exec; getrusage's ru_maxrss does not (it keeps the
   // peak of the process that forked us, e.g. a 600 MB Python driver).
-  if (std::FILE *status = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    long long kib = -1;
-    while (std::fgets(line, sizeof line, status))
-      if (std::sscanf(line, "VmHWM: %lld kB", &kib) == 1)
-        break;
-    std::fclose(status);
-    if (kib >= 0)
-      return static_cast<int64_t>(kib) * 1024;
-  }
+  if (std::optional<int64_t> bytes = readStatusBytes("VmHWM"))
+    return *bytes;
   struct rusage usage;
   if (::getrusage(RUSAGE_SELF, &usage) != 0)
     return 0;
   return static_cast<int64_t>(usage.ru_maxrss) * 1024; // Linux reports KiB
 }
 
-int64_t currentRssBytes() {
-  std::FILE *status = std::fopen("/proc/self/status", "r");
-  if (!status)
-    return 0;
-  char line[256];
-  long long kib = 0;
-  while (std::fgets(line, sizeof line, status))
-    if (std::sscanf(line, "VmRSS: %lld kB", &kib) == 1)
-      break;
-  std::fclose(status);
-  return static_cast<int64_t>(kib) * 1024;
-}
+int64_t currentRssBytes() { return readStatusBytes("VmRSS").value_or(0); }
 
 std::string formatBytes(double bytes) {
   const char *units[] = {"KiB", "MiB", "GiB", "TiB"};

@@ -26,6 +26,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from provenance import commit, cpu_name  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENVIRONMENTS = {"default": {},
                 "tuned": {"OPENBLAS_CORETYPE": "SkylakeX", "OMP_WAIT_POLICY": "passive"}}
@@ -125,20 +128,8 @@ def cairn_step_time(args, model, batch):
     return 1000 * best / args.steps, runs[1]
 
 
-def commit():
-    """The short commit, and whether tracked files (results aside) have changes."""
-    git = ["git", "-C", ROOT]
-    head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", ".",
-                                  ":!bench/results"], capture_output=True, text=True).stdout
-    return head + (" with uncommitted changes" if dirty.strip() else "")
-
-
 def machine():
-    with open("/proc/cpuinfo") as f:
-        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-    return f"{names[0] if names else 'unknown CPU'}, {os.cpu_count()} cores"
+    return f"{cpu_name()}, {os.cpu_count()} cores"
 
 
 def run(args):

@@ -46,6 +46,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from provenance import commit, cpu_name  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
@@ -426,19 +429,8 @@ def child(python, argv, timeout=1200, xla_flags=None):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def commit():
-    git = ["git", "-C", ROOT]
-    head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", ".",
-                                  ":!bench/results"], capture_output=True, text=True).stdout
-    return head + (" with uncommitted changes" if dirty.strip() else "")
-
-
 def machine():
-    with open("/proc/cpuinfo") as f:
-        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-    return f"{os.cpu_count()} cores, {names[0] if names else 'unknown CPU'}"
+    return f"{os.cpu_count()} cores, {cpu_name()}"
 
 
 def mib(b):

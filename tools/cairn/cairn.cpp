@@ -203,6 +203,36 @@ llvm::LogicalResult runAutodiff(mlir::ModuleOp module) {
   return pm.run(module);
 }
 
+/// Reads a model file (or stdin for "-"), refusing files over
+/// kMaxModelFileBytes; prints the error and returns null on failure.
+std::unique_ptr<llvm::MemoryBuffer> readModelFile(llvm::StringRef path) {
+  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(
+      path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (std::error_code ec = fileOrErr.getError()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "cannot read '" << path << "': " << ec.message() << "\n";
+    return nullptr;
+  }
+  if ((*fileOrErr)->getBufferSize() > kMaxModelFileBytes) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "'" << path << "' is " << (*fileOrErr)->getBufferSize()
+        << " bytes; model files are limited to " << kMaxModelFileBytes << "\n";
+    return nullptr;
+  }
+  return std::move(*fileOrErr);
+}
+
+/// --batch, when given, is within [1, kMaxBatch]; prints the error if not.
+bool checkBatchFlag() {
+  if (!batchSize.getNumOccurrences() ||
+      (batchSize >= 1 && batchSize <= kMaxBatch))
+    return true;
+  llvm::WithColor::error(llvm::errs(), "cairn")
+      << "--batch must be between 1 and " << kMaxBatch << " but got "
+      << batchSize << "\n";
+  return false;
+}
+
 /// The memory report's format, from its file name's extension.
 enum class ReportFormat { Json, Text, Html };
 std::optional<ReportFormat> getReportFormat(llvm::StringRef path) {
@@ -213,6 +243,16 @@ std::optional<ReportFormat> getReportFormat(llvm::StringRef path) {
   if (path.ends_with_insensitive(".html") || path.ends_with_insensitive(".htm"))
     return ReportFormat::Html;
   return std::nullopt;
+}
+
+/// --memory-report, when given, names a format; prints the error if not.
+bool checkMemoryReportFlag() {
+  if (!memoryReportFile.getNumOccurrences() || getReportFormat(memoryReportFile))
+    return true;
+  llvm::WithColor::error(llvm::errs(), "cairn")
+      << "--memory-report '" << memoryReportFile
+      << "': expected a file ending in .json, .txt or .html\n";
+  return false;
 }
 
 /// Lays out `program`'s arena as the flags ask, and checks the result with
@@ -490,23 +530,13 @@ int runPlanModel() {
       return 1;
     }
   }
-  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(
-      planModelFile, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (std::error_code ec = fileOrErr.getError()) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "cannot read '" << planModelFile << "': " << ec.message() << "\n";
+  std::unique_ptr<llvm::MemoryBuffer> file = readModelFile(planModelFile);
+  if (!file)
     return 1;
-  }
-  if ((*fileOrErr)->getBufferSize() > kMaxModelFileBytes) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "'" << planModelFile << "' is " << (*fileOrErr)->getBufferSize()
-        << " bytes; model files are limited to " << kMaxModelFileBytes << "\n";
-    return 1;
-  }
   llvm::SourceMgr sourceMgr;
-  llvm::StringRef source = (*fileOrErr)->getBuffer();
-  std::string name = (*fileOrErr)->getBufferIdentifier().str();
-  sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
+  llvm::StringRef source = file->getBuffer();
+  std::string name = file->getBufferIdentifier().str();
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
   context.printStackTraceOnDiagnostic(false);
@@ -542,12 +572,6 @@ int runPlanModel() {
 int runPlan() {
   // Sizes add up to at most 2^62 (parseBufferCsv), so no arena is larger.
   constexpr long long kMaxPlanCapacity = 1ll << 62;
-  if (!(timeLimit >= 0 && timeLimit <= kMaxTimeLimitSeconds)) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "--time-limit must be between 0 and " << llvm::format("%g", kMaxTimeLimitSeconds)
-        << " but got " << llvm::format("%g", timeLimit.getValue()) << "\n";
-    return 1;
-  }
   auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(buffersFile, /*IsText=*/false,
                                                       /*RequiresNullTerminator=*/false);
   if (std::error_code ec = fileOrErr.getError()) {
@@ -643,13 +667,8 @@ int run() {
            "train-mlir or cpp to print)\n";
     return 1;
   }
-  if (memoryReportFile.getNumOccurrences() &&
-      !getReportFormat(memoryReportFile)) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "--memory-report '" << memoryReportFile
-        << "': expected a file ending in .json, .txt or .html\n";
+  if (!checkMemoryReportFlag())
     return 1;
-  }
   if (memoryReportFile.getNumOccurrences() && splitInputFile) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--memory-report takes one model; it does not go with "
@@ -661,28 +680,13 @@ int run() {
         << "--split-input-file works only with --emit\n";
     return 1;
   }
-  if (batchSize.getNumOccurrences() && (batchSize < 1 || batchSize > kMaxBatch)) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "--batch must be between 1 and " << kMaxBatch << " but got "
-        << batchSize << "\n";
+  if (!checkBatchFlag())
     return 1;
-  }
 
   std::string errorMessage;
-  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/false,
-                                                      /*RequiresNullTerminator=*/false);
-  if (std::error_code ec = fileOrErr.getError()) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "cannot read '" << inputFile << "': " << ec.message() << "\n";
+  std::unique_ptr<llvm::MemoryBuffer> input = readModelFile(inputFile);
+  if (!input)
     return 1;
-  }
-  std::unique_ptr<llvm::MemoryBuffer> input = std::move(*fileOrErr);
-  if (input->getBufferSize() > kMaxModelFileBytes) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "'" << inputFile << "' is " << input->getBufferSize()
-        << " bytes; model files are limited to " << kMaxModelFileBytes << "\n";
-    return 1;
-  }
 
   // Write to a temporary file that is renamed into place only on success,
   // so a failed build leaves no partial output behind. An executable's C++
@@ -807,20 +811,8 @@ int main(int argc, char **argv) {
              "--memory-report FILE\n";
       return 1;
     }
-    if (memoryReportFile.getNumOccurrences() &&
-        !getReportFormat(memoryReportFile)) {
-      llvm::WithColor::error(llvm::errs(), "cairn")
-          << "--memory-report '" << memoryReportFile
-          << "': expected a file ending in .json, .txt or .html\n";
+    if (!checkMemoryReportFlag() || (haveModel && !checkBatchFlag()))
       return 1;
-    }
-    if (haveModel && batchSize.getNumOccurrences() &&
-        (batchSize < 1 || batchSize > kMaxBatch)) {
-      llvm::WithColor::error(llvm::errs(), "cairn")
-          << "--batch must be between 1 and " << kMaxBatch << " but got "
-          << batchSize << "\n";
-      return 1;
-    }
     return haveModel ? runPlanModel() : runPlan();
   }
   if (!checkCommand && !buildCommand) {

@@ -194,9 +194,8 @@ TEST(ArenaPlanPropertyTest, RandomTrainingStepsPlanSoundAndNearTheLowerBound) {
       worst = ratio;
       worstCase = trial;
     }
-    // A plan that shares nothing must pass too, and so must the mutation
-    // of a shared one: moving the largest per-step buffer onto another
-    // per-step buffer live with it.
+    // A plan that shares nothing must pass too (the mutations the verifier
+    // must catch are in TheVerifierCatchesEveryCollisionItIsShown).
     if (trial % 50 == 0) {
       ArenaPlanOptions noReuse;
       noReuse.reuse = false;
