@@ -2,10 +2,12 @@
 //
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]
+//              [--memory-report FILE] [--no-reuse] [--no-reorder]
+//              [--verify-plan]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]
 //   cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--verify-plan]
+//              [--verify-plan] [--time-limit SECONDS]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
@@ -769,10 +771,12 @@ int main(int argc, char **argv) {
       "Cairn: an ahead-of-time compiler for neural-network training.\n\n"
       "  cairn check MODEL [--batch N] [--json]\n"
       "  cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]\n"
-      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--verify-plan]\n"
+      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--no-reorder]\n"
+      "             [--verify-plan]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]\n"
       "  cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]\n"
-      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--verify-plan]\n"
+      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--no-reorder]\n"
+      "             [--verify-plan] [--time-limit SECONDS]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] [--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");
