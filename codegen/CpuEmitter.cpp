@@ -297,7 +297,7 @@ void CpuEmitter::emit() {
         "arena of "
      << program.arenaBytes << " bytes.\n\n";
   for (const char *header :
-       {"Program.h", "kernels/Conv.h", "kernels/Dropout.h",
+       {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/Dropout.h",
         "kernels/Elementwise.h", "kernels/Gemm.h", "kernels/Loss.h",
         "kernels/Movement.h", "kernels/Normalization.h", "kernels/Optimizer.h",
         "kernels/Pool.h", "kernels/Reduction.h", "kernels/Softmax.h"})
@@ -900,6 +900,7 @@ void CpuEmitter::emitSpec() {
   os << "  };\n"
      << "  s.trainStep = trainStep;\n"
      << "  s.forward = forward;\n"
+     << "  s.backend = &cairn::runtime::kCpuBackend;\n"
      << "  return s;\n"
      << "}();\n\n";
 }

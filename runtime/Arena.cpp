@@ -24,13 +24,12 @@ absl::StatusOr<Arena> Arena::allocate(size_t bytes) {
   return Arena(std::unique_ptr<unsigned char, Free>(memory), bytes);
 }
 
-size_t Arena::measuredPeakBytes() const {
-  const unsigned char *base = memory.get();
+size_t highWaterMark(const unsigned char *base, size_t bytes, unsigned char pattern) {
   size_t top = bytes;
   // Word at a time while aligned: a large arena is mostly scanned here.
   uint64_t patternWord;
-  std::memset(&patternWord, kPattern, sizeof(patternWord));
-  while (top % sizeof(uint64_t) != 0 && base[top - 1] == kPattern)
+  std::memset(&patternWord, pattern, sizeof(patternWord));
+  while (top % sizeof(uint64_t) != 0 && base[top - 1] == pattern)
     --top;
   if (top % sizeof(uint64_t) == 0) {
     while (top > 0) {
@@ -41,7 +40,7 @@ size_t Arena::measuredPeakBytes() const {
       top -= sizeof(word);
     }
   }
-  while (top > 0 && base[top - 1] == kPattern)
+  while (top > 0 && base[top - 1] == pattern)
     --top;
   return top;
 }

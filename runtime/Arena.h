@@ -18,6 +18,10 @@
 
 namespace cairn::runtime {
 
+/// One past the highest of `bytes` bytes at `base` that differs from
+/// `pattern`; 0 when none does.
+size_t highWaterMark(const unsigned char *base, size_t bytes, unsigned char pattern);
+
 class Arena {
 public:
   static constexpr size_t kAlignment = 256;
@@ -34,7 +38,7 @@ public:
 
   /// One past the highest byte below size() that differs from kPattern;
   /// 0 when none does.
-  size_t measuredPeakBytes() const;
+  size_t measuredPeakBytes() const { return highWaterMark(data(), bytes, kPattern); }
 
 private:
   struct Free {

@@ -30,6 +30,8 @@ constexpr Flag kFlags[] = {
     {"threads", kTrain | kEval}, {"log-every", kTrain},
     {"batch", kStep},           {"out", kStep},
     {"poison", kTrain | kEval | kStep, /*takesValue=*/false},
+    {"deterministic", kTrain | kEval | kStep, /*takesValue=*/false},
+    {"no-graph", kTrain | kEval | kStep, /*takesValue=*/false},
 };
 
 struct CommandName {
@@ -170,6 +172,10 @@ absl::StatusOr<Options> parseCommandLine(int argc, char **argv) {
             absl::StrFormat("%s: --%s is given twice", command->name, name));
       if (name == "poison")
         options.poison = true;
+      else if (name == "deterministic")
+        options.deterministic = true;
+      else if (name == "no-graph")
+        options.noGraph = true;
       continue;
     }
     if (!inlineValue) {
@@ -199,8 +205,8 @@ absl::StatusOr<Options> parseCommandLine(int argc, char **argv) {
   return options;
 }
 
-std::string usageText(const std::string &exe, const ProgramSpec &spec) {
-  return absl::StrFormat(
+std::string usageText(const std::string &exe, const ProgramSpec &spec, bool cuda) {
+  std::string text = absl::StrFormat(
       R"(%1$s: trains and evaluates model %2$s (from %3$s, batch %4$d), compiled by Cairn.
 
 usage:
@@ -218,7 +224,7 @@ usage:
       like the model's inputs), runs the forward pass and one training step
       and writes loss, output, gradients and updated state to OUT.
   %1$s --help | -h      this text
-  %1$s --version        versions of the executable and its BLAS
+  %1$s --version        versions of the executable and its backend
 
 flags (FLAG VALUE or FLAG=VALUE):
   --data DIR            data directory (default %5$s)
@@ -244,10 +250,21 @@ flags (FLAG VALUE or FLAG=VALUE):
   --poison              check the memory plan: overwrite each buffer with 0xFF
                         (NaN) as soon as its lifetime ends; results must be
                         bit-identical to a run without it
-
-Errors are reported on stderr with exit code 1.
 )",
       exe, spec.model, spec.sourceFile, spec.batch, kDefaultDataDir);
+  if (cuda)
+    text += R"(
+CUDA (train, eval, step):
+  --deterministic       the same bits on every run: cuDNN algorithms chosen by
+                        its heuristics among deterministic ones, not by timing
+  --no-graph            launch the kernels one by one instead of replaying the
+                        step as a CUDA graph (for compute-sanitizer, profilers)
+  The executable needs an NVIDIA GPU (sm_80 or newer) and its driver, and
+  finds libcublasLt.so.13 and libcudnn.so.9 in the usual places
+  (LD_LIBRARY_PATH, ldconfig, /usr/local/cuda/lib64).
+)";
+  text += "\nErrors are reported on stderr with exit code 1.\n";
+  return text;
 }
 
 } // namespace cairn::runtime

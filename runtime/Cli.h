@@ -8,6 +8,8 @@
 //   EXE init  [--seed S] --save F
 //   EXE step  --load F --batch B.safetensors --out OUT.safetensors [--seed S]
 //   EXE --help | -h      EXE --version
+// CUDA executables also take --deterministic and --no-graph (train, eval,
+// step).
 // Flags take their value as the next argument or after '='. usageText is
 // the --help text; keep both in step.
 //
@@ -41,14 +43,18 @@ struct Options {
   int threads = 0; // 0: the BLAS default
   int64_t logEvery = 100;
   bool poison = false; // --poison: StepContext::poison
+  // CUDA executables only (runMain rejects them on the CPU).
+  bool deterministic = false; // --deterministic: ExecutorOptions::deterministic
+  bool noGraph = false;       // --no-graph: launch kernels one by one
 };
 
 /// The options, or a usage error (an unknown command or flag, a missing or
 /// malformed value, conflicting or missing flags) worded for one line.
 absl::StatusOr<Options> parseCommandLine(int argc, char **argv);
 
-/// The --help text of executable `exe` compiled from `spec`.
-std::string usageText(const std::string &exe, const ProgramSpec &spec);
+/// The --help text of executable `exe` compiled from `spec`; `cuda` adds
+/// the CUDA backend's flags.
+std::string usageText(const std::string &exe, const ProgramSpec &spec, bool cuda = false);
 
 } // namespace cairn::runtime
 

@@ -1,18 +1,19 @@
 //===- Main.cpp - runMain: the executable's commands ----------------------===//
 //
-// Parses the command line (Cli.h), checks the spec (Model.h), allocates the
-// arena (Arena.h), fills it from a seed or a checkpoint (Init.h,
-// Checkpoint.h), feeds it batches (Dataset.h) and reports (Progress.h,
-// Metrics.h). Every failure -- an absl::Status from the readers, a
-// KernelError thrown inside a step -- ends as one "error: ..." line on stderr
-// and exit code 1; output files are written atomically and only at the end.
+// Parses the command line (Cli.h), checks the spec (Model.h), opens the
+// spec's executor (Executor.h: the arena, on the host or the GPU), fills the
+// host arena from a seed or a checkpoint (Init.h, Checkpoint.h), feeds it
+// batches (Dataset.h) and reports (Progress.h, Metrics.h). Every failure --
+// an absl::Status from the readers, a KernelError thrown inside a step --
+// ends as one "error: ..." line on stderr and exit code 1; output files are
+// written atomically and only at the end.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Arena.h"
-#include "runtime/BlasSetup.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/Cli.h"
 #include "runtime/Dataset.h"
+#include "runtime/Executor.h"
+#include "runtime/HostExecutor.h"
 #include "runtime/Init.h"
 #include "runtime/Metrics.h"
 #include "runtime/Model.h"
@@ -20,7 +21,6 @@
 #include "runtime/Progress.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Scalar.h"
-#include "runtime/kernels/Gemm.h"
 #include "runtime/kernels/KernelError.h"
 
 #include "absl/strings/str_format.h"
@@ -59,21 +59,25 @@ absl::Status checkWritable(const char *flag, const std::string &path) {
   return absl::OkStatus();
 }
 
-/// What every command works on: the checked spec and its arena.
+/// What every command works on: the checked spec and its executor, whose
+/// host arena the runtime reads and writes.
 struct Session {
   const ProgramSpec &spec;
   const Options &options;
   ModelLayout layout;
-  Arena arena;
+  std::unique_ptr<Executor> executor;
 
-  unsigned char *at(const TensorInfo &tensor) { return arena.data() + tensor.offset; }
+  unsigned char *arena() { return executor->hostArena(); }
+  unsigned char *at(const TensorInfo &tensor) { return arena() + tensor.offset; }
 
+  /// Fills the persistent state from --seed or --load and hands it to the
+  /// executor.
   absl::Status initializeOrLoad() {
-    if (options.load.empty()) {
-      initializeState(spec, options.seed, arena.data());
-      return absl::OkStatus();
-    }
-    return loadCheckpoint(layout, options.load, arena.data());
+    if (options.load.empty())
+      initializeState(spec, options.seed, arena());
+    else if (absl::Status status = loadCheckpoint(layout, options.load, arena()); !status.ok())
+      return status;
+    return executor->pushState();
   }
 };
 
@@ -85,14 +89,34 @@ StepContext firstStepContext(const Options &options) {
   return context;
 }
 
+absl::StatusOr<std::unique_ptr<Executor>> openExecutor(const ProgramSpec &spec,
+                                                       const Options &options) {
+  bool cuda = spec.backend && std::string(spec.backend->name) == "cuda";
+  for (auto [flag, given] : {std::pair{"--deterministic", options.deterministic},
+                             std::pair{"--no-graph", options.noGraph}})
+    if (given && !cuda)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s is a flag of CUDA executables; this one runs on the CPU, whose steps are "
+          "deterministic and launch nothing",
+          flag));
+  ExecutorOptions executorOptions;
+  executorOptions.threads = options.threads;
+  executorOptions.deterministic = options.deterministic;
+  executorOptions.benchmark = !options.deterministic;
+  executorOptions.graphs = !options.noGraph;
+  if (spec.backend && spec.backend->open)
+    return spec.backend->open(spec, executorOptions);
+  return HostExecutor::open(spec, "CPU", std::nullopt, std::nullopt);
+}
+
 absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &options) {
   absl::StatusOr<ModelLayout> layout = describeModel(spec);
   if (!layout.ok())
     return layout.status();
-  absl::StatusOr<Arena> arena = Arena::allocate(spec.arenaBytes);
-  if (!arena.ok())
-    return arena.status();
-  return Session{spec, options, std::move(*layout), std::move(*arena)};
+  absl::StatusOr<std::unique_ptr<Executor>> executor = openExecutor(spec, options);
+  if (!executor.ok())
+    return executor.status();
+  return Session{spec, options, std::move(*layout), std::move(*executor)};
 }
 
 absl::StatusOr<std::optional<Examples>> loadData(const Session &session, Split split) {
@@ -139,12 +163,9 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
     for (int64_t r = 0; r < batch; ++r)
       indices[r] = r < real ? first + r : (r - real) % n;
     test.fillBatch(indices.data(), batch, session.at(*layout.image), session.at(*layout.label));
-    try {
-      session.spec.forward(session.arena.data(), context);
-    } catch (const kernels::KernelError &e) {
+    if (absl::Status status = session.executor->run(StepKind::Forward, context); !status.ok())
       return absl::InternalError(absl::StrFormat("evaluation of test examples %d to %d: %s",
-                                                 first, first + real - 1, e.what()));
-    }
+                                                 first, first + real - 1, status.message()));
     const unsigned char *output = session.at(*layout.output);
     for (int64_t r = 0; r < real; ++r) {
       for (int64_t c = 0; c < classes; ++c)
@@ -175,14 +196,12 @@ RunReport startReport(const Session &session, const char *command) {
   report.model = session.spec.model;
   report.command = command;
   report.plannedArenaBytes = session.spec.arenaBytes;
-  report.blasCore = kernels::blasCoreName();
-  report.threads = kernels::blasThreads();
   report.seed = session.options.seed;
   return report;
 }
 
 absl::Status finishReport(const Session &session, RunReport &report) {
-  report.measuredPeakBytes = session.arena.measuredPeakBytes();
+  session.executor->fillReport(report);
   report.peakRssBytes = peakRssBytes();
   printSummary(stdout, report);
   std::fflush(stdout);
@@ -210,8 +229,6 @@ absl::Status runTrain(Session &session) {
         (*train)->size(), batch));
   if (absl::Status status = session.initializeOrLoad(); !status.ok())
     return status;
-  if (options.threads > 0)
-    kernels::setBlasThreads(options.threads);
 
   TrainingPlan plan;
   if (options.steps)
@@ -232,12 +249,10 @@ absl::Status runTrain(Session &session) {
     std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
     for (int64_t k = 0; k < stepsPerEpoch && context.step < plan.totalSteps; ++k) {
       (*train)->fillBatch(&order[k * batch], batch, image, label);
-      try {
-        session.spec.trainStep(session.arena.data(), context);
-      } catch (const kernels::KernelError &e) {
+      if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
         return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
-                                                   context.step + 1, epoch + 1, e.what()));
-      }
+                                                   context.step + 1, epoch + 1,
+                                                   status.message()));
       ++context.step;
       if (context.step == std::min(kWarmupSteps, plan.totalSteps))
         rssAfterWarmup = currentRssBytes();
@@ -255,11 +270,14 @@ absl::Status runTrain(Session &session) {
   report.examplesPerSecond =
       report.seconds > 0 ? static_cast<double>(context.step * batch) / report.seconds : 0;
   report.finalLoss = progress.lastEpochMeanLoss();
-  if (!options.save.empty())
-    if (absl::Status status = saveCheckpoint(layout, session.arena.data(), options.save,
-                                                 /*optimizerState=*/true);
+  if (!options.save.empty()) {
+    if (absl::Status status = session.executor->pullState(); !status.ok())
+      return status;
+    if (absl::Status status = saveCheckpoint(layout, session.arena(), options.save,
+                                             /*optimizerState=*/true);
         !status.ok())
       return status;
+  }
   if (*test) {
     absl::StatusOr<Evaluation> evaluation = evaluate(session, **test, context);
     if (!evaluation.ok())
@@ -279,8 +297,6 @@ absl::Status runEval(Session &session) {
     return noSplitError(session.options.data, Split::Test);
   if (absl::Status status = session.initializeOrLoad(); !status.ok())
     return status;
-  if (session.options.threads > 0)
-    kernels::setBlasThreads(session.options.threads);
   absl::StatusOr<Evaluation> evaluation =
       evaluate(session, **test, firstStepContext(session.options));
   if (!evaluation.ok())
@@ -294,9 +310,9 @@ absl::Status runEval(Session &session) {
 }
 
 absl::Status runInit(Session &session) {
-  initializeState(session.spec, session.options.seed, session.arena.data());
+  initializeState(session.spec, session.options.seed, session.arena());
   if (absl::Status status =
-          saveCheckpoint(session.layout, session.arena.data(), session.options.save,
+          saveCheckpoint(session.layout, session.arena(), session.options.save,
                          /*optimizerState=*/false);
       !status.ok())
     return status;
@@ -321,7 +337,7 @@ absl::Status loadBatch(Session &session) {
     if (absl::Status status = checkTensor(*batch, input->name, input->dtype, input->shape, path);
         !status.ok())
       return status;
-    writeTensor(*input, batch->at(input->name), session.arena.data());
+    writeTensor(*input, batch->at(input->name), session.arena());
   }
   size_t size = dtypeSize(layout.label->dtype);
   for (int64_t i = 0; i < session.spec.batch; ++i) {
@@ -354,23 +370,21 @@ absl::Status runStep(Session &session) {
     const TensorInfo &info = self.spec.tensors.at(tensor);
     self.results.insert_or_assign(info.name, readTensor(info, arena));
   };
-  const char *phase = "forward";
-  try {
-    session.spec.forward(session.arena.data(), context);
-    // The training step may reuse the output's bytes; keep the eval output.
-    results.emplace("output", readTensor(*layout.output, session.arena.data()));
-    phase = "training step";
-    session.spec.trainStep(session.arena.data(), context);
-  } catch (const kernels::KernelError &e) {
-    return absl::InternalError(absl::StrFormat("%s: %s", phase, e.what()));
-  }
-  results.emplace("loss", readTensor(*layout.loss, session.arena.data()));
+  if (absl::Status status = session.executor->run(StepKind::Forward, context); !status.ok())
+    return absl::InternalError(absl::StrFormat("forward: %s", status.message()));
+  // The training step may reuse the output's bytes; keep the eval output.
+  results.emplace("output", readTensor(*layout.output, session.arena()));
+  if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
+    return absl::InternalError(absl::StrFormat("training step: %s", status.message()));
+  results.emplace("loss", readTensor(*layout.loss, session.arena()));
   for (const TensorInfo *tensor : layout.gradients)
     if (!results.count(tensor->name))
       return absl::InternalError(absl::StrFormat(
           "training step: gradient '%s' was never reported to the runtime", tensor->name));
+  if (absl::Status status = session.executor->pullState(); !status.ok())
+    return status;
   for (const TensorInfo *tensor : layout.state)
-    results.emplace(tensor->name, readTensor(*tensor, session.arena.data()));
+    results.emplace(tensor->name, readTensor(*tensor, session.arena()));
   if (absl::Status status = saveSafetensors(session.options.out, results); !status.ok())
     return status;
   absl::FPrintF(stdout, "wrote loss, output, %d gradients and %d state tensors to %s\n",
@@ -407,7 +421,8 @@ absl::Status runCommand(const ProgramSpec &spec, const Options &options) {
 } // namespace
 
 int runMain(const ProgramSpec &spec, int argc, char **argv) {
-  restartForFastBlas(argc, argv);
+  if (spec.backend && spec.backend->prepareProcess)
+    spec.backend->prepareProcess(argc, argv);
   std::string exe = programName(argc > 0 ? argv[0] : nullptr);
   absl::StatusOr<Options> options = parseCommandLine(argc, argv);
   if (!options.ok()) {
@@ -416,12 +431,16 @@ int runMain(const ProgramSpec &spec, int argc, char **argv) {
     return 1;
   }
   if (options->command == Command::Help) {
-    absl::FPrintF(stdout, "%s", usageText(exe, spec));
+    absl::FPrintF(stdout, "%s",
+                  usageText(exe, spec,
+                            spec.backend && std::string(spec.backend->name) == "cuda"));
     return 0;
   }
   if (options->command == Command::Version) {
-    absl::FPrintF(stdout, "%s: model %s from %s, Cairn %s, BLAS core %s\n", exe, spec.model,
-                  spec.sourceFile, CAIRN_VERSION, kernels::blasCoreName());
+    absl::FPrintF(stdout, "%s: model %s from %s, Cairn %s, %s\n", exe, spec.model,
+                  spec.sourceFile, CAIRN_VERSION,
+                  spec.backend && spec.backend->describeBuild ? spec.backend->describeBuild()
+                                                              : std::string("CPU"));
     return 0;
   }
   absl::Status status;

@@ -83,8 +83,15 @@ std::string metricsJson(const RunReport &report) {
                                          : nlohmann::json(nullptr)},
       {"rss_at_end_bytes", report.rssAtEndBytes ? nlohmann::json(*report.rssAtEndBytes)
                                                 : nlohmann::json(nullptr)},
-      {"blas_core", report.blasCore},
-      {"threads", report.threads},
+      {"blas_core", report.blasCore ? nlohmann::json(*report.blasCore) : nlohmann::json(nullptr)},
+      {"threads", report.threads ? nlohmann::json(*report.threads) : nlohmann::json(nullptr)},
+      {"backend", report.backend},
+      {"device", report.device},
+      {"device_arena_bytes", report.deviceArenaBytes ? nlohmann::json(*report.deviceArenaBytes)
+                                                     : nlohmann::json(nullptr)},
+      {"device_overhead_bytes", report.deviceOverheadBytes
+                                    ? nlohmann::json(*report.deviceOverheadBytes)
+                                    : nlohmann::json(nullptr)},
       {"seed", report.seed},
   };
   // nlohmann writes a diverged run's NaN loss as null; `replace` keeps a
@@ -111,6 +118,10 @@ void printSummary(std::FILE *out, const RunReport &report) {
                 formatBytes(static_cast<double>(report.plannedArenaBytes)),
                 formatBytes(static_cast<double>(report.measuredPeakBytes)),
                 formatBytes(static_cast<double>(report.peakRssBytes)));
+  if (report.deviceArenaBytes && report.deviceOverheadBytes)
+    absl::FPrintF(out, "device memory: arena %s, libraries and context %s (%s)\n",
+                  formatBytes(static_cast<double>(*report.deviceArenaBytes)),
+                  formatBytes(static_cast<double>(*report.deviceOverheadBytes)), report.device);
 }
 
 } // namespace cairn::runtime

@@ -20,6 +20,15 @@
 //                           the two stay level over any number of steps
 //                           (null for eval)
 //   blas_core, threads      the BLAS core and the number of threads it uses
+//                           (null on CUDA)
+//   backend, device         "cpu" or "cuda"; what ran the steps ("OpenBLAS
+//                           core SkylakeX, 2 threads", "NVIDIA H100 ...
+//                           (sm_90), cuDNN 9.19.0, cuBLASLt 13.1.0")
+//   device_arena_bytes      CUDA: the arena's one cudaMalloc (planned size);
+//                           null on the CPU
+//   device_overhead_bytes   CUDA: device memory the process holds besides
+//                           the arena (context, cuBLAS, cuDNN, graphs), from
+//                           cudaMemGetInfo; null on the CPU
 //   seed                    --seed
 //
 //===----------------------------------------------------------------------===//
@@ -51,8 +60,12 @@ struct RunReport {
   int64_t peakRssBytes = 0;
   std::optional<int64_t> rssAfterWarmupBytes;
   std::optional<int64_t> rssAtEndBytes;
-  std::string blasCore;
-  int threads = 0;
+  std::optional<std::string> blasCore;
+  std::optional<int> threads;
+  std::string backend = "cpu";
+  std::string device;
+  std::optional<int64_t> deviceArenaBytes;
+  std::optional<int64_t> deviceOverheadBytes;
   uint64_t seed = 0;
 };
 

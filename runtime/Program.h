@@ -4,8 +4,8 @@
 // runMain(spec, argc, argv); everything else -- the CLI, data, parameter
 // initialisation, checkpoints, progress and metrics -- lives in the runtime.
 //
-// Memory: one arena of `arenaBytes`, allocated once by the runtime (aligned
-// to 256 bytes) before any step; every tensor named here lives at its
+// Memory: one arena of `arenaBytes`, allocated once by the executor
+// (Executor.h: in host memory, or on the GPU) before any step; every tensor named here lives at its
 // `offset` in it for the whole run, except gradients, whose bytes the plan
 // reuses (StepContext::observe). The step functions allocate nothing.
 //
@@ -63,7 +63,14 @@ struct StepContext {
   /// then valid at tensors[i].offset (the `step` command reads them so).
   void (*observe)(void *observer, size_t tensor, const unsigned char *arena) = nullptr;
   void *observer = nullptr;
+  /// The executor's per-run state for the step (cairn::cuda::Context on
+  /// CUDA); null on the CPU.
+  void *device = nullptr;
 };
+
+enum class StepKind { Train, Forward };
+
+struct Backend; // Executor.h
 
 /// Overwrites `bytes` bytes at `data` with the poison pattern 0xFF.
 void poisonBytes(unsigned char *data, size_t bytes);
@@ -81,6 +88,9 @@ struct ProgramSpec {
   void (*trainStep)(unsigned char *arena, const StepContext &ctx) = nullptr;
   /// Eval-mode forward: reads "image", params and buffers, writes "output".
   void (*forward)(unsigned char *arena, const StepContext &ctx) = nullptr;
+  /// Where the steps run: the CPU (arena in host memory) or CUDA (arena on
+  /// the device; the step functions then take device pointers).
+  const Backend *backend = nullptr;
 };
 
 /// The executable's main: parses the CLI, runs, reports; returns the exit

@@ -58,6 +58,23 @@ RunReport sampleReport() {
   return report;
 }
 
+TEST(Metrics, CudaRunsReportDeviceMemoryAndNoBlas) {
+  RunReport report = sampleReport();
+  report.backend = "cuda";
+  report.device = "NVIDIA H100 (sm_90)";
+  report.blasCore.reset();
+  report.threads.reset();
+  report.deviceArenaBytes = 3 << 20;
+  report.deviceOverheadBytes = 500 << 20;
+  nlohmann::json json = nlohmann::json::parse(metricsJson(report));
+  EXPECT_EQ(json["backend"], "cuda");
+  EXPECT_EQ(json["device"], "NVIDIA H100 (sm_90)");
+  EXPECT_TRUE(json["blas_core"].is_null());
+  EXPECT_TRUE(json["threads"].is_null());
+  EXPECT_EQ(json["device_arena_bytes"], 3 << 20);
+  EXPECT_EQ(json["device_overhead_bytes"], 500 << 20);
+}
+
 TEST(Metrics, JsonHasEveryField) {
   nlohmann::json json = nlohmann::json::parse(metricsJson(sampleReport()));
   EXPECT_EQ(json["model"], "MLP");
@@ -78,7 +95,11 @@ TEST(Metrics, JsonHasEveryField) {
   // Eval runs have no steps to watch: no resident-set readings.
   EXPECT_TRUE(json["rss_after_warmup_bytes"].is_null());
   EXPECT_TRUE(json["rss_at_end_bytes"].is_null());
-  EXPECT_EQ(json.size(), 17u);
+  // A CPU run has no device memory to report.
+  EXPECT_EQ(json["backend"], "cpu");
+  EXPECT_TRUE(json["device_arena_bytes"].is_null());
+  EXPECT_TRUE(json["device_overhead_bytes"].is_null());
+  EXPECT_EQ(json.size(), 21u);
   RunReport train = sampleReport();
   train.rssAfterWarmupBytes = 5 << 20;
   train.rssAtEndBytes = 6 << 20;
