@@ -22,7 +22,8 @@
 
 namespace cairn::kernels {
 
-/// Ten rounds of Philox4x32 on `counter` with `key`.
+/// Ten rounds of Philox4x32 on `counter` with `key` (kernels::philox, in
+/// Philox.h, for the host and the device).
 std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
                                    std::array<uint32_t, 2> key);
 

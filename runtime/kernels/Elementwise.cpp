@@ -1,7 +1,9 @@
 //===- Elementwise.cpp - Activations, arithmetic, fills -------------------===//
 //
-// Transcendental activations are evaluated in double and rounded once, so
-// float results sit within an ulp of the formulas PyTorch uses. Broadcasts
+// The per-element bodies are those of ScalarOps.h, shared with the CUDA
+// kernels: transcendental activations are evaluated in double and rounded
+// once, so float results sit within an ulp of the formulas PyTorch uses.
+// Broadcasts
 // first drop size-1 dimensions and merge neighbours that are contiguous in
 // every operand, so a bias add or a scalar operand becomes one long inner
 // loop; the inner loop is specialised for unit and zero strides.
@@ -10,19 +12,15 @@
 #include "runtime/kernels/Elementwise.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/ScalarOps.h"
 #include "runtime/kernels/StridedWalk.h"
 
-#include <cmath>
 #include <string>
 
 namespace cairn::kernels {
 
 namespace {
 
-constexpr double kSqrtHalf = 0.70710678118654752440;     // 1 / sqrt(2)
-constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2 / pi)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
-constexpr double kGeluKappa = 0.044715;
 constexpr int kMaxRank = 8;
 static_assert(kMaxRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
 
@@ -36,34 +34,6 @@ template <typename T, typename F>
 void mapBinary(int64_t n, const T *a, const T *b, T *out, F f) {
   for (int64_t i = 0; i < n; ++i)
     out[i] = f(a[i], b[i]);
-}
-
-struct AddOp {
-  template <typename T> T operator()(T a, T b) const { return a + b; }
-};
-struct SubOp {
-  template <typename T> T operator()(T a, T b) const { return a - b; }
-};
-struct MulOp {
-  template <typename T> T operator()(T a, T b) const { return a * b; }
-};
-struct DivOp {
-  template <typename T> T operator()(T a, T b) const { return a / b; }
-};
-
-/// Calls f with the functor for `op`, so each loop is compiled per operator
-/// instead of switching per element.
-template <typename F> void withOp(BinaryOp op, F f) {
-  switch (op) {
-  case BinaryOp::Add:
-    return f(AddOp());
-  case BinaryOp::Sub:
-    return f(SubOp());
-  case BinaryOp::Mul:
-    return f(MulOp());
-  case BinaryOp::Div:
-    return f(DivOp());
-  }
 }
 
 /// The innermost dimension of a broadcast: out is contiguous; a and b have
@@ -92,67 +62,23 @@ void broadcastRow(Op f, int64_t n, const T *a, int64_t as, const T *b,
 
 template <typename T>
 void activationForward(Activation kind, int64_t n, const T *x, T *y) {
-  switch (kind) {
-  case Activation::Relu:
-    // Written so that NaN propagates, as torch.relu does.
-    return mapUnary(n, x, y, [](T v) { return v < T(0) ? T(0) : v; });
-  case Activation::Sigmoid:
-    return mapUnary(n, x, y, [](T v) {
-      return T(1 / (1 + std::exp(-double(v))));
-    });
-  case Activation::Tanh:
-    return mapUnary(n, x, y, [](T v) { return T(std::tanh(double(v))); });
-  case Activation::GeluExact:
-    return mapUnary(n, x, y, [](T v) {
-      double d = v;
-      return T(0.5 * d * (1 + std::erf(d * kSqrtHalf)));
-    });
-  case Activation::GeluTanh:
-    return mapUnary(n, x, y, [](T v) {
-      double d = v;
-      double inner = kSqrt2OverPi * (d + kGeluKappa * d * d * d);
-      return T(0.5 * d * (1 + std::tanh(inner)));
-    });
-  }
+  ops::withActivation(kind, [&](auto act) {
+    mapUnary(n, x, y, [](T v) { return decltype(act)::forward(v); });
+  });
 }
 
 template <typename T>
 void activationBackward(Activation kind, int64_t n, const T *dy,
                         const T *saved, T *dx) {
-  switch (kind) {
-  case Activation::Relu:
-    return mapBinary(n, dy, saved, dx,
-                     [](T g, T x) { return x > T(0) ? g : T(0); });
-  case Activation::Sigmoid:
-    return mapBinary(n, dy, saved, dx, [](T g, T y) {
-      double yd = y;
-      return T(double(g) * (1 - yd) * yd);
-    });
-  case Activation::Tanh:
-    return mapBinary(n, dy, saved, dx, [](T g, T y) {
-      double yd = y;
-      return T(double(g) * (1 - yd * yd));
-    });
-  case Activation::GeluExact:
-    return mapBinary(n, dy, saved, dx, [](T g, T x) {
-      double d = x;
-      double cdf = 0.5 * (1 + std::erf(d * kSqrtHalf));
-      double pdf = kInvSqrt2Pi * std::exp(-0.5 * d * d);
-      return T(double(g) * (cdf + d * pdf));
-    });
-  case Activation::GeluTanh:
-    return mapBinary(n, dy, saved, dx, [](T g, T x) {
-      double d = x;
-      double t = std::tanh(kSqrt2OverPi * (d + kGeluKappa * d * d * d));
-      double dInner = kSqrt2OverPi * (1 + 3 * kGeluKappa * d * d);
-      return T(double(g) * (0.5 * (1 + t) + 0.5 * d * (1 - t * t) * dInner));
-    });
-  }
+  ops::withActivation(kind, [&](auto act) {
+    mapBinary(n, dy, saved, dx,
+              [](T g, T s) { return decltype(act)::backward(g, s); });
+  });
 }
 
 template <typename T>
 void binarySameShape(BinaryOp op, int64_t n, const T *a, const T *b, T *out) {
-  withOp(op, [&](auto f) { mapBinary(n, a, b, out, f); });
+  ops::withBinaryOp(op, [&](auto f) { mapBinary(n, a, b, out, f); });
 }
 
 template <typename T>
@@ -183,7 +109,7 @@ void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
     bs[m] = bStrides[d];
     ++m;
   }
-  withOp(op, [&](auto f) {
+  ops::withBinaryOp(op, [&](auto f) {
     if (m == 0) {
       out[0] = f(a[0], b[0]);
       return;

@@ -1,0 +1,263 @@
+//===- ScalarOps.h - Per-element math of the CPU and GPU --------*- C++ -*-===//
+//
+// The body of every element-wise kernel, written once: the CPU kernels of
+// runtime/kernels loop over these and the CUDA kernels of runtime/cuda run
+// them per thread, so both compute the same formula in the same types and
+// the same order. Activations are evaluated in double and rounded once to
+// T; the optimizers update each element in double and round once per stored
+// tensor (see Optimizer.h); dropout draws its mask from Philox.h.
+//
+// The two sides agree to rounding rather than bit for bit: the device's
+// exp/tanh/erf/pow may differ from glibc's in the last bit of a double, and
+// nvcc contracts a * b + c into a fused multiply-add on the device (its
+// default, which Cairn keeps) while the host code is compiled without FMA.
+// Rounding the double result to float hides almost all of it; the GPU tests
+// compare with a relative tolerance.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_KERNELS_SCALAROPS_H
+#define CAIRN_RUNTIME_KERNELS_SCALAROPS_H
+
+#ifndef CAIRN_HOST_DEVICE
+#ifdef __CUDACC__
+#define CAIRN_HOST_DEVICE __host__ __device__
+#else
+#define CAIRN_HOST_DEVICE
+#endif
+#endif
+
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Philox.h"
+
+#include <cmath>
+#include <cstdint>
+
+namespace cairn::kernels::ops {
+
+constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
+constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kGeluKappa = 0.044715;
+
+//===----------------------------------------------------------------------===//
+// Activations: forward(x) and backward(dy, saved), where `saved` is what
+// the backward of that activation keeps (Elementwise.h).
+//===----------------------------------------------------------------------===//
+
+struct Relu {
+  /// A select rather than max(), so NaN propagates as torch.relu does (the
+  /// same as the emitted std::max(x, 0)).
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    return v < T(0) ? T(0) : v;
+  }
+  /// `saved` may be x or relu's result: either is > 0 exactly when x is.
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T saved) {
+    return saved > T(0) ? dy : T(0);
+  }
+};
+
+struct Sigmoid {
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    return T(1 / (1 + std::exp(-double(v))));
+  }
+  /// `saved` is the forward output y.
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T y) {
+    double yd = y;
+    return T(double(dy) * (1 - yd) * yd);
+  }
+};
+
+struct Tanh {
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    return T(std::tanh(double(v)));
+  }
+  /// `saved` is the forward output y.
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T y) {
+    double yd = y;
+    return T(double(dy) * (1 - yd * yd));
+  }
+};
+
+struct GeluExact {
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    double d = v;
+    return T(0.5 * d * (1 + std::erf(d * kSqrtHalf)));
+  }
+  /// `saved` is the forward input x.
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
+    double d = x;
+    double cdf = 0.5 * (1 + std::erf(d * kSqrtHalf));
+    double pdf = kInvSqrt2Pi * std::exp(-0.5 * d * d);
+    return T(double(dy) * (cdf + d * pdf));
+  }
+};
+
+struct GeluTanh {
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    double d = v;
+    double inner = kSqrt2OverPi * (d + kGeluKappa * d * d * d);
+    return T(0.5 * d * (1 + std::tanh(inner)));
+  }
+  /// `saved` is the forward input x.
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
+    double d = x;
+    double t = std::tanh(kSqrt2OverPi * (d + kGeluKappa * d * d * d));
+    double dInner = kSqrt2OverPi * (1 + 3 * kGeluKappa * d * d);
+    return T(double(dy) * (0.5 * (1 + t) + 0.5 * d * (1 - t * t) * dInner));
+  }
+};
+
+/// Calls f with the functor for `kind`, so a loop is compiled per kind
+/// instead of switching per element.
+template <typename F> void withActivation(Activation kind, F &&f) {
+  switch (kind) {
+  case Activation::Relu:
+    return f(Relu());
+  case Activation::Sigmoid:
+    return f(Sigmoid());
+  case Activation::Tanh:
+    return f(Tanh());
+  case Activation::GeluExact:
+    return f(GeluExact());
+  case Activation::GeluTanh:
+    return f(GeluTanh());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Binary arithmetic, in T.
+//===----------------------------------------------------------------------===//
+
+struct Add {
+  template <typename T> CAIRN_HOST_DEVICE T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+struct Sub {
+  template <typename T> CAIRN_HOST_DEVICE T operator()(T a, T b) const {
+    return a - b;
+  }
+};
+struct Mul {
+  template <typename T> CAIRN_HOST_DEVICE T operator()(T a, T b) const {
+    return a * b;
+  }
+};
+struct Div {
+  template <typename T> CAIRN_HOST_DEVICE T operator()(T a, T b) const {
+    return a / b;
+  }
+};
+
+/// Calls f with the functor for `op` (one loop per operator, as above).
+template <typename F> void withBinaryOp(BinaryOp op, F &&f) {
+  switch (op) {
+  case BinaryOp::Add:
+    return f(Add());
+  case BinaryOp::Sub:
+    return f(Sub());
+  case BinaryOp::Mul:
+    return f(Mul());
+  case BinaryOp::Div:
+    return f(Div());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers: element i of one tensor, in place (Optimizer.h has the
+// formulas). Scalars are doubles, as PyTorch's Python floats are.
+//===----------------------------------------------------------------------===//
+
+struct SgdHyper {
+  double lr, momentum, dampening, weightDecay;
+  bool nesterov;
+};
+
+/// momentumBuffer is read and written only when momentum != 0 (it may be
+/// null otherwise); on the first step it starts from the gradient.
+template <typename T>
+CAIRN_HOST_DEVICE inline void sgdElement(const SgdHyper &h, bool firstStep,
+                                         T *param, const T *grad,
+                                         T *momentumBuffer, int64_t i) {
+  double p = param[i];
+  double g = grad[i];
+  // Skipped at 0 as PyTorch does: 0 * inf would turn an infinite p to NaN.
+  if (h.weightDecay != 0)
+    g += h.weightDecay * p;
+  if (h.momentum != 0) {
+    double buf = firstStep ? g
+                           : h.momentum * double(momentumBuffer[i]) +
+                                 (1 - h.dampening) * g;
+    momentumBuffer[i] = T(buf);
+    g = h.nesterov ? g + h.momentum * buf : buf;
+  }
+  param[i] = T(p - h.lr * g);
+}
+
+struct AdamHyper {
+  double lr, beta1, beta2, eps, weightDecay;
+};
+
+/// What Adam derives from the 1-based step number, once per step.
+struct AdamBias {
+  double stepSize;            // lr / (1 - beta1^t)
+  double biasCorrection2Sqrt; // sqrt(1 - beta2^t)
+};
+
+CAIRN_HOST_DEVICE inline AdamBias adamBias(const AdamHyper &h, int64_t step) {
+  double t = double(step);
+  double biasCorrection1 = 1 - std::pow(h.beta1, t);
+  double biasCorrection2Sqrt = std::sqrt(1 - std::pow(h.beta2, t));
+  return {h.lr / biasCorrection1, biasCorrection2Sqrt};
+}
+
+template <typename T>
+CAIRN_HOST_DEVICE inline void
+adamElement(const AdamHyper &h, const AdamBias &bias, T *param, const T *grad,
+            T *expAvg, T *expAvgSq, int64_t i) {
+  double p = param[i];
+  double g = grad[i];
+  if (h.weightDecay != 0)
+    g += h.weightDecay * p;
+  double m = h.beta1 * double(expAvg[i]) + (1 - h.beta1) * g;
+  double v = h.beta2 * double(expAvgSq[i]) + (1 - h.beta2) * g * g;
+  expAvg[i] = T(m);
+  expAvgSq[i] = T(v);
+  double denom = std::sqrt(v) / bias.biasCorrection2Sqrt + h.eps;
+  param[i] = T(p - bias.stepSize * m / denom);
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout (the layout is specified in Dropout.h).
+//===----------------------------------------------------------------------===//
+
+CAIRN_HOST_DEVICE inline PhiloxKey dropoutKey(uint64_t seed, uint64_t stream) {
+  return {{uint32_t(seed), uint32_t(seed >> 32) ^ uint32_t(stream)}};
+}
+
+/// The words of elements 4 * group .. 4 * group + 3 at optimizer step `step`.
+CAIRN_HOST_DEVICE inline PhiloxWords dropoutWords(PhiloxKey key, uint64_t step,
+                                                  uint64_t group) {
+  return philox({{uint32_t(group), uint32_t(group >> 32), uint32_t(step),
+                  uint32_t(step >> 32)}},
+                key);
+}
+
+/// The factor kept elements are multiplied by; infinite at p == 1.
+template <typename T> CAIRN_HOST_DEVICE inline T dropoutScale(double p) {
+  return T(1 / (1 - p));
+}
+
+/// An element's output given its Philox word: kept when the top 24 bits as
+/// a uniform number in [0, 1) are >= p.
+template <typename T>
+CAIRN_HOST_DEVICE inline T dropoutElement(uint32_t word, double p, T x,
+                                          T keepScale) {
+  double u = double(word >> 8) * 0x1p-24;
+  // A select, not x * mask * scale: at p == 1 the scale is infinite.
+  return u >= p ? x * keepScale : T(0);
+}
+
+} // namespace cairn::kernels::ops
+
+#endif // CAIRN_RUNTIME_KERNELS_SCALAROPS_H
