@@ -16,6 +16,7 @@ cmake_flags=(
   "-DCMAKE_EXE_LINKER_FLAGS=$san"
   "-DCMAKE_SHARED_LINKER_FLAGS=$san"
   -DCAIRN_ENABLE_FUZZER=ON
+  -DCAIRN_ENABLE_CUDA=OFF
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
   -DPython3_EXECUTABLE=/usr/bin/python3

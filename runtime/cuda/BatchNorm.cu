@@ -1,0 +1,295 @@
+//===- BatchNorm.cu - Batch normalisation through cuDNN -------------------===//
+//
+// batchNormTrainingForward, batchNormInferenceForward and batchNormBackward
+// of Library.h: x is viewed as an NCHW tensor (n, c, spatial, 1) and
+// normalised per channel (CUDNN_BATCHNORM_SPATIAL) with the biased batch
+// variance, as kernels::batchNorm*.
+//
+// cuDNN computes them when the layer is affine: it needs scale and bias
+// tensors (and writes both parameter gradients), and no memory may be
+// allocated to stand in for missing ones. The training forward passes no
+// running statistics (kernels::batchNormUpdateRunningStats updates them
+// separately) and saves no mean or inverse variance; the backward passes
+// none either, so cuDNN recomputes them from x. Those calls are
+// deterministic and allocate nothing.
+//
+// Without gamma / beta, or when a parameter gradient is not wanted, or when
+// the tensor is too large for cuDNN's int indexing, small kernels of our
+// own do the same: one block per channel, statistics in double in two
+// passes (mean, then squared deviations) like the CPU, every sum in a fixed
+// order (each thread a fixed stride of elements, then a fixed tree), so the
+// bits are the same on every run.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/Library.h"
+
+#include "runtime/cuda/Check.h"
+#include "runtime/cuda/Launch.h"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+namespace cairn::cuda {
+
+namespace {
+
+template <typename T> struct DnnType;
+template <> struct DnnType<float> { static constexpr cudnnDataType_t value = CUDNN_DATA_FLOAT; };
+template <> struct DnnType<double> { static constexpr cudnnDataType_t value = CUDNN_DATA_DOUBLE; };
+
+/// Descriptors of one call site: x (and y, dy, dx) and the per-channel
+/// parameters. Making them synchronises nothing, so a site may be set up
+/// while the step is captured.
+class BatchNormSite final : public SiteState {
+public:
+  BatchNormSite(int64_t n, int64_t c, int64_t spatial, cudnnDataType_t type)
+      : n(n), c(c), spatial(spatial), type(type) {}
+  ~BatchNormSite() override {
+    // Destruction cannot fail in a way worth reporting.
+    if (param)
+      cudnnDestroyTensorDescriptor(param);
+    if (x)
+      cudnnDestroyTensorDescriptor(x);
+  }
+  BatchNormSite(const BatchNormSite &) = delete;
+  BatchNormSite &operator=(const BatchNormSite &) = delete;
+
+  bool matches(int64_t n2, int64_t c2, int64_t spatial2, cudnnDataType_t type2) const {
+    return n == n2 && c == c2 && spatial == spatial2 && type == type2;
+  }
+
+  int64_t n, c, spatial;
+  cudnnDataType_t type;
+  cudnnTensorDescriptor_t x = nullptr, param = nullptr;
+};
+
+/// cuDNN indexes with int: the whole tensor must fit.
+bool fitsCudnn(int64_t n, int64_t c, int64_t spatial) {
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  return n <= kMax && c <= kMax && spatial <= kMax && n * c * spatial <= kMax;
+}
+
+template <typename T>
+BatchNormSite &siteFor(Context &cx, int siteId, int64_t n, int64_t c, int64_t spatial) {
+  const cudnnDataType_t type = DnnType<T>::value;
+  if (auto *site = dynamic_cast<BatchNormSite *>(cx.site(siteId));
+      site && site->matches(n, c, spatial, type))
+    return *site;
+  auto site = std::make_unique<BatchNormSite>(n, c, spatial, type);
+  CAIRN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&site->x));
+  CAIRN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(site->x, CUDNN_TENSOR_NCHW, type,
+                                               static_cast<int>(n), static_cast<int>(c),
+                                               static_cast<int>(spatial), 1));
+  CAIRN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&site->param));
+  CAIRN_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(site->param, site->x, CUDNN_BATCHNORM_SPATIAL));
+  BatchNormSite &result = *site;
+  cx.setSite(siteId, std::move(site));
+  return result;
+}
+
+// Our own kernels.
+
+/// Channels at or beyond which blocks of 256 threads fill the GPU; fewer
+/// channels get 1024 threads each.
+constexpr int64_t kManyChannels = 2 * 132;
+
+/// The sum of `v` over the block, the same bits in every thread: butterfly
+/// within each warp, then the warps' sums in warp order. `shared` holds
+/// Threads / 32 doubles.
+template <int Threads> __device__ __forceinline__ double blockSum(double v, double *shared) {
+  for (int mask = 16; mask >= 1; mask >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, mask);
+  if (threadIdx.x % 32 == 0)
+    shared[threadIdx.x / 32] = v;
+  __syncthreads();
+  double sum = 0;
+  for (int w = 0; w < Threads / 32; ++w)
+    sum += shared[w];
+  __syncthreads(); // `shared` is free for the next call
+  return sum;
+}
+
+/// Element k of channel ch, k in [0, n * spatial): x[b, ch, i] with
+/// k = b * spatial + i.
+__device__ __forceinline__ int64_t channelIndex(int64_t k, int64_t c, int64_t spatial, int64_t ch) {
+  const int64_t b = k / spatial;
+  return (b * c + ch) * spatial + (k - b * spatial);
+}
+
+struct Moments {
+  double mean, var; // biased
+};
+
+template <typename T, int Threads>
+__device__ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x, int64_t ch,
+                                  double *shared) {
+  const int64_t count = n * spatial;
+  const double total = static_cast<double>(count);
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < count; k += Threads)
+    sum += static_cast<double>(x[channelIndex(k, c, spatial, ch)]);
+  const double mean = blockSum<Threads>(sum, shared) / total;
+  double sq = 0;
+  for (int64_t k = threadIdx.x; k < count; k += Threads) {
+    const double d = static_cast<double>(x[channelIndex(k, c, spatial, ch)]) - mean;
+    sq += d * d;
+  }
+  return {mean, blockSum<Threads>(sq, shared) / total};
+}
+
+template <typename T, int Threads>
+__global__ void __launch_bounds__(Threads)
+    trainingForwardKernel(int64_t n, int64_t c, int64_t spatial, const T *x, const T *gamma,
+                          const T *beta, double eps, T *y) {
+  __shared__ double shared[Threads / 32];
+  const int64_t count = n * spatial;
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    const Moments m = channelMoments<T, Threads>(n, c, spatial, x, ch, shared);
+    const double scale = (gamma ? static_cast<double>(gamma[ch]) : 1.0) / sqrt(m.var + eps);
+    const double shift = beta ? static_cast<double>(beta[ch]) : 0.0;
+    for (int64_t k = threadIdx.x; k < count; k += Threads) {
+      const int64_t i = channelIndex(k, c, spatial, ch);
+      y[i] = T((static_cast<double>(x[i]) - m.mean) * scale + shift);
+    }
+  }
+}
+
+template <typename T>
+__global__ void inferenceKernel(int64_t total, int64_t c, int64_t spatial, const T *x,
+                                const T *gamma, const T *beta, const T *runningMean,
+                                const T *runningVar, double eps, T *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, total) {
+    const int64_t ch = (i / spatial) % c;
+    const double scale = (gamma ? static_cast<double>(gamma[ch]) : 1.0) /
+                         sqrt(static_cast<double>(runningVar[ch]) + eps);
+    const double shift = beta ? static_cast<double>(beta[ch]) : 0.0;
+    y[i] = T((static_cast<double>(x[i]) - static_cast<double>(runningMean[ch])) * scale + shift);
+  }
+}
+
+/// dx = gamma invStd (dy - mean(dy) - xhat mean(dy xhat)); dgamma = sum(dy
+/// xhat), dbeta = sum(dy), each written when not null.
+template <typename T, int Threads>
+__global__ void __launch_bounds__(Threads)
+    backwardKernel(int64_t n, int64_t c, int64_t spatial, const T *dy, const T *x, const T *gamma,
+                   double eps, T *dx, T *dgamma, T *dbeta) {
+  __shared__ double shared[Threads / 32];
+  const int64_t count = n * spatial;
+  const double total = static_cast<double>(count);
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    const Moments m = channelMoments<T, Threads>(n, c, spatial, x, ch, shared);
+    const double invStd = 1.0 / sqrt(m.var + eps);
+    double sumDy = 0, sumDyXc = 0;
+    for (int64_t k = threadIdx.x; k < count; k += Threads) {
+      const int64_t i = channelIndex(k, c, spatial, ch);
+      const double g = static_cast<double>(dy[i]);
+      sumDy += g;
+      sumDyXc += g * (static_cast<double>(x[i]) - m.mean);
+    }
+    sumDy = blockSum<Threads>(sumDy, shared);
+    sumDyXc = blockSum<Threads>(sumDyXc, shared);
+    if (threadIdx.x == 0) {
+      if (dgamma)
+        dgamma[ch] = T(sumDyXc * invStd);
+      if (dbeta)
+        dbeta[ch] = T(sumDy);
+    }
+    const double k0 = (gamma ? static_cast<double>(gamma[ch]) : 1.0) * invStd;
+    const double cXc = -k0 * invStd * invStd * sumDyXc / total, c0 = -k0 * sumDy / total;
+    for (int64_t k = threadIdx.x; k < count; k += Threads) {
+      const int64_t i = channelIndex(k, c, spatial, ch);
+      dx[i] = T(k0 * static_cast<double>(dy[i]) + cXc * (static_cast<double>(x[i]) - m.mean) + c0);
+    }
+  }
+}
+
+unsigned channelBlocks(int64_t c) {
+  return static_cast<unsigned>(std::min<int64_t>(c, kMaxBlocks));
+}
+
+} // namespace
+
+template <typename T>
+void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
+                              const T *x, const T *gamma, const T *beta, double eps, T *y) {
+  if (n * c * spatial == 0)
+    return;
+  if (gamma && beta && fitsCudnn(n, c, spatial)) {
+    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+    const T one = 1, zero = 0;
+    CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
+        cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma, beta,
+        /*exponentialAverageFactor=*/0.0, /*resultRunningMean=*/nullptr,
+        /*resultRunningVariance=*/nullptr, eps, /*resultSaveMean=*/nullptr,
+        /*resultSaveInvVariance=*/nullptr));
+    return;
+  }
+  if (c >= kManyChannels)
+    trainingForwardKernel<T, 256>
+        <<<channelBlocks(c), 256, 0, cx.stream>>>(n, c, spatial, x, gamma, beta, eps, y);
+  else
+    trainingForwardKernel<T, 1024>
+        <<<channelBlocks(c), 1024, 0, cx.stream>>>(n, c, spatial, x, gamma, beta, eps, y);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
+                               const T *x, const T *gamma, const T *beta, const T *runningMean,
+                               const T *runningVar, double eps, T *y) {
+  const int64_t total = n * c * spatial;
+  if (total == 0)
+    return;
+  if (gamma && beta && fitsCudnn(n, c, spatial)) {
+    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+    const T one = 1, zero = 0;
+    CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+        cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma, beta,
+        runningMean, runningVar, eps));
+    return;
+  }
+  inferenceKernel<<<blocksFor(total), kThreadsPerBlock, 0, cx.stream>>>(
+      total, c, spatial, x, gamma, beta, runningMean, runningVar, eps, y);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial, const T *dy,
+                       const T *x, const T *gamma, double eps, T *dx, T *dgamma, T *dbeta) {
+  if (n * c * spatial == 0)
+    return;
+  if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
+    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+    const T one = 1, zero = 0;
+    CAIRN_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+        cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, plan.x, x, plan.x, dy, plan.x,
+        dx, plan.param, gamma, dgamma, dbeta, eps, /*savedMean=*/nullptr,
+        /*savedInvVariance=*/nullptr));
+    return;
+  }
+  if (c >= kManyChannels)
+    backwardKernel<T, 256><<<channelBlocks(c), 256, 0, cx.stream>>>(n, c, spatial, dy, x, gamma,
+                                                                    eps, dx, dgamma, dbeta);
+  else
+    backwardKernel<T, 1024><<<channelBlocks(c), 1024, 0, cx.stream>>>(n, c, spatial, dy, x, gamma,
+                                                                      eps, dx, dgamma, dbeta);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+#define CAIRN_INSTANTIATE(T)                                                                       \
+  template void batchNormTrainingForward<T>(Context &, int, int64_t, int64_t, int64_t, const T *,  \
+                                            const T *, const T *, double, T *);                    \
+  template void batchNormInferenceForward<T>(Context &, int, int64_t, int64_t, int64_t, const T *, \
+                                             const T *, const T *, const T *, const T *, double,   \
+                                             T *);                                                 \
+  template void batchNormBackward<T>(Context &, int, int64_t, int64_t, int64_t, const T *,         \
+                                     const T *, const T *, double, T *, T *, T *);
+CAIRN_INSTANTIATE(float)
+CAIRN_INSTANTIATE(double)
+#undef CAIRN_INSTANTIATE
+
+} // namespace cairn::cuda

@@ -1,0 +1,79 @@
+//===- Library.h - GEMMs through cuBLASLt, the rest through cuDNN -*- C++ -*-===//
+//
+// Each call names its call site (Context::site): the first call builds the
+// descriptors and chooses the algorithm, among those whose workspace fits the
+// bytes the plan gave it; later calls, and the graph that replays them, reuse
+// that choice. All math is fp32 (or fp64) with TF32 off: CUBLAS_COMPUTE_32F,
+// CUDNN_DEFAULT_MATH with CUDNN_FMA_MATH where cuDNN offers it.
+//
+// Row-major, as the CPU kernels: gemm computes C = alpha op(A) op(B) + beta C
+// with the arguments of kernels::gemm.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_CUDA_LIBRARY_H
+#define CAIRN_RUNTIME_CUDA_LIBRARY_H
+
+#include "runtime/cuda/Context.h"
+#include "runtime/kernels/Conv.h"
+#include "runtime/kernels/Pool.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cairn::cuda {
+
+template <typename T>
+void gemm(Context &cx, int site, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c, int64_t ldc,
+          void *workspace, size_t workspaceBytes);
+template <typename T>
+void batchedGemm(Context &cx, int site, int64_t batch, bool transA, bool transB, int64_t m,
+                 int64_t n, int64_t k, T alpha, const T *a, int64_t lda, int64_t strideA,
+                 const T *b, int64_t ldb, int64_t strideB, T beta, T *c, int64_t ldc,
+                 int64_t strideC, void *workspace, size_t workspaceBytes);
+/// y[rows, out] = x[rows, in] W[out, in]^T (+ bias[out]) (then relu), one
+/// cuBLASLt call with the bias (and relu) as its epilogue.
+template <typename T>
+void linearForward(Context &cx, int site, int64_t rows, int64_t in, int64_t out, const T *x,
+                   const T *w, const T *bias, bool relu, T *y, void *workspace,
+                   size_t workspaceBytes);
+
+/// NCHW convolutions; `bias` and `dbias` may be null.
+template <typename T>
+void conv2dForward(Context &cx, int site, const kernels::Conv2dShape &s, const T *x, const T *w,
+                   const T *bias, T *y, void *workspace, size_t workspaceBytes);
+template <typename T>
+void conv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &s, const T *dy,
+                         const T *w, T *dx, void *workspace, size_t workspaceBytes);
+template <typename T>
+void conv2dBackwardWeight(Context &cx, int site, const kernels::Conv2dShape &s, const T *dy,
+                          const T *x, T *dw, T *dbias, void *workspace, size_t workspaceBytes);
+
+/// Batch normalisation over (n, c, spatial) as kernels::batchNorm*: batch
+/// statistics with the biased variance; gamma/beta may be null (no affine).
+/// The backward recomputes the batch statistics (the plan keeps none).
+template <typename T>
+void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
+                              const T *x, const T *gamma, const T *beta, double eps, T *y);
+template <typename T>
+void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
+                               const T *x, const T *gamma, const T *beta,
+                               const T *runningMean, const T *runningVar, double eps, T *y);
+template <typename T>
+void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
+                       const T *dy, const T *x, const T *gamma, double eps, T *dx, T *dgamma,
+                       T *dbeta);
+
+/// Pooling forward through cuDNN (the backward is in Kernels.h).
+template <typename T>
+void maxPool2dForward(Context &cx, int site, const kernels::Pool2dShape &s, const T *x, T *y);
+template <typename T>
+void avgPool2dForward(Context &cx, int site, const kernels::Pool2dShape &s,
+                      bool countIncludePad, const T *x, T *y);
+
+/// "cuDNN 9.19.0, cuBLASLt 13.1.0": the versions loaded at run time.
+const char *librariesVersion();
+
+} // namespace cairn::cuda
+
+#endif // CAIRN_RUNTIME_CUDA_LIBRARY_H

@@ -1,0 +1,191 @@
+//===- OptimizerKernels.cu - Fused SGD and Adam over many tensors ---------===//
+//
+// The GPU twins of kernels::sgdUpdate and kernels::adamUpdate, applied to a
+// whole list of tensors per launch (the multi-tensor apply of apex and of
+// PyTorch's foreach optimizers): a model's hundreds of small tensors would
+// otherwise cost a launch, and a graph node, each.
+//
+// The host cuts each tensor into chunks of kChunk elements and numbers
+// them across the tensors of a launch; a table of where each tensor's
+// chunks start travels by value in the kernel's parameters (hence at most
+// kMaxUpdateTensorsPerLaunch tensors a launch), and a block finds its
+// tensor by binary search in it. Blocks loop over chunks, so the grid stays
+// a few waves however many parameters there are.
+//
+// Each element is updated by ScalarOps.h's sgdElement / adamElement, the
+// bodies of the CPU kernels. The step number is read on the device from the
+// step scalars (the first SGD step is step 0; Adam's bias correction counts
+// from 1), so a captured graph replays correctly every step.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/Kernels.h"
+
+#include "runtime/cuda/Launch.h"
+#include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/ScalarOps.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cairn::cuda {
+
+namespace ops = kernels::ops;
+
+namespace {
+
+/// Elements one block updates before it moves on to its next chunk.
+constexpr int64_t kChunk = 8192;
+
+/// One launch's tensors, by value in the kernel's parameters.
+struct UpdateBatch {
+  int count = 0;
+  void *param[kMaxUpdateTensorsPerLaunch];
+  const void *grad[kMaxUpdateTensorsPerLaunch];
+  void *state0[kMaxUpdateTensorsPerLaunch];
+  void *state1[kMaxUpdateTensorsPerLaunch];
+  int64_t n[kMaxUpdateTensorsPerLaunch];
+  /// firstChunk[t]: the number of tensor t's first chunk;
+  /// firstChunk[count]: the chunks in all.
+  int64_t firstChunk[kMaxUpdateTensorsPerLaunch + 1];
+};
+// The classic 4 KiB limit on kernel parameters, with room for the rest.
+static_assert(sizeof(UpdateBatch) + 128 <= 4096, "an UpdateBatch must fit the kernel parameters");
+
+UpdateBatch makeBatch(const UpdateTensor *tensors, int count) {
+  UpdateBatch b;
+  b.count = count;
+  int64_t chunks = 0;
+  for (int t = 0; t < count; ++t) {
+    b.param[t] = tensors[t].param;
+    b.grad[t] = tensors[t].grad;
+    b.state0[t] = tensors[t].state0;
+    b.state1[t] = tensors[t].state1;
+    b.n[t] = std::max<int64_t>(0, tensors[t].n);
+    b.firstChunk[t] = chunks;
+    chunks += (b.n[t] + kChunk - 1) / kChunk;
+  }
+  b.firstChunk[count] = chunks;
+  return b;
+}
+
+/// The tensor that chunk c belongs to: the last t with firstChunk[t] <= c
+/// (empty tensors own no chunk and are skipped over).
+__host__ __device__ __forceinline__ int tensorOf(const UpdateBatch &b, int64_t c) {
+  int lo = 0, hi = b.count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (b.firstChunk[mid] <= c)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/// The step scalars, read once per block: they live in host memory mapped
+/// into the device, so every read crosses the bus. Volatile, so a read is
+/// never served from a cache filled by an earlier step. Called by every
+/// thread of the block, before any of them returns.
+__device__ int64_t loadStep(const StepScalars *scalars) {
+  __shared__ int64_t step;
+  if (threadIdx.x == 0)
+    step = static_cast<const volatile StepScalars *>(scalars)->step;
+  __syncthreads();
+  return step;
+}
+
+/// Calls f(tensor, begin, end) for every chunk of the batch this block owns.
+template <typename F> __device__ void forEachChunk(const UpdateBatch &b, F f) {
+  const int64_t chunks = b.firstChunk[b.count];
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const int t = tensorOf(b, c);
+    const int64_t begin = (c - b.firstChunk[t]) * kChunk;
+    const int64_t end = min(begin + kChunk, b.n[t]);
+    f(t, begin, end);
+  }
+}
+
+// __grid_constant__: the kernels index the batch's arrays with computed
+// indices, which would otherwise copy the whole table into every thread's
+// local memory.
+template <typename T>
+__global__ void sgdKernel(const __grid_constant__ UpdateBatch batch, ops::SgdHyper h,
+                          const StepScalars *scalars) {
+  const bool firstStep = loadStep(scalars) == 0;
+  forEachChunk(batch, [&](int t, int64_t begin, int64_t end) {
+    T *param = static_cast<T *>(batch.param[t]);
+    const T *grad = static_cast<const T *>(batch.grad[t]);
+    T *momentumBuffer = static_cast<T *>(batch.state0[t]);
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+      ops::sgdElement(h, firstStep, param, grad, momentumBuffer, i);
+  });
+}
+
+template <typename T>
+__global__ void adamKernel(const __grid_constant__ UpdateBatch batch, ops::AdamHyper h,
+                           const StepScalars *scalars) {
+  const ops::AdamBias bias = ops::adamBias(h, loadStep(scalars) + 1);
+  forEachChunk(batch, [&](int t, int64_t begin, int64_t end) {
+    T *param = static_cast<T *>(batch.param[t]);
+    const T *grad = static_cast<const T *>(batch.grad[t]);
+    T *expAvg = static_cast<T *>(batch.state0[t]);
+    T *expAvgSq = static_cast<T *>(batch.state1[t]);
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+      ops::adamElement(h, bias, param, grad, expAvg, expAvgSq, i);
+  });
+}
+
+/// Runs launch(batch, blocks) for each chunk of up to
+/// kMaxUpdateTensorsPerLaunch tensors that has elements to update.
+template <typename Launch>
+void forEachBatch(const char *what, int count, const UpdateTensor *tensors, int states,
+                  Launch launch) {
+  for (int t = 0; t < count; ++t) {
+    bool missing = tensors[t].n > 0 &&
+                   ((states > 0 && !tensors[t].state0) || (states > 1 && !tensors[t].state1));
+    if (missing)
+      throw kernels::KernelError(std::string(what) + ": tensor " + std::to_string(t) +
+                                 " of the update has no optimizer state");
+  }
+  for (int first = 0; first < count; first += kMaxUpdateTensorsPerLaunch) {
+    const UpdateBatch batch =
+        makeBatch(tensors + first, std::min(kMaxUpdateTensorsPerLaunch, count - first));
+    const int64_t chunks = batch.firstChunk[batch.count];
+    if (chunks == 0)
+      continue;
+    launch(batch, static_cast<unsigned>(std::min(chunks, kMaxBlocks)));
+    CAIRN_CUDA_CHECK_LAUNCH();
+  }
+}
+
+} // namespace
+
+template <typename T>
+void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double momentum,
+               double dampening, double weightDecay, bool nesterov) {
+  const ops::SgdHyper h = {lr, momentum, dampening, weightDecay, nesterov};
+  forEachBatch("SGD", count, tensors, momentum != 0 ? 1 : 0,
+               [&](const UpdateBatch &batch, unsigned blocks) {
+                 sgdKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars);
+               });
+}
+
+template <typename T>
+void adamUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double beta1,
+                double beta2, double eps, double weightDecay) {
+  const ops::AdamHyper h = {lr, beta1, beta2, eps, weightDecay};
+  forEachBatch("Adam", count, tensors, 2, [&](const UpdateBatch &batch, unsigned blocks) {
+    adamKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars);
+  });
+}
+
+template void sgdUpdate<float>(Context &, int, const UpdateTensor *, double, double, double, double,
+                               bool);
+template void sgdUpdate<double>(Context &, int, const UpdateTensor *, double, double, double,
+                                double, bool);
+template void adamUpdate<float>(Context &, int, const UpdateTensor *, double, double, double,
+                                double, double);
+template void adamUpdate<double>(Context &, int, const UpdateTensor *, double, double, double,
+                                 double, double);
+
+} // namespace cairn::cuda
