@@ -10,228 +10,35 @@
 
 #include "codegen/CpuEmitter.h"
 
+#include "codegen/EmitterSupport.h"
+
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <set>
 
 using namespace cairn::codegen;
 
 namespace {
 
-/// Longest model-file line quoted in a comment.
-constexpr size_t kMaxQuotedLine = 72;
-
-const char *getCType(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "float";
-  case DType::F64:
-    return "double";
-  case DType::I32:
-    return "int32_t";
-  case DType::I64:
-    return "int64_t";
-  case DType::F16:
-  case DType::BF16:
-    break;
-  }
-  llvm_unreachable("the CPU lowering rejects half-precision tensors");
-}
-
-const char *getRuntimeDType(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "F16";
-  case DType::BF16:
-    return "BF16";
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
-const char *getRuntimeRole(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::Input:
-    return "Input";
-  case BufferKind::Param:
-    return "Param";
-  case BufferKind::Buffer:
-    return "Buffer";
-  case BufferKind::Optimizer:
-    return "OptimizerState";
-  case BufferKind::Grad:
-    return "Gradient"; // per-step, reported through StepContext::observe
-  case BufferKind::Output:
-    return "Output";
-  default:
-    break;
-  }
-  llvm_unreachable("only persistent buffers and gradients are in the spec");
-}
-
-const char *getRuntimeInit(InitKind kind) {
-  switch (kind) {
-  case InitKind::None:
-    return "None";
-  case InitKind::Zeros:
-    return "Zeros";
-  case InitKind::Ones:
-    return "Ones";
-  case InitKind::Uniform:
-    return "Uniform";
-  case InitKind::Normal:
-    return "Normal";
-  }
-  llvm_unreachable("unknown init kind");
-}
-
-/// The shortest decimal form that reads back as `value` in `T`'s precision,
-/// as a C++ literal of type T (float: an `f` suffix).
-std::string formatReal(double value, bool isFloat) {
-  const char *type = isFloat ? "float" : "double";
-  if (std::isnan(value))
-    return std::string("std::numeric_limits<") + type + ">::quiet_NaN()";
-  if (std::isinf(value))
-    return std::string(value < 0 ? "-" : "") + "std::numeric_limits<" + type +
-           ">::infinity()";
-  char buffer[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
-    if (isFloat ? std::strtof(buffer, nullptr) == static_cast<float>(value)
-                : std::strtod(buffer, nullptr) == value)
-      break;
-  }
-  std::string text = buffer;
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";
-  return isFloat ? text + "f" : text;
-}
-
-std::string formatDouble(double value) { return formatReal(value, false); }
-
-std::string formatInt(int64_t value) {
-  // -2^63 has no literal: it is the negation of a too-large one.
-  if (value == INT64_MIN)
-    return "(-9223372036854775807 - 1)";
-  return std::to_string(value);
-}
-
-std::string formatBool(bool value) { return value ? "true" : "false"; }
-
-template <typename Range, typename Format>
-std::string formatList(const Range &values, Format format) {
-  std::string text;
-  for (const auto &value : values) {
-    if (!text.empty())
-      text += ", ";
-    text += format(value);
-  }
-  return text;
-}
-
-std::string formatInts(llvm::ArrayRef<int64_t> values) {
-  return formatList(values, formatInt);
-}
-
-std::string formatShape(llvm::ArrayRef<int64_t> shape) {
-  return "[" + formatInts(shape) + "]";
-}
-
-/// A C++ string literal; octal escapes, which stop after three digits.
-std::string quote(llvm::StringRef text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c < 0x20 || c >= 0x7f) {
-      char escape[8];
-      std::snprintf(escape, sizeof(escape), "\\%03o", c);
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-/// Names the generated code declares itself, and C++'s keywords: a tensor
-/// named like one gets a suffix.
-const llvm::StringSet<> &getReservedNames() {
-  static const llvm::StringSet<> names = {
-      // Ours.
-      "arena", "ctx", "spec", "main", "trainStep", "forward", "cairn", "std",
-      "i", "r", "b", "kValues", "kShape", "kInShape", "kOutShape", "kPerm",
-      "kStart", "kStep", "kStrides", "kLhsStrides", "kRhsStrides",
-      "kLhsOffsets", "kRhsOffsets", "kReduced", "kFull", "kPart", "int8_t",
-      "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-      "uint64_t", "size_t", "NULL",
-      // C++17 keywords and alternative tokens.
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-      "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class",
-      "compl", "const", "constexpr", "const_cast", "continue", "decltype",
-      "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
-      "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
-      "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-      "protected", "public", "register", "reinterpret_cast", "return", "short",
-      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-      "switch", "template", "this", "thread_local", "throw", "true", "try",
-      "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-      "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
-  return names;
-}
-
 class CpuEmitter {
 public:
   CpuEmitter(const Program &program, llvm::StringRef modelSource,
              llvm::raw_ostream &os)
-      : program(program), os(os) {
-    modelSource.split(sourceLines, '\n');
-    nameIdentifiers();
-    specIndex.assign(program.buffers.size(), -1);
-    int next = 0;
-    for (const Buffer &b : program.buffers)
-      if (isInSpec(b))
-        specIndex[b.id] = next++;
-  }
+      : program(program), os(os), sourceLines(splitSourceLines(modelSource)),
+        identifiers(nameIdentifiers(program)),
+        specIndex(getSpecIndices(program)) {}
 
   void emit();
 
 private:
-  void nameIdentifiers();
   void emitStep(const StepKernels &step, llvm::StringRef function,
                 llvm::StringRef summary);
-  void emitComment(const Kernel &kernel);
   void emitKernel(const Kernel &kernel);
   void emitBinary(const Kernel &kernel, const char *op);
   void emitMatmul(const Kernel &kernel);
   void emitConcat(const Kernel &kernel);
-  /// The buffers to report and to poison after one kernel.
-  struct AfterKernel {
-    std::vector<int> observed, dying;
-  };
-  std::vector<AfterKernel> collectAfterKernels(const StepKernels &step) const;
-  void emitAfterKernel(const AfterKernel &after);
-  void emitSpec();
-  void emitMain();
-  /// The tensors the ProgramSpec lists: persistent ones and gradients.
-  bool isInSpec(const Buffer &b) const {
-    return isPersistent(b.kind) || b.kind == BufferKind::Grad;
-  }
 
   const Buffer &buffer(int id) const { return program.buffers[id]; }
   /// The pointer to buffer `id`, or nullptr for an absent one.
@@ -265,23 +72,6 @@ private:
 
 } // namespace
 
-void CpuEmitter::nameIdentifiers() {
-  std::set<std::string> used;
-  for (const Buffer &b : program.buffers) {
-    std::string id;
-    for (char c : b.name)
-      id += llvm::isAlnum(c) ? c : '_';
-    if (id.empty() || !llvm::isAlpha(id[0]))
-      id = "t" + id;
-    std::string unique = id;
-    for (int n = 2; used.count(unique) || getReservedNames().contains(unique);
-         ++n)
-      unique = id + "_" + std::to_string(n);
-    used.insert(unique);
-    identifiers.push_back(unique);
-  }
-}
-
 std::string CpuEmitter::call(const Kernel &k, llvm::StringRef name) const {
   int typed = k.outputs.empty() || k.outputs[0] == kNoBuffer ? k.inputs[0]
                                                              : k.outputs[0];
@@ -309,8 +99,8 @@ void CpuEmitter::emit() {
   emitStep(program.forward, "forward",
            "Inference: reads the image, the params and buffers; writes "
            "\"output\".");
-  emitSpec();
-  emitMain();
+  emitProgramSpec(os, program, "&cairn::runtime::kCpuBackend");
+  emitMain(os);
 }
 
 void CpuEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
@@ -330,90 +120,21 @@ void CpuEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
     if (k.workspace != kNoBuffer)
       touched.insert(k.workspace);
   }
-  for (int id : touched) {
-    const Buffer &b = buffer(id);
-    const char *type = getCType(b.dtype);
-    line() << type << " *" << identifiers[id] << " = reinterpret_cast<" << type
-           << " *>(arena + " << b.offset << "); // "
-           << getBufferKindName(b.kind) << " " << formatShape(b.shape);
-    if (b.isAlias())
-      os << ", a view of " << buffer(program.getAliasRoot(id)).name;
-    os << "\n";
-  }
-  std::vector<AfterKernel> after = collectAfterKernels(step);
+  for (int id : touched)
+    emitBufferPointer(os, indent, program, id, identifiers[id]);
+  // After each kernel: the gradients it completes go to ctx.observe, and
+  // with ctx.poison the buffers whose lifetime ends there are overwritten.
+  std::vector<AfterKernel> after = collectAfterKernels(program, step);
   for (int index = 0, e = step.kernels.size(); index < e; ++index) {
     os << "\n";
-    emitComment(step.kernels[index]);
+    line() << "// " << describeKernel(step.kernels[index], program, sourceLines)
+           << "\n";
     emitKernel(step.kernels[index]);
-    emitAfterKernel(after[index]);
+    emitAfterKernel(os, indent, program, after[index], specIndex, identifiers,
+                    "cairn::runtime::poisonBytes(");
   }
   indent = 0;
   os << "}\n\n";
-}
-
-/// What follows each kernel of `step`: the gradients it completes go to
-/// ctx.observe, and with ctx.poison the buffers whose lifetime ends there
-/// are overwritten (unless an in-place output took their bytes over). One
-/// pass over the buffers, both lists in buffer order.
-std::vector<CpuEmitter::AfterKernel>
-CpuEmitter::collectAfterKernels(const StepKernels &step) const {
-  std::vector<AfterKernel> after(step.kernels.size());
-  std::vector<bool> handedOn(program.buffers.size(), false);
-  for (const Buffer &b : program.buffers)
-    if (b.inPlaceOf != kNoBuffer)
-      handedOn[b.inPlaceOf] = true;
-  for (const Buffer &b : program.buffers) {
-    if (b.step != step.step)
-      continue;
-    if (b.kind == BufferKind::Grad && b.definedBy >= 0)
-      after[b.definedBy].observed.push_back(b.id);
-    if (!b.isAlias() && !isPersistent(b.kind) && b.bytes > 0 &&
-        b.definedBy >= 0 && b.lastUse >= 0 && !handedOn[b.id])
-      after[b.lastUse].dying.push_back(b.id);
-  }
-  return after;
-}
-
-void CpuEmitter::emitAfterKernel(const AfterKernel &after) {
-  for (int id : after.observed)
-    line() << "if (ctx.observe) ctx.observe(ctx.observer, " << specIndex[id]
-           << ", arena); // " << buffer(id).name << "\n";
-  if (after.dying.empty())
-    return;
-  line() << "if (ctx.poison) {\n";
-  for (int id : after.dying)
-    line() << "  cairn::runtime::poisonBytes(arena + " << buffer(id).offset
-           << ", " << buffer(id).bytes << "); // " << identifiers[id] << "\n";
-  line() << "}\n";
-}
-
-/// `// file:line:col layer op: the model line`.
-void CpuEmitter::emitComment(const Kernel &k) {
-  line() << "// " << k.loc;
-  if (!k.layer.empty())
-    os << " " << k.layer;
-  os << " "
-     << (k.kind == KernelKind::Copy
-             ? llvm::StringRef("copy")
-             : llvm::StringRef(k.opName).rsplit('.').second);
-  // The location is "file:line:col"; quote that line when it is the model's.
-  llvm::StringRef rest = k.loc;
-  auto [fileLine, col] = rest.rsplit(':');
-  auto [file, lineText] = fileLine.rsplit(':');
-  unsigned lineNumber = 0;
-  if (file == program.sourceFile && !lineText.getAsInteger(10, lineNumber) &&
-      lineNumber >= 1 && lineNumber <= sourceLines.size()) {
-    std::string text;
-    for (char c : sourceLines[lineNumber - 1].trim())
-      text += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-    if (text.size() > kMaxQuotedLine)
-      text = text.substr(0, kMaxQuotedLine - 3) + "...";
-    // A backslash would continue the comment onto the next line.
-    while (!text.empty() && text.back() == '\\')
-      text.pop_back();
-    os << ": " << text;
-  }
-  os << "\n";
 }
 
 void CpuEmitter::emitBinary(const Kernel &k, const char *op) {
@@ -869,46 +590,6 @@ void CpuEmitter::emitKernel(const Kernel &k) {
     return;
   }
   llvm_unreachable("unknown kernel kind");
-}
-
-void CpuEmitter::emitSpec() {
-  os << "/// Every named tensor: the runtime initialises, loads, saves, feeds "
-        "and reads\n/// them at these offsets.\n"
-     << "static const cairn::runtime::ProgramSpec spec = [] {\n"
-     << "  using cairn::runtime::DType;\n"
-     << "  using cairn::runtime::InitKind;\n"
-     << "  using cairn::runtime::TensorRole;\n"
-     << "  cairn::runtime::ProgramSpec s;\n"
-     << "  s.model = " << quote(program.model) << ";\n"
-     << "  s.sourceFile = " << quote(program.sourceFile) << ";\n"
-     << "  s.batch = " << program.batch << ";\n"
-     << "  s.arenaBytes = " << program.arenaBytes << ";\n"
-     << "  s.optimizer = " << quote(program.optimizer) << ";\n"
-     << "  s.tensors = {\n"
-     << "      // name, dtype, shape, role, init, init scale, offset, "
-        "location\n";
-  for (const Buffer &b : program.buffers) {
-    if (!isInSpec(b))
-      continue;
-    os << "      {" << quote(b.name) << ", DType::" << getRuntimeDType(b.dtype)
-       << ", {" << formatInts(b.shape)
-       << "}, TensorRole::" << getRuntimeRole(b.kind)
-       << ", InitKind::" << getRuntimeInit(b.init) << ", "
-       << formatDouble(b.initScale) << ", " << b.offset << ", " << quote(b.loc)
-       << "},\n";
-  }
-  os << "  };\n"
-     << "  s.trainStep = trainStep;\n"
-     << "  s.forward = forward;\n"
-     << "  s.backend = &cairn::runtime::kCpuBackend;\n"
-     << "  return s;\n"
-     << "}();\n\n";
-}
-
-void CpuEmitter::emitMain() {
-  os << "int main(int argc, char **argv) {\n";
-  os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
-     << "}\n";
 }
 
 void cairn::codegen::emitCpuProgram(const Program &program,

@@ -1,8 +1,10 @@
-//===- HostCompiler.cpp - Generated C++ to an executable ------------------===//
+//===- HostCompiler.cpp - Generated C++ or CUDA C++ to an executable ------===//
 //
-// One compiler run compiles and links. The executable is linked to a unique
-// temporary name next to the output and renamed over it, so a failed or
-// interrupted build never leaves a partial file at the output path.
+// One compiler run compiles and links: the host C++ compiler for the CPU
+// emitter's C++, nvcc for the CUDA emitter's .cu. The executable is linked
+// to a unique temporary name next to the output and renamed over it, so a
+// failed or interrupted build never leaves a partial file at the output
+// path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +12,9 @@
 
 #include "codegen/BuildConfig.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -45,11 +49,8 @@ void printLogHead(StringRef logPath) {
     errs() << "  ...\n";
 }
 
-} // namespace
-
-LogicalResult
-cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
-                                  const HostCompileOptions &options) {
+/// Checks that `outputPath` can be written by a rename into its directory.
+LogicalResult checkOutputPath(StringRef outputPath) {
   // The output's directory must exist: the executable is renamed into it.
   SmallString<256> outputDir(sys::path::parent_path(outputPath));
   if (outputDir.empty())
@@ -69,24 +70,40 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
     error() << "cannot write '" << outputPath << "': it is a directory\n";
     return failure();
   }
+  return success();
+}
 
-  std::string compiler =
-      options.compiler.empty() ? config::kHostCompiler : options.compiler;
-  if (!StringRef(compiler).contains('/')) {
-    ErrorOr<std::string> found = sys::findProgramByName(compiler);
+/// `program` as a path: looked up on PATH when it names no directory.
+/// `what` names it in errors ("the host compiler", "nvcc"), `hint` says
+/// how to choose another.
+std::optional<std::string> findCompiler(std::string program, StringRef what,
+                                        StringRef hint) {
+  if (!StringRef(program).contains('/')) {
+    ErrorOr<std::string> found = sys::findProgramByName(program);
     if (!found) {
-      error() << "cannot find the host compiler '" << compiler
-              << "' on PATH (set CAIRN_CXX to a C++17 compiler)\n";
-      return failure();
+      error() << "cannot find " << what << " '" << program << "' on PATH ("
+              << hint << ")\n";
+      return std::nullopt;
     }
-    compiler = *found;
+    program = *found;
   }
-  if (!sys::fs::can_execute(compiler)) {
-    error() << "cannot run the host compiler '" << compiler
-            << "' (set CAIRN_CXX to a C++17 compiler)\n";
-    return failure();
+  if (!sys::fs::can_execute(program)) {
+    error() << "cannot run " << what << " '" << program << "' (" << hint
+            << ")\n";
+    return std::nullopt;
   }
+  return program;
+}
 
+/// One compiler run that compiles `source` (written to a temporary
+/// directory as `<output stem><extension>`) and links it: `arguments(path
+/// of the source, path of the executable)` is its command line after the
+/// compiler. The executable is linked to a temporary name next to
+/// `outputPath` and renamed over it.
+LogicalResult compileAndLink(
+    StringRef source, StringRef outputPath, StringRef extension,
+    StringRef compiler, StringRef compilerName, bool keepTemps,
+    function_ref<SmallVector<std::string>(StringRef, StringRef)> arguments) {
   SmallString<256> tempDir;
   if (std::error_code ec =
           sys::fs::createUniqueDirectory("cairn-build", tempDir)) {
@@ -101,20 +118,21 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
       sys::fs::remove_directories(tempDir);
   };
 
-  SmallString<256> cppPath(tempDir), logPath(tempDir);
-  sys::path::append(cppPath, sys::path::stem(outputPath) + ".cpp");
+  SmallString<256> sourcePath(tempDir), logPath(tempDir);
+  sys::path::append(sourcePath, sys::path::stem(outputPath) + extension);
   sys::path::append(logPath, "compiler.log");
   {
     std::error_code ec;
-    raw_fd_ostream cpp(cppPath, ec);
+    raw_fd_ostream file(sourcePath, ec);
     if (!ec) {
-      cpp << source;
-      cpp.close();
-      ec = cpp.error();
+      file << source;
+      file.close();
+      ec = file.error();
     }
     if (ec) {
-      error() << "cannot write '" << cppPath << "': " << ec.message() << "\n";
-      cleanUp(options.keepTemps);
+      error() << "cannot write '" << sourcePath << "': " << ec.message()
+              << "\n";
+      cleanUp(keepTemps);
       return failure();
     }
   }
@@ -126,10 +144,9 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
   // Also on Ctrl-C: no partial executable next to the output.
   sys::RemoveFileOnSignal(tempOutput);
 
-  std::string include = (Twine("-I") + config::kRuntimeIncludeDir).str();
-  SmallVector<StringRef> args = {compiler, "-std=c++17", "-O3", "-march=native",
-                                 include,  cppPath,      "-o",  tempOutput};
-  for (const char *arg : config::kLinkArguments)
+  SmallVector<std::string> argStrings = arguments(sourcePath, tempOutput);
+  SmallVector<StringRef> args = {compiler};
+  for (const std::string &arg : argStrings)
     args.push_back(arg);
   std::optional<StringRef> redirects[] = {StringRef(""), StringRef(logPath),
                                           StringRef(logPath)};
@@ -139,9 +156,9 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
                                    /*MemoryLimit=*/0, &message);
   if (status != 0) {
     // Cairn emitted code for a model it accepted: any failure is Cairn's.
-    error() << "internal error: the host compiler failed on generated code "
-               "(this is a bug in Cairn)\n";
-    note() << "the generated code is kept in '" << cppPath << "'\n";
+    error() << "internal error: " << compilerName
+            << " failed on generated code (this is a bug in Cairn)\n";
+    note() << "the generated code is kept in '" << sourcePath << "'\n";
     note() << "'" << compiler << "' "
            << (message.empty() ? "exited with status " + std::to_string(status)
                                : message)
@@ -152,11 +169,95 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
 
   if (std::error_code ec = sys::fs::rename(tempOutput, outputPath)) {
     error() << "cannot write '" << outputPath << "': " << ec.message() << "\n";
-    cleanUp(options.keepTemps);
+    cleanUp(keepTemps);
     return failure();
   }
   removeTempOutput.releaseFile();
   sys::DontRemoveFileOnSignal(tempOutput);
-  cleanUp(options.keepTemps);
+  cleanUp(keepTemps);
   return success();
+}
+
+constexpr StringRef kCxxHint = "set CAIRN_CXX to a C++17 compiler";
+
+} // namespace
+
+LogicalResult
+cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
+                                  const HostCompileOptions &options) {
+  if (failed(checkOutputPath(outputPath)))
+    return failure();
+  std::optional<std::string> compiler = findCompiler(
+      options.compiler.empty() ? config::kHostCompiler : options.compiler,
+      "the host compiler", kCxxHint);
+  if (!compiler)
+    return failure();
+  return compileAndLink(
+      source, outputPath, ".cpp", *compiler, "the host compiler",
+      options.keepTemps, [](StringRef sourcePath, StringRef executable) {
+        SmallVector<std::string> args = {
+            "-std=c++17",     "-O3",
+            "-march=native",  (Twine("-I") + config::kRuntimeIncludeDir).str(),
+            sourcePath.str(), "-o",
+            executable.str()};
+        for (const char *arg : config::kLinkArguments)
+          args.push_back(arg);
+        return args;
+      });
+}
+
+bool cairn::codegen::isCudaBackendBuilt() { return CAIRN_ENABLE_CUDA; }
+
+LogicalResult
+cairn::codegen::compileCudaExecutable(StringRef source, StringRef outputPath,
+                                      const HostCompileOptions &options) {
+#if CAIRN_ENABLE_CUDA
+  if (failed(checkOutputPath(outputPath)))
+    return failure();
+  std::optional<std::string> nvcc =
+      findCompiler(options.cudaCompiler.empty() ? config::kCudaCompiler
+                                                : options.cudaCompiler,
+                   "nvcc", "set CAIRN_NVCC to CUDA's nvcc");
+  if (!nvcc)
+    return failure();
+  // nvcc compiles the host code with the C++ compiler the runtime was
+  // built with (or CAIRN_CXX's).
+  std::optional<std::string> hostCompiler = findCompiler(
+      options.compiler.empty() ? config::kHostCompiler : options.compiler,
+      "the host compiler", kCxxHint);
+  if (!hostCompiler)
+    return failure();
+  return compileAndLink(
+      source, outputPath, ".cu", *nvcc, "nvcc", options.keepTemps,
+      [&](StringRef sourcePath, StringRef executable) {
+        // SASS for sm_80 (A100) and sm_90 (H100, H200), and sm_90's PTX,
+        // which the driver compiles for newer GPUs: the runtime's own
+        // architectures.
+        SmallVector<std::string> args = {
+            "-std=c++17",
+            "-O3",
+            "-ccbin",
+            *hostCompiler,
+            "-gencode",
+            "arch=compute_80,code=sm_80",
+            "-gencode",
+            "arch=compute_90,code=sm_90",
+            "-gencode",
+            "arch=compute_90,code=compute_90",
+            (Twine("-I") + config::kRuntimeIncludeDir).str()};
+        for (const char *dir : config::kCudaIncludeDirs)
+          args.push_back((Twine("-I") + dir).str());
+        args.append({sourcePath.str(), "-o", executable.str()});
+        for (const char *arg : config::kCudaLinkArguments)
+          args.push_back(arg);
+        return args;
+      });
+#else
+  (void)source;
+  (void)outputPath;
+  (void)options;
+  error() << "this cairn was built without the CUDA backend "
+             "(CAIRN_ENABLE_CUDA)\n";
+  return failure();
+#endif
 }

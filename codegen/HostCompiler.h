@@ -1,7 +1,9 @@
-//===- HostCompiler.h - Generated C++ to an executable ----------*- C++ -*-===//
+//===- HostCompiler.h - Generated C++ or CUDA C++ to an executable -*- C++
+//-*-===//
 //
-// Compiles the CPU emitter's output with the host C++ compiler and links it
-// with the runtime (paths from BuildConfig.h, generated at configure time).
+// Compiles the CPU emitter's output with the host C++ compiler, or the CUDA
+// emitter's with nvcc, and links it with the runtime (paths from
+// BuildConfig.h, generated at configure time).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +18,12 @@
 namespace cairn::codegen {
 
 struct HostCompileOptions {
-  /// The compiler to run: a path, or a name looked up on PATH. Empty: the
-  /// compiler CMake built Cairn with.
+  /// The C++ compiler (for CUDA: nvcc's host compiler, -ccbin): a path, or
+  /// a name looked up on PATH. Empty: the compiler CMake built Cairn with.
   std::string compiler;
-  /// Keep the temporary directory (the .cpp and the compiler's log).
+  /// nvcc, likewise. Empty: the one CMake found (CMAKE_CUDA_COMPILER).
+  std::string cudaCompiler;
+  /// Keep the temporary directory (the .cpp or .cu and the compiler's log).
   bool keepTemps = false;
 };
 
@@ -29,6 +33,18 @@ struct HostCompileOptions {
 llvm::LogicalResult compileExecutable(llvm::StringRef source,
                                       llvm::StringRef outputPath,
                                       const HostCompileOptions &options);
+
+/// Whether this Cairn was built with the CUDA runtime (CMake option
+/// CAIRN_ENABLE_CUDA), which CUDA executables link.
+bool isCudaBackendBuilt();
+
+/// As compileExecutable, for the CUDA emitter's `source`: nvcc compiles it
+/// (for sm_80 and sm_90, with sm_90's PTX for newer GPUs) and links the CUDA
+/// runtime, cudart statically and cuBLASLt and cuDNN as shared libraries.
+/// Fails with an error when !isCudaBackendBuilt().
+llvm::LogicalResult compileCudaExecutable(llvm::StringRef source,
+                                          llvm::StringRef outputPath,
+                                          const HostCompileOptions &options);
 
 } // namespace cairn::codegen
 

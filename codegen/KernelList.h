@@ -218,6 +218,9 @@ struct Program {
   std::string sourceFile; // the .cairn file
   int64_t batch = 0;
   std::string optimizer; // "SGD(lr=0.1, momentum=0.9)", for humans
+  /// The name of the LoweringTarget the kernels are for ("CPU", "CUDA"):
+  /// it decides what the plan holds (the CUDA program's GEMM workspaces).
+  std::string target = "CPU";
   /// Indexed by Buffer::id.
   std::vector<Buffer> buffers;
   StepKernels trainStep{Step::TrainStep, {}};

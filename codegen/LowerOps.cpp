@@ -8,10 +8,14 @@
 
 #include "codegen/StepLowering.h"
 
+#include "codegen/ArenaPlan.h"
+
 #include "ir/CairnOps.h"
 #include "runtime/kernels/Conv.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace cairn;
@@ -62,6 +66,22 @@ std::vector<int64_t> convShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w,
           dilation[1], groups,     y[2],       y[3]};
 }
 
+/// The GEMM library's scratch for an m x n x k GEMM writing `outputBytes`,
+/// when the target asks for one (LoweringTarget::gemmWorkspaceBytes).
+/// cuBLASLt needs it for split-K, which keeps partial sums of the output (m x
+/// n in the compute type) there. Split-K pays only when K is longer than
+/// both output sides (few output tiles, a long reduction each), so those
+/// GEMMs get about the output's bytes, under the target's cap, and the rest
+/// none: a workspace that no algorithm would use still takes arena bytes
+/// when its kernel is at the peak (an MLP's weight gradient, K = the batch,
+/// would grow the plan by a quarter). Rounded up to the arena's granule.
+int64_t gemmWorkspaceBytes(int64_t m, int64_t n, int64_t k, int64_t outputBytes,
+                           int64_t cap) {
+  if (k <= std::max(m, n))
+    return 0;
+  return std::min(cap, std::max(kArenaAlignment, alignToArena(outputBytes)));
+}
+
 /// Conv2d's scratch, by the kernels' own rule.
 int64_t convWorkspaceElements(ArrayRef<int64_t> s) {
   kernels::Conv2dShape shape{s[0],  s[1],  s[2],  s[3],  s[4],  s[5],
@@ -105,6 +125,10 @@ private:
                             bool mean);
   LogicalResult lowerUpdate(KernelKind kind, Operation *op, KernelAttrs attrs,
                             std::vector<int> tied);
+  /// Gives the m x n x kDepth GEMM kernel `k` of `op` the workspace the
+  /// target asks for.
+  void addGemmWorkspace(Kernel &k, Operation *op, int64_t m, int64_t n,
+                        int64_t kDepth);
 
   Kernel &add(KernelKind kind, Operation *op, ValueRange inputs) {
     std::vector<int> in;
@@ -578,6 +602,7 @@ LogicalResult OpLowering::lowerMatmul(MatmulOp op) {
   kernel.attrs.set("ldb", rhs.back());
   setOperand("lhs", lhs);
   setOperand("rhs", rhs);
+  addGemmWorkspace(kernel, op, m, n, k);
   return success();
 }
 
@@ -589,7 +614,33 @@ LogicalResult OpLowering::lowerLinear(KernelKind kind, Operation *op,
   k.attrs.set("rows", rows);
   k.attrs.set("in", weightShape[1]);
   k.attrs.set("out", weightShape[0]);
+  // The GEMM's m x n x k: y = x W^T, dx = dy W, dW = dy^T x.
+  int64_t in = weightShape[1], out = weightShape[0];
+  if (kind == KernelKind::Linear)
+    addGemmWorkspace(k, op, rows, out, in);
+  else if (kind == KernelKind::LinearGradInput)
+    addGemmWorkspace(k, op, rows, in, out);
+  else
+    addGemmWorkspace(k, op, out, in, rows);
   return success();
+}
+
+void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
+                                  int64_t n, int64_t kDepth) {
+  int64_t cap = l.getTarget().gemmWorkspaceBytes;
+  if (cap <= 0)
+    return;
+  Type result = op->getResult(0).getType();
+  DType dtype = *getDType(result);
+  int64_t bytes = gemmWorkspaceBytes(
+      m, n, kDepth, numel(op->getResult(0)) * getDTypeBytes(dtype), cap);
+  if (bytes == 0)
+    return;
+  // Workspace buffers count elements of a dtype: the GEMM's own, whose
+  // sizes (4 and 8 bytes) divide the 256-byte granule and any sane cap.
+  int64_t elements = bytes / getDTypeBytes(dtype);
+  k.workspace = l.createWorkspace(op, dtype, elements);
+  k.attrs.set("workspace_bytes", elements * getDTypeBytes(dtype));
 }
 
 LogicalResult OpLowering::lowerConv(KernelKind kind, Operation *op,

@@ -611,6 +611,7 @@ cairn::codegen::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
     program.batch = batch.getInt();
   program.optimizer =
       describeOptimizer(module->getAttr(CairnDialect::kOptimizerAttrName));
+  program.target = target.name.str();
   if (FileLineColLoc file = getFileLineCol(module.getLoc()))
     program.sourceFile = file.getFilename().str();
 

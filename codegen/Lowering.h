@@ -22,6 +22,11 @@ struct LoweringTarget {
   llvm::StringRef name = "CPU";
   /// Whether the target's kernels take f16 and bf16 tensors.
   bool halfPrecision = false;
+  /// When > 0, every GEMM kernel (Linear, LinearGradInput, LinearGradWeight,
+  /// Matmul) gets a Workspace buffer of at most this many bytes for the
+  /// GEMM library (cuBLASLt's split-K partial sums), so that scratch memory
+  /// is part of the plan like im2col's. The CPU's GEMMs need none.
+  int64_t gemmWorkspaceBytes = 0;
 };
 
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays

@@ -123,10 +123,12 @@ void cairn::codegen::printMemoryReportText(const Program &program,
   for (const std::string &step : steps)
     stepList += (stepList.empty() ? "" : " + ") + step;
 
+  // The CPU program's plan is the one the report has always described.
   os << "Memory plan of model " << program.model << " (" << program.sourceFile
-     << "), batch " << program.batch << ": " << stepList << ", "
-     << plan.schedule.size() << " kernels, " << listed.size()
-     << " buffers, one arena (device 0)\n\n";
+     << "), batch " << program.batch
+     << (program.target == "CPU" ? "" : ", " + program.target + " program")
+     << ": " << stepList << ", " << plan.schedule.size() << " kernels, "
+     << listed.size() << " buffers, one arena (device 0)\n\n";
   os << llvm::format("  %-13s %12s\n", "arena",
                      formatByteSize(plan.arenaBytes).c_str());
   os << llvm::format("  %-13s %12s   arena / lower bound = %.3f%s\n",

@@ -1,11 +1,12 @@
 //===- cairn.cpp - The Cairn driver ---------------------------------------===//
 //
 //   cairn check MODEL [--batch N] [--json]
-//   cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]
+//   cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--verify-plan]
-//   cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]
-//   cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]
+//   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--batch N] [-o FILE]
+//   cairn plan MODEL [--batch N] [--target cpu|cuda]
+//              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--verify-plan] [--time-limit SECONDS]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
@@ -14,9 +15,13 @@
 // `cairn build` parses and elaborates the model, runs autodiff
 // (cairn-autodiff), lowers @train_step and @forward to kernel lists, prints
 // them as C++ and compiles that with the host compiler into a training
-// executable (CAIRN_CXX overrides the compiler). Both `build` and `plan`
-// lay out the arena with planArena (codegen/ArenaPlan.h) and check it with
-// the independent verifyArena before anything else uses it.
+// executable (CAIRN_CXX overrides the compiler). With --target cuda it
+// prints CUDA C++ instead and compiles it with nvcc (CAIRN_NVCC overrides
+// it) against the CUDA runtime, when Cairn was built with it
+// (CAIRN_ENABLE_CUDA). Both `build` and `plan` lay out the arena with
+// planArena (codegen/ArenaPlan.h) and check it with the independent
+// verifyArena before anything else uses it; the target decides what is in
+// the plan (the CUDA program's GEMMs have cuBLASLt workspaces).
 //
 // Exit code 0 on success, 1 on any error in the model or the command line.
 // Errors are printed as file:line:col with the source line and a caret.
@@ -26,6 +31,7 @@
 #include "codegen/ArenaPlan.h"
 #include "codegen/ArenaVerifier.h"
 #include "codegen/CpuEmitter.h"
+#include "codegen/CudaEmitter.h"
 #include "codegen/HostCompiler.h"
 #include "codegen/Lowering.h"
 #include "codegen/MemoryReport.h"
@@ -78,7 +84,9 @@ cl::SubCommand checkCommand(
 cl::SubCommand buildCommand(
     "build", "Compile a model into a training executable for the CPU (with "
              "the C++ compiler Cairn was built with; CAIRN_CXX overrides "
-             "it), or print its IR or C++ with --emit");
+             "it) or, with --target cuda, for NVIDIA GPUs (with nvcc; "
+             "CAIRN_NVCC overrides it), or print its IR, C++ or CUDA C++ "
+             "with --emit");
 cl::SubCommand planCommand(
     "plan", "Print the memory plan of a model's training step (or, with "
             "--fit, whether it fits a memory size and the largest batch that "
@@ -149,7 +157,7 @@ cl::opt<bool> splitInputFile(
              "(for tests)"),
     cl::sub(checkCommand), cl::sub(buildCommand), cl::cat(cairnCategory));
 
-enum class EmitKind { Executable, MLIR, TrainMLIR, Cpp };
+enum class EmitKind { Executable, MLIR, TrainMLIR, Cpp, Cuda };
 cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("Print an intermediate form instead of building the executable"),
@@ -159,7 +167,10 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::TrainMLIR, "train-mlir",
                           "the cairn dialect after autodiff, with @train_step"),
                clEnumValN(EmitKind::Cpp, "cpp",
-                          "the C++ source of the executable")),
+                          "the C++ source of the CPU executable"),
+               clEnumValN(EmitKind::Cuda, "cuda",
+                          "the CUDA C++ source of the --target cuda "
+                          "executable")),
     cl::sub(buildCommand), cl::cat(cairnCategory));
 cl::opt<std::string> outputFile(
     "o",
@@ -168,13 +179,17 @@ cl::opt<std::string> outputFile(
     cl::value_desc("FILE"), cl::init("-"), cl::sub(buildCommand),
     cl::cat(cairnCategory));
 cl::opt<std::string> targetName(
-    "target", cl::desc("The machine the executable runs on: cpu (the only one "
-                       "so far)"),
-    cl::value_desc("cpu"), cl::init("cpu"), cl::sub(buildCommand),
-    cl::cat(cairnCategory));
+    "target",
+    cl::desc("The machine the executable runs on: cpu (default) or cuda (an "
+             "NVIDIA GPU, sm_80 or newer; the build needs a Cairn built with "
+             "CAIRN_ENABLE_CUDA). For plan: the program whose memory is "
+             "planned"),
+    cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> keepTemps(
     "keep-temps",
-    cl::desc("Keep the generated C++ and the compiler's log (says where)"),
+    cl::desc("Keep the generated C++ (or CUDA C++) and the compiler's log "
+             "(says where)"),
     cl::sub(buildCommand), cl::cat(cairnCategory));
 
 cl::opt<std::string> buffersFile(
@@ -320,6 +335,18 @@ llvm::LogicalResult writeMemoryReport(const codegen::Program &program,
   return llvm::success();
 }
 
+/// Whether the program is for CUDA: --target cuda, or --emit=cuda.
+bool isCudaTarget() {
+  return targetName == "cuda" || (buildCommand && emitKind == EmitKind::Cuda);
+}
+
+/// What the kernels are lowered for: the target decides what the plan
+/// holds (the CUDA program's GEMMs get cuBLASLt workspaces).
+codegen::LoweringTarget getLoweringTarget() {
+  return isCudaTarget() ? codegen::getCudaLoweringTarget()
+                        : codegen::LoweringTarget{};
+}
+
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
 /// go through whatever handler the caller installed on `context`. Building
 /// an executable leaves its C++ in `os`.
@@ -357,7 +384,7 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
   if (emitKind == EmitKind::TrainMLIR)
     return printModule();
   std::optional<codegen::Program> program =
-      codegen::lowerToKernels(*module, codegen::LoweringTarget{});
+      codegen::lowerToKernels(*module, getLoweringTarget());
   if (!program)
     return llvm::failure();
   std::optional<codegen::ArenaPlan> plan =
@@ -367,22 +394,46 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
   if (!memoryReportFile.empty() &&
       llvm::failed(writeMemoryReport(*program, *plan)))
     return llvm::failure();
-  codegen::emitCpuProgram(*program, source, os);
+  if (isCudaTarget())
+    codegen::emitCudaProgram(*program, source, os);
+  else
+    codegen::emitCpuProgram(*program, source, os);
   return llvm::success();
 }
 
-/// Checks --target: only the CPU backend exists so far.
+/// Checks --target against --emit, and that a CUDA executable can be
+/// built; prints the error if not.
 bool checkTarget() {
-  if (targetName == "cpu")
+  if (targetName != "cpu" && targetName != "cuda") {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "unknown --target '" << targetName << "'; expected cpu or cuda\n";
+    return false;
+  }
+  if (!buildCommand)
     return true;
-  if (targetName == "cuda")
+  if (emitKind == EmitKind::Cpp && targetName == "cuda") {
     llvm::WithColor::error(llvm::errs(), "cairn")
-        << "--target=cuda is not yet supported; this version builds for the "
-           "CPU only (--target=cpu)\n";
-  else
+        << "--emit=cpp prints the CPU program; the --target cuda program is "
+           "printed by --emit=cuda\n";
+    return false;
+  }
+  if (emitKind == EmitKind::Cuda && targetName.getNumOccurrences() &&
+      targetName == "cpu") {
     llvm::WithColor::error(llvm::errs(), "cairn")
-        << "unknown --target '" << targetName << "'; expected cpu\n";
-  return false;
+        << "--emit=cuda prints the CUDA program; it does not go with "
+           "--target cpu\n";
+    return false;
+  }
+  if (emitKind == EmitKind::Executable && targetName == "cuda" &&
+      !codegen::isCudaBackendBuilt()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--target cuda: this cairn was built without the CUDA backend; "
+           "configure Cairn with -DCAIRN_ENABLE_CUDA=ON (it needs nvcc) to "
+           "build CUDA executables (--emit=cuda prints the program without "
+           "it)\n";
+    return false;
+  }
+  return true;
 }
 
 /// "16GiB", "512 MiB", "8GB", "1000000" as bytes: binary units KiB..TiB,
@@ -428,7 +479,7 @@ std::optional<codegen::Program> compileProgram(llvm::StringRef source,
       compileModelSource(source, diag, options);
   if (!module || llvm::failed(runAutodiff(*module)))
     return std::nullopt;
-  return codegen::lowerToKernels(*module, codegen::LoweringTarget{});
+  return codegen::lowerToKernels(*module, getLoweringTarget());
 }
 
 /// `cairn plan MODEL --fit SIZE`: plans the model at its batch size, says
@@ -666,7 +717,7 @@ int run() {
   if (buildExecutable && (outputFile == "-" || outputFile.empty())) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "expected -o EXE: the executable to build (or --emit=mlir, "
-           "train-mlir or cpp to print)\n";
+           "train-mlir, cpp or cuda to print)\n";
     return 1;
   }
   if (!checkMemoryReportFlag())
@@ -692,7 +743,8 @@ int run() {
 
   // Write to a temporary file that is renamed into place only on success,
   // so a failed build leaves no partial output behind. An executable's C++
-  // goes to a string first; compileExecutable renames the executable.
+  // (or CUDA C++) goes to a string first; compileExecutable or
+  // compileCudaExecutable renames the executable.
   std::string generatedCpp;
   llvm::raw_string_ostream generatedStream(generatedCpp);
   std::unique_ptr<llvm::ToolOutputFile> output;
@@ -744,11 +796,15 @@ int run() {
     codegen::HostCompileOptions options;
     if (const char *compiler = std::getenv("CAIRN_CXX"))
       options.compiler = compiler;
+    if (const char *nvcc = std::getenv("CAIRN_NVCC"))
+      options.cudaCompiler = nvcc;
     options.keepTemps = keepTemps;
-    return llvm::succeeded(codegen::compileExecutable(
-               generatedStream.str(), outputFile, options))
-               ? 0
-               : 1;
+    llvm::LogicalResult built =
+        isCudaTarget() ? codegen::compileCudaExecutable(generatedStream.str(),
+                                                        outputFile, options)
+                       : codegen::compileExecutable(generatedStream.str(),
+                                                    outputFile, options);
+    return llvm::succeeded(built) ? 0 : 1;
   }
   if (output)
     output->keep();
@@ -761,6 +817,12 @@ int main(int argc, char **argv) {
   registerCairnPasses();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "cairn " << CAIRN_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
+    // What `build --target` can make here (scripts ask this line).
+    os << "targets: cpu"
+       << (codegen::isCudaBackendBuilt()
+               ? " cuda"
+               : " (no cuda: built without CAIRN_ENABLE_CUDA)")
+       << "\n";
   });
   cl::HideUnrelatedOptions(cairnCategory);
   cl::HideUnrelatedOptions(cairnCategory, checkCommand);
@@ -770,13 +832,13 @@ int main(int argc, char **argv) {
       argc, argv,
       "Cairn: an ahead-of-time compiler for neural-network training.\n\n"
       "  cairn check MODEL [--batch N] [--json]\n"
-      "  cairn build MODEL -o EXE [--batch N] [--target cpu] [--keep-temps]\n"
+      "  cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]\n"
       "             [--memory-report FILE.json|txt|html] [--no-reuse] [--no-reorder]\n"
       "             [--verify-plan]\n"
-      "  cairn build MODEL --emit=mlir|train-mlir|cpp [--batch N] [-o FILE]\n"
-      "  cairn plan MODEL [--batch N] [--step both|train|forward] [--fit SIZE]\n"
-      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--no-reorder]\n"
-      "             [--verify-plan] [--time-limit SECONDS]\n"
+      "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--batch N] [-o FILE]\n"
+      "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step both|train|forward]\n"
+      "             [--fit SIZE] [--memory-report FILE.json|txt|html] [--no-reuse]\n"
+      "             [--no-reorder] [--verify-plan] [--time-limit SECONDS]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] [--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");
@@ -804,6 +866,14 @@ int main(int argc, char **argv) {
              "they do not apply to --buffers\n";
       return 1;
     }
+    if (haveBuffers && targetName.getNumOccurrences()) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--target chooses the program of a MODEL to plan; it does not "
+             "apply to --buffers\n";
+      return 1;
+    }
+    if (haveModel && !checkTarget())
+      return 1;
     if (haveModel && planCapacity.getNumOccurrences()) {
       llvm::WithColor::error(llvm::errs(), "cairn")
           << "--capacity applies to --buffers; for a MODEL use --fit SIZE\n";

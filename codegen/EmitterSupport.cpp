@@ -1,0 +1,362 @@
+//===- EmitterSupport.cpp - What the CPU and CUDA emitters share ----------===//
+
+#include "codegen/EmitterSupport.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+using namespace cairn::codegen;
+
+namespace {
+
+/// Longest model-file line quoted in a comment.
+constexpr size_t kMaxQuotedLine = 72;
+
+const char *getRuntimeDType(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "F16";
+  case DType::BF16:
+    return "BF16";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I32:
+    return "I32";
+  case DType::I64:
+    return "I64";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+const char *getRuntimeRole(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+    return "Input";
+  case BufferKind::Param:
+    return "Param";
+  case BufferKind::Buffer:
+    return "Buffer";
+  case BufferKind::Optimizer:
+    return "OptimizerState";
+  case BufferKind::Grad:
+    return "Gradient"; // per-step, reported through StepContext::observe
+  case BufferKind::Output:
+    return "Output";
+  default:
+    break;
+  }
+  llvm_unreachable("only persistent buffers and gradients are in the spec");
+}
+
+const char *getRuntimeInit(InitKind kind) {
+  switch (kind) {
+  case InitKind::None:
+    return "None";
+  case InitKind::Zeros:
+    return "Zeros";
+  case InitKind::Ones:
+    return "Ones";
+  case InitKind::Uniform:
+    return "Uniform";
+  case InitKind::Normal:
+    return "Normal";
+  }
+  llvm_unreachable("unknown init kind");
+}
+
+/// Names the generated code declares itself, and C++'s keywords: a tensor
+/// named like one gets a suffix.
+const llvm::StringSet<> &getReservedNames() {
+  static const llvm::StringSet<> names = {
+      // Ours.
+      "arena", "ctx", "spec", "main", "trainStep", "forward", "cairn", "std",
+      "i", "r", "b", "kValues", "kShape", "kInShape", "kOutShape", "kPerm",
+      "kStart", "kStep", "kStrides", "kLhsStrides", "kRhsStrides",
+      "kLhsOffsets", "kRhsOffsets", "kReduced", "kFull", "kPart", "int8_t",
+      "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+      "uint64_t", "size_t", "NULL",
+      // C++17 keywords and alternative tokens.
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class",
+      "compl", "const", "constexpr", "const_cast", "continue", "decltype",
+      "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
+      "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+      "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+      "protected", "public", "register", "reinterpret_cast", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try",
+      "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  return names;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Literals
+//===----------------------------------------------------------------------===//
+
+const char *cairn::codegen::getCType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "float";
+  case DType::F64:
+    return "double";
+  case DType::I32:
+    return "int32_t";
+  case DType::I64:
+    return "int64_t";
+  case DType::F16:
+  case DType::BF16:
+    break;
+  }
+  llvm_unreachable("the lowering rejects half-precision tensors");
+}
+
+std::string cairn::codegen::formatReal(double value, bool isFloat) {
+  const char *type = isFloat ? "float" : "double";
+  if (std::isnan(value))
+    return std::string("std::numeric_limits<") + type + ">::quiet_NaN()";
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-" : "") + "std::numeric_limits<" + type +
+           ">::infinity()";
+  char buffer[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (isFloat ? std::strtof(buffer, nullptr) == static_cast<float>(value)
+                : std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  std::string text = buffer;
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return isFloat ? text + "f" : text;
+}
+
+std::string cairn::codegen::formatDouble(double value) {
+  return formatReal(value, false);
+}
+
+std::string cairn::codegen::formatInt(int64_t value) {
+  // -2^63 has no literal: it is the negation of a too-large one.
+  if (value == INT64_MIN)
+    return "(-9223372036854775807 - 1)";
+  return std::to_string(value);
+}
+
+std::string cairn::codegen::formatBool(bool value) {
+  return value ? "true" : "false";
+}
+
+std::string cairn::codegen::formatInts(llvm::ArrayRef<int64_t> values) {
+  return formatList(values, formatInt);
+}
+
+std::string cairn::codegen::formatShape(llvm::ArrayRef<int64_t> shape) {
+  return "[" + formatInts(shape) + "]";
+}
+
+std::string cairn::codegen::quote(llvm::StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c < 0x20 || c >= 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\%03o", c);
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string>
+cairn::codegen::nameIdentifiers(const Program &program,
+                                const llvm::StringSet<> &extraReserved) {
+  std::vector<std::string> identifiers;
+  std::set<std::string> used;
+  for (const Buffer &b : program.buffers) {
+    std::string id;
+    for (char c : b.name)
+      id += llvm::isAlnum(c) ? c : '_';
+    if (id.empty() || !llvm::isAlpha(id[0]))
+      id = "t" + id;
+    std::string unique = id;
+    for (int n = 2; used.count(unique) || getReservedNames().contains(unique) ||
+                    extraReserved.contains(unique);
+         ++n)
+      unique = id + "_" + std::to_string(n);
+    used.insert(unique);
+    identifiers.push_back(unique);
+  }
+  return identifiers;
+}
+
+bool cairn::codegen::isInSpec(const Buffer &buffer) {
+  return isPersistent(buffer.kind) || buffer.kind == BufferKind::Grad;
+}
+
+std::vector<int> cairn::codegen::getSpecIndices(const Program &program) {
+  std::vector<int> specIndex(program.buffers.size(), -1);
+  int next = 0;
+  for (const Buffer &b : program.buffers)
+    if (isInSpec(b))
+      specIndex[b.id] = next++;
+  return specIndex;
+}
+
+void cairn::codegen::emitBufferPointer(llvm::raw_ostream &os, unsigned indent,
+                                       const Program &program, int id,
+                                       llvm::StringRef identifier) {
+  const Buffer &b = program.buffers[id];
+  const char *type = getCType(b.dtype);
+  os.indent(indent) << type << " *" << identifier << " = reinterpret_cast<"
+                    << type << " *>(arena + " << b.offset << "); // "
+                    << getBufferKindName(b.kind) << " " << formatShape(b.shape);
+  if (b.isAlias())
+    os << ", a view of " << program.buffers[program.getAliasRoot(id)].name;
+  os << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+llvm::SmallVector<llvm::StringRef>
+cairn::codegen::splitSourceLines(llvm::StringRef source) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  source.split(lines, '\n');
+  return lines;
+}
+
+std::string
+cairn::codegen::describeKernel(const Kernel &k, const Program &program,
+                               llvm::ArrayRef<llvm::StringRef> sourceLines) {
+  std::string text = k.loc;
+  if (!k.layer.empty())
+    text += " " + k.layer;
+  text += " ";
+  text += k.kind == KernelKind::Copy
+              ? llvm::StringRef("copy")
+              : llvm::StringRef(k.opName).rsplit('.').second;
+  // The location is "file:line:col"; quote that line when it is the model's.
+  llvm::StringRef rest = k.loc;
+  auto [fileLine, col] = rest.rsplit(':');
+  auto [file, lineText] = fileLine.rsplit(':');
+  unsigned lineNumber = 0;
+  if (file == program.sourceFile && !lineText.getAsInteger(10, lineNumber) &&
+      lineNumber >= 1 && lineNumber <= sourceLines.size()) {
+    std::string quoted;
+    for (char c : sourceLines[lineNumber - 1].trim())
+      quoted += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    if (quoted.size() > kMaxQuotedLine)
+      quoted = quoted.substr(0, kMaxQuotedLine - 3) + "...";
+    // A backslash would continue the comment onto the next line.
+    while (!quoted.empty() && quoted.back() == '\\')
+      quoted.pop_back();
+    text += ": " + quoted;
+  }
+  return text;
+}
+
+std::vector<AfterKernel>
+cairn::codegen::collectAfterKernels(const Program &program,
+                                    const StepKernels &step) {
+  std::vector<AfterKernel> after(step.kernels.size());
+  std::vector<bool> handedOn(program.buffers.size(), false);
+  for (const Buffer &b : program.buffers)
+    if (b.inPlaceOf != kNoBuffer)
+      handedOn[b.inPlaceOf] = true;
+  for (const Buffer &b : program.buffers) {
+    if (b.step != step.step)
+      continue;
+    if (b.kind == BufferKind::Grad && b.definedBy >= 0)
+      after[b.definedBy].observed.push_back(b.id);
+    if (!b.isAlias() && !isPersistent(b.kind) && b.bytes > 0 &&
+        b.definedBy >= 0 && b.lastUse >= 0 && !handedOn[b.id])
+      after[b.lastUse].dying.push_back(b.id);
+  }
+  return after;
+}
+
+void cairn::codegen::emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
+                                     const Program &program,
+                                     const AfterKernel &after,
+                                     llvm::ArrayRef<int> specIndices,
+                                     llvm::ArrayRef<std::string> identifiers,
+                                     llvm::StringRef poisonCall) {
+  for (int id : after.observed)
+    os.indent(indent) << "if (ctx.observe) ctx.observe(ctx.observer, "
+                      << specIndices[id] << ", arena); // "
+                      << program.buffers[id].name << "\n";
+  if (after.dying.empty())
+    return;
+  os.indent(indent) << "if (ctx.poison) {\n";
+  for (int id : after.dying)
+    os.indent(indent) << "  " << poisonCall << "arena + "
+                      << program.buffers[id].offset << ", "
+                      << program.buffers[id].bytes << "); // "
+                      << identifiers[id] << "\n";
+  os.indent(indent) << "}\n";
+}
+
+//===----------------------------------------------------------------------===//
+// The program
+//===----------------------------------------------------------------------===//
+
+void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
+                                     const Program &program,
+                                     llvm::StringRef backend) {
+  os << "/// Every named tensor: the runtime initialises, loads, saves, feeds "
+        "and reads\n/// them at these offsets.\n"
+     << "static const cairn::runtime::ProgramSpec spec = [] {\n"
+     << "  using cairn::runtime::DType;\n"
+     << "  using cairn::runtime::InitKind;\n"
+     << "  using cairn::runtime::TensorRole;\n"
+     << "  cairn::runtime::ProgramSpec s;\n"
+     << "  s.model = " << quote(program.model) << ";\n"
+     << "  s.sourceFile = " << quote(program.sourceFile) << ";\n"
+     << "  s.batch = " << program.batch << ";\n"
+     << "  s.arenaBytes = " << program.arenaBytes << ";\n"
+     << "  s.optimizer = " << quote(program.optimizer) << ";\n"
+     << "  s.tensors = {\n"
+     << "      // name, dtype, shape, role, init, init scale, offset, "
+        "location\n";
+  for (const Buffer &b : program.buffers) {
+    if (!isInSpec(b))
+      continue;
+    os << "      {" << quote(b.name) << ", DType::" << getRuntimeDType(b.dtype)
+       << ", {" << formatInts(b.shape)
+       << "}, TensorRole::" << getRuntimeRole(b.kind)
+       << ", InitKind::" << getRuntimeInit(b.init) << ", "
+       << formatDouble(b.initScale) << ", " << b.offset << ", " << quote(b.loc)
+       << "},\n";
+  }
+  os << "  };\n"
+     << "  s.trainStep = trainStep;\n"
+     << "  s.forward = forward;\n"
+     << "  s.backend = " << backend << ";\n"
+     << "  return s;\n"
+     << "}();\n\n";
+}
+
+void cairn::codegen::emitMain(llvm::raw_ostream &os) {
+  os << "int main(int argc, char **argv) {\n";
+  os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
+     << "}\n";
+}

@@ -1,0 +1,131 @@
+//===- EmitterSupport.h - What the CPU and CUDA emitters share --*- C++ -*-===//
+//
+// Both emitters print the same kernel lists over the same arena: literals in
+// C++ spelling, one identifier per buffer, the comment that names a kernel's
+// model line, the gradients to observe and the buffers to poison after each
+// kernel, and the ProgramSpec table the runtime reads. They differ in the
+// calls they print and in the backend the spec names.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_EMITTERSUPPORT_H
+#define CAIRN_CODEGEN_EMITTERSUPPORT_H
+
+#include "codegen/KernelList.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace cairn::codegen {
+
+//===--- Literals
+//-----------------------------------------------------------===//
+
+/// "float", "double", "int32_t", "int64_t". Half precision has no C++ type
+/// here: the lowering rejects it for both targets.
+const char *getCType(DType dtype);
+
+/// The shortest decimal form that reads back as `value` in float (isFloat)
+/// or double precision, as a C++ literal of that type (float: an `f`
+/// suffix); NaN and infinities through std::numeric_limits.
+std::string formatReal(double value, bool isFloat);
+std::string formatDouble(double value);
+std::string formatInt(int64_t value);
+std::string formatBool(bool value);
+
+/// `format(v0), format(v1), ...`.
+template <typename Range, typename Format>
+std::string formatList(const Range &values, Format format) {
+  std::string text;
+  for (const auto &value : values) {
+    if (!text.empty())
+      text += ", ";
+    text += format(value);
+  }
+  return text;
+}
+
+std::string formatInts(llvm::ArrayRef<int64_t> values);
+/// "[64, 784]", for comments.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+/// A C++ string literal; octal escapes, which stop after three digits.
+std::string quote(llvm::StringRef text);
+
+//===--- Buffers
+//--------------------------------------------------------------===//
+
+/// One C++ identifier per buffer, by id: the buffer's name with every other
+/// character made `_`, unique, and never a C++ keyword, a name the
+/// generated code declares itself (shared by both emitters) or one of
+/// `extraReserved` (the emitter's own local names).
+std::vector<std::string>
+nameIdentifiers(const Program &program,
+                const llvm::StringSet<> &extraReserved = {});
+
+/// The tensors the ProgramSpec lists: persistent ones and gradients.
+bool isInSpec(const Buffer &buffer);
+/// By buffer id: its index in spec.tensors, or -1.
+std::vector<int> getSpecIndices(const Program &program);
+
+/// `float *name = reinterpret_cast<float *>(arena + OFFSET); // kind [shape]`
+/// (and ", a view of ROOT"), the declaration both emitters open a step with.
+void emitBufferPointer(llvm::raw_ostream &os, unsigned indent,
+                       const Program &program, int id,
+                       llvm::StringRef identifier);
+
+//===--- Kernels
+//--------------------------------------------------------------===//
+
+/// Splits the model file into lines for describeKernel.
+llvm::SmallVector<llvm::StringRef> splitSourceLines(llvm::StringRef source);
+
+/// `file:line:col layer op: the model line` (the line quoted when the
+/// location is in program.sourceFile, cut at 72 characters): what the
+/// comment above each call says.
+std::string describeKernel(const Kernel &kernel, const Program &program,
+                           llvm::ArrayRef<llvm::StringRef> sourceLines);
+
+/// The buffers to report and to poison after one kernel.
+struct AfterKernel {
+  /// Gradients the kernel completes (StepContext::observe).
+  std::vector<int> observed;
+  /// Buffers whose lifetime ends at the kernel and whose bytes no in-place
+  /// output took over (StepContext::poison).
+  std::vector<int> dying;
+};
+/// By kernel index of `step`: one pass over the buffers, both lists in
+/// buffer order.
+std::vector<AfterKernel> collectAfterKernels(const Program &program,
+                                             const StepKernels &step);
+
+/// Prints what follows a kernel: `if (ctx.observe) ctx.observe(...)` for
+/// each observed gradient, then one `if (ctx.poison) { ... }` block with
+/// `poisonCall` followed by `arena + OFFSET, BYTES);` for each dying buffer
+/// ("cairn::runtime::poisonBytes(" on the CPU).
+void emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
+                     const Program &program, const AfterKernel &after,
+                     llvm::ArrayRef<int> specIndices,
+                     llvm::ArrayRef<std::string> identifiers,
+                     llvm::StringRef poisonCall);
+
+//===--- The program
+//----------------------------------------------------------===//
+
+/// `static const cairn::runtime::ProgramSpec spec = ...;`: every tensor of
+/// the spec with its offset, the two step functions, and `backend` (an
+/// expression of type `const cairn::runtime::Backend *`).
+void emitProgramSpec(llvm::raw_ostream &os, const Program &program,
+                     llvm::StringRef backend);
+
+/// `int main(...) { return cairn::runtime::runMain(spec, argc, argv); }`.
+void emitMain(llvm::raw_ostream &os);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_EMITTERSUPPORT_H
