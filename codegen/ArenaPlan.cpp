@@ -19,24 +19,7 @@ int64_t cairn::codegen::alignToArena(int64_t bytes) {
 }
 
 bool cairn::codegen::mayWriteInPlace(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Relu:
-  case KernelKind::Sigmoid:
-  case KernelKind::Tanh:
-  case KernelKind::Gelu:
-  case KernelKind::ReluGrad:
-  case KernelKind::SigmoidGrad:
-  case KernelKind::TanhGrad:
-  case KernelKind::GeluGrad:
-  case KernelKind::Dropout:
-    return true;
-  default:
-    return false;
-  }
+  return isElementwiseArithmetic(kind) || kind == KernelKind::Dropout;
 }
 
 namespace {

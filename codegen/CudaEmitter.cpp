@@ -70,25 +70,7 @@ const llvm::StringSet<> &getCudaReservedNames() {
   return names;
 }
 
-bool isElementwise(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Relu:
-  case KernelKind::Sigmoid:
-  case KernelKind::Tanh:
-  case KernelKind::Gelu:
-  case KernelKind::ReluGrad:
-  case KernelKind::SigmoidGrad:
-  case KernelKind::TanhGrad:
-  case KernelKind::GeluGrad:
-    return true;
-  default:
-    return false;
-  }
-}
+bool isElementwise(KernelKind kind) { return isElementwiseArithmetic(kind); }
 
 bool isUpdate(KernelKind kind) {
   return kind == KernelKind::SgdUpdate || kind == KernelKind::AdamUpdate;

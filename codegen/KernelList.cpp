@@ -227,3 +227,23 @@ void cairn::codegen::computeLiveness(Program &program) {
       root.lastUse = std::max(root.lastUse, buffer.lastUse);
   }
 }
+
+bool cairn::codegen::isElementwiseArithmetic(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Add:
+  case KernelKind::Sub:
+  case KernelKind::Mul:
+  case KernelKind::Div:
+  case KernelKind::Relu:
+  case KernelKind::Sigmoid:
+  case KernelKind::Tanh:
+  case KernelKind::Gelu:
+  case KernelKind::ReluGrad:
+  case KernelKind::SigmoidGrad:
+  case KernelKind::TanhGrad:
+  case KernelKind::GeluGrad:
+    return true;
+  default:
+    return false;
+  }
+}

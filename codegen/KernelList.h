@@ -161,6 +161,9 @@ enum class KernelKind {
   AdamUpdate,
 };
 llvm::StringRef getKernelKindName(KernelKind kind);
+/// Add, Sub, Mul, Div, the activations and their gradients: output element
+/// i depends on input element i alone (or a broadcast one).
+bool isElementwiseArithmetic(KernelKind kind);
 
 /// The values a kernel call needs besides its buffers: sizes, strides and
 /// the op's settings, by name.
