@@ -22,6 +22,9 @@ using namespace cairn::codegen;
 
 namespace {
 
+/// How this emitter spells runtime calls (emitTableKernel).
+const CallStyle kCallStyle = {"cairn::kernels::", ""};
+
 class CpuEmitter {
 public:
   CpuEmitter(const Program &program, llvm::StringRef modelSource,
@@ -38,7 +41,6 @@ private:
   void emitKernel(const Kernel &kernel);
   void emitBinary(const Kernel &kernel, const char *op);
   void emitMatmul(const Kernel &kernel);
-  void emitConcat(const Kernel &kernel);
 
   const Buffer &buffer(int id) const { return program.buffers[id]; }
   /// The pointer to buffer `id`, or nullptr for an absent one.
@@ -212,31 +214,6 @@ void CpuEmitter::emitMatmul(const Kernel &k) {
   line() << "    " << call(k, "gemm") << "(" << head << a << ", " << lda << ", "
          << b << ", " << ldb << ", " << real(k, 0) << ", " << out(k, 0)
          << " + b * " << m * n << ", " << n << ");\n";
-  line() << "}\n";
-}
-
-void CpuEmitter::emitConcat(const Kernel &k) {
-  const Buffer &result = buffer(k.outputs[0]);
-  int64_t dim = k.attrs.getInt("dim");
-  size_t rank = result.shape.size();
-  line() << "{\n";
-  line() << "  static const int64_t kFull[] = {" << formatInts(result.shape)
-         << "};\n";
-  line() << "  static const int64_t kStep[] = {"
-         << formatInts(std::vector<int64_t>(rank, 1)) << "};\n";
-  for (auto [i, start] : llvm::enumerate(k.attrs.getInts("starts"))) {
-    std::vector<int64_t> starts(rank, 0);
-    starts[dim] = start;
-    line() << "  {\n";
-    line() << "    static const int64_t kStart[] = {" << formatInts(starts)
-           << "};\n";
-    line() << "    static const int64_t kPart[] = {"
-           << formatInts(buffer(k.inputs[i]).shape) << "};\n";
-    line() << "    cairn::kernels::insertSlice(" << rank
-           << ", kFull, kStart, kStep, kPart, " << sizeOf(k.outputs[0]) << ", "
-           << in(k, i) << ", " << out(k, 0) << ");\n";
-    line() << "  }\n";
-  }
   line() << "}\n";
 }
 
@@ -476,72 +453,18 @@ void CpuEmitter::emitKernel(const Kernel &k) {
     line() << call(k, "adaptiveAvgPool2dBackward") << "(" << ints("shape")
            << ", " << in(k, 0) << ", " << out(k, 0) << ");\n";
     return;
-  case KernelKind::Permute: {
-    const Buffer &input = buffer(k.inputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kInShape[] = {" << formatInts(input.shape)
-           << "};\n";
-    line() << "  static const int64_t kPerm[] = {" << ints("perm") << "};\n";
-    line() << "  cairn::kernels::permute(" << input.shape.size()
-           << ", kInShape, kPerm, " << sizeOf(k.outputs[0]) << ", " << in(k, 0)
-           << ", " << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
-  }
+  case KernelKind::Permute:
   case KernelKind::Concat:
-    return emitConcat(k);
   case KernelKind::Slice:
+  case KernelKind::Broadcast:
+  case KernelKind::ReduceSum:
+    return emitTableKernel(os, indent, program, identifiers, k, kCallStyle);
   case KernelKind::SliceGrad: {
-    // slice reads part of its input; slice_grad writes dy into a zeroed dx.
-    bool grad = k.kind == KernelKind::SliceGrad;
-    const Buffer &full = buffer(grad ? k.outputs[0] : k.inputs[0]);
-    const Buffer &part = buffer(grad ? k.inputs[0] : k.outputs[0]);
-    if (grad)
-      line() << "std::memset(" << out(k, 0) << ", 0, " << full.getNumElements()
-             << " * " << sizeOf(k.outputs[0]) << ");\n";
-    line() << "{\n";
-    line() << "  static const int64_t kFull[] = {" << formatInts(full.shape)
-           << "};\n";
-    line() << "  static const int64_t kStart[] = {" << ints("start") << "};\n";
-    line() << "  static const int64_t kStep[] = {" << ints("step") << "};\n";
-    line() << "  static const int64_t kPart[] = {" << formatInts(part.shape)
-           << "};\n";
-    if (grad)
-      line() << "  cairn::kernels::insertSlice(" << full.shape.size()
-             << ", kFull, kStart, kStep, kPart, " << sizeOf(k.outputs[0])
-             << ", " << in(k, 0) << ", " << out(k, 0) << ");\n";
-    else
-      line() << "  cairn::kernels::extractSlice(" << full.shape.size()
-             << ", kFull, kStart, kStep, kPart, " << sizeOf(k.outputs[0])
-             << ", " << in(k, 0) << ", " << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::Broadcast: {
-    const Buffer &result = buffer(k.outputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kShape[] = {" << formatInts(result.shape)
-           << "};\n";
-    line() << "  static const int64_t kStrides[] = {" << ints("in_strides")
-           << "};\n";
-    line() << "  " << call(k, "broadcastTo") << "(" << result.shape.size()
-           << ", kShape, kStrides, " << real(k, 1) << ", " << in(k, 0) << ", "
-           << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::ReduceSum: {
-    const Buffer &input = buffer(k.inputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kShape[] = {" << formatInts(input.shape)
-           << "};\n";
-    line() << "  static const bool kReduced[] = {"
-           << formatList(at.getBools("reduced"), formatBool) << "};\n";
-    line() << "  " << call(k, "reduceSum") << "(" << input.shape.size()
-           << ", kShape, kReduced, " << real(k, at.getDouble("alpha")) << ", "
-           << in(k, 0) << ", " << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
+    // slice_grad writes dy into a zeroed dx.
+    const Buffer &full = buffer(k.outputs[0]);
+    line() << "std::memset(" << out(k, 0) << ", 0, " << full.getNumElements()
+           << " * " << sizeOf(k.outputs[0]) << ");\n";
+    return emitTableKernel(os, indent, program, identifiers, k, kCallStyle);
   }
   case KernelKind::CrossEntropy:
   case KernelKind::CrossEntropyGrad: {

@@ -54,6 +54,9 @@ LoweringTarget cairn::codegen::getCudaLoweringTarget() {
 
 namespace {
 
+/// How this emitter spells runtime calls (emitTableKernel).
+const CallStyle kCallStyle = {"cairn::cuda::", "cx, "};
+
 /// The most inputs and ops of one fused chain: cairn::cuda::kMaxChainInputs
 /// and kMaxChainOps (runtime/cuda/Kernels.h, which needs the CUDA headers
 /// this library is built without). The generated code static_asserts that
@@ -213,7 +216,6 @@ private:
   void emitUpdates(const StepKernels &step, int first, int count);
   void emitBinary(const Kernel &k);
   void emitMatmul(const Kernel &k);
-  void emitConcat(const Kernel &k);
   void emitConstant(const Kernel &k);
 
   const Buffer &buffer(int id) const { return program.buffers[id]; }
@@ -254,6 +256,12 @@ private:
   /// the program, numbered across both steps.
   int site() { return nextSite++; }
   llvm::raw_ostream &line() { return body->indent(indent); }
+  /// emitTableKernel into the step's body, its buffers declared.
+  void emitTable(const Kernel &k) {
+    for (int id : llvm::concat<const int>(k.inputs, k.outputs))
+      ptr(id);
+    emitTableKernel(*body, indent, program, identifiers, k, kCallStyle);
+  }
 
   const Program &program;
   llvm::raw_ostream &os;
@@ -847,31 +855,6 @@ void CudaEmitter::emitMatmul(const Kernel &k) {
   line() << "}\n";
 }
 
-void CudaEmitter::emitConcat(const Kernel &k) {
-  const Buffer &result = buffer(k.outputs[0]);
-  int64_t dim = k.attrs.getInt("dim");
-  size_t rank = result.shape.size();
-  line() << "{\n";
-  line() << "  static const int64_t kFull[] = {" << formatInts(result.shape)
-         << "};\n";
-  line() << "  static const int64_t kStep[] = {"
-         << formatInts(std::vector<int64_t>(rank, 1)) << "};\n";
-  for (auto [i, start] : llvm::enumerate(k.attrs.getInts("starts"))) {
-    std::vector<int64_t> starts(rank, 0);
-    starts[dim] = start;
-    line() << "  {\n";
-    line() << "    static const int64_t kStart[] = {" << formatInts(starts)
-           << "};\n";
-    line() << "    static const int64_t kPart[] = {"
-           << formatInts(buffer(k.inputs[i]).shape) << "};\n";
-    line() << "    cairn::cuda::insertSlice(cx, " << rank
-           << ", kFull, kStart, kStep, kPart, " << sizeOf(k.outputs[0]) << ", "
-           << in(k, i) << ", " << out(k, 0) << ");\n";
-    line() << "  }\n";
-  }
-  line() << "}\n";
-}
-
 void CudaEmitter::emitConstant(const Kernel &k) {
   const Buffer &b = buffer(k.outputs[0]);
   std::string values = isFloat(b.dtype)
@@ -1107,68 +1090,18 @@ void CudaEmitter::emitKernel(const Kernel &k, int foldedRelu,
     line() << call(k, "adaptiveAvgPool2dBackward") << "(cx, " << ints("shape")
            << ", " << in(k, 0) << ", " << out(k, 0) << ");\n";
     return;
-  case KernelKind::Permute: {
-    const Buffer &input = buffer(k.inputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kInShape[] = {" << formatInts(input.shape)
-           << "};\n";
-    line() << "  static const int64_t kPerm[] = {" << ints("perm") << "};\n";
-    line() << "  cairn::cuda::permute(cx, " << input.shape.size()
-           << ", kInShape, kPerm, " << sizeOf(k.outputs[0]) << ", " << in(k, 0)
-           << ", " << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
-  }
+  case KernelKind::Permute:
   case KernelKind::Concat:
-    return emitConcat(k);
   case KernelKind::Slice:
+  case KernelKind::Broadcast:
+  case KernelKind::ReduceSum:
+    return emitTable(k);
   case KernelKind::SliceGrad: {
-    // slice reads part of its input; slice_grad writes dy into a zeroed dx.
-    bool grad = k.kind == KernelKind::SliceGrad;
-    const Buffer &full = buffer(grad ? k.outputs[0] : k.inputs[0]);
-    const Buffer &part = buffer(grad ? k.inputs[0] : k.outputs[0]);
-    if (grad)
-      line() << "cairn::cuda::zeroBytes(cx, " << full.getNumElements() << " * "
-             << sizeOf(k.outputs[0]) << ", " << out(k, 0) << ");\n";
-    line() << "{\n";
-    line() << "  static const int64_t kFull[] = {" << formatInts(full.shape)
-           << "};\n";
-    line() << "  static const int64_t kStart[] = {" << ints("start") << "};\n";
-    line() << "  static const int64_t kStep[] = {" << ints("step") << "};\n";
-    line() << "  static const int64_t kPart[] = {" << formatInts(part.shape)
-           << "};\n";
-    line() << "  cairn::cuda::" << (grad ? "insertSlice" : "extractSlice")
-           << "(cx, " << full.shape.size() << ", kFull, kStart, kStep, kPart, "
-           << sizeOf(k.outputs[0]) << ", " << in(k, 0) << ", " << out(k, 0)
-           << ");\n";
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::Broadcast: {
-    const Buffer &result = buffer(k.outputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kShape[] = {" << formatInts(result.shape)
-           << "};\n";
-    line() << "  static const int64_t kStrides[] = {" << ints("in_strides")
-           << "};\n";
-    line() << "  " << call(k, "broadcastTo") << "(cx, " << result.shape.size()
-           << ", kShape, kStrides, " << real(k, 1) << ", " << in(k, 0) << ", "
-           << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::ReduceSum: {
-    const Buffer &input = buffer(k.inputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kShape[] = {" << formatInts(input.shape)
-           << "};\n";
-    line() << "  static const bool kReduced[] = {"
-           << formatList(at.getBools("reduced"), formatBool) << "};\n";
-    line() << "  " << call(k, "reduceSum") << "(cx, " << input.shape.size()
-           << ", kShape, kReduced, " << real(k, at.getDouble("alpha")) << ", "
-           << in(k, 0) << ", " << out(k, 0) << ");\n";
-    line() << "}\n";
-    return;
+    // slice_grad writes dy into a zeroed dx.
+    const Buffer &full = buffer(k.outputs[0]);
+    line() << "cairn::cuda::zeroBytes(cx, " << full.getNumElements() << " * "
+           << sizeOf(k.outputs[0]) << ", " << out(k, 0) << ");\n";
+    return emitTable(k);
   }
   case KernelKind::CrossEntropy:
   case KernelKind::CrossEntropyGrad: {

@@ -2,6 +2,7 @@
 
 #include "codegen/EmitterSupport.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -359,4 +360,132 @@ void cairn::codegen::emitMain(llvm::raw_ostream &os) {
   os << "int main(int argc, char **argv) {\n";
   os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
      << "}\n";
+}
+
+bool cairn::codegen::isTableKernel(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Permute:
+  case KernelKind::Slice:
+  case KernelKind::SliceGrad:
+  case KernelKind::Concat:
+  case KernelKind::Broadcast:
+  case KernelKind::ReduceSum:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void cairn::codegen::emitTableKernel(llvm::raw_ostream &os, unsigned indent,
+                                     const Program &program,
+                                     llvm::ArrayRef<std::string> identifiers,
+                                     const Kernel &k, const CallStyle &style) {
+  auto line = [&]() -> llvm::raw_ostream & { return os.indent(indent); };
+  auto buffer = [&](int id) -> const Buffer & { return program.buffers[id]; };
+  auto in = [&](unsigned i) { return identifiers[k.inputs[i]]; };
+  const Buffer &result = buffer(k.outputs[0]);
+  std::string out = identifiers[k.outputs[0]];
+  std::string sizeOf =
+      std::string("sizeof(") + getCType(result.dtype) + ")";
+  // `ns::name<float>(context` for the typed calls, `ns::name(context` for
+  // the byte copies.
+  auto typed = [&](llvm::StringRef name) {
+    return (style.ns + name + "<" + getCType(result.dtype) + ">(" +
+            style.context)
+        .str();
+  };
+  auto untyped = [&](llvm::StringRef name) {
+    return (style.ns + name + "(" + style.context).str();
+  };
+  auto real = [&](double value) {
+    return formatReal(value, result.dtype == DType::F32);
+  };
+  const KernelAttrs &at = k.attrs;
+
+  switch (k.kind) {
+  case KernelKind::Permute: {
+    const Buffer &input = buffer(k.inputs[0]);
+    line() << "{\n";
+    line() << "  static const int64_t kInShape[] = {" << formatInts(input.shape)
+           << "};\n";
+    line() << "  static const int64_t kPerm[] = {"
+           << formatInts(at.getInts("perm")) << "};\n";
+    line() << "  " << untyped("permute") << input.shape.size()
+           << ", kInShape, kPerm, " << sizeOf << ", " << in(0) << ", " << out
+           << ");\n";
+    line() << "}\n";
+    return;
+  }
+  case KernelKind::Slice:
+  case KernelKind::SliceGrad: {
+    // slice reads part of its input; slice_grad writes dy into dx.
+    bool grad = k.kind == KernelKind::SliceGrad;
+    const Buffer &full = buffer(grad ? k.outputs[0] : k.inputs[0]);
+    const Buffer &part = buffer(grad ? k.inputs[0] : k.outputs[0]);
+    line() << "{\n";
+    line() << "  static const int64_t kFull[] = {" << formatInts(full.shape)
+           << "};\n";
+    line() << "  static const int64_t kStart[] = {"
+           << formatInts(at.getInts("start")) << "};\n";
+    line() << "  static const int64_t kStep[] = {"
+           << formatInts(at.getInts("step")) << "};\n";
+    line() << "  static const int64_t kPart[] = {" << formatInts(part.shape)
+           << "};\n";
+    line() << "  " << untyped(grad ? "insertSlice" : "extractSlice")
+           << full.shape.size() << ", kFull, kStart, kStep, kPart, " << sizeOf
+           << ", " << in(0) << ", " << out << ");\n";
+    line() << "}\n";
+    return;
+  }
+  case KernelKind::Concat: {
+    int64_t dim = at.getInt("dim");
+    size_t rank = result.shape.size();
+    line() << "{\n";
+    line() << "  static const int64_t kFull[] = {" << formatInts(result.shape)
+           << "};\n";
+    line() << "  static const int64_t kStep[] = {"
+           << formatInts(std::vector<int64_t>(rank, 1)) << "};\n";
+    for (auto [i, start] : llvm::enumerate(at.getInts("starts"))) {
+      std::vector<int64_t> starts(rank, 0);
+      starts[dim] = start;
+      line() << "  {\n";
+      line() << "    static const int64_t kStart[] = {" << formatInts(starts)
+             << "};\n";
+      line() << "    static const int64_t kPart[] = {"
+             << formatInts(buffer(k.inputs[i]).shape) << "};\n";
+      line() << "    " << untyped("insertSlice") << rank
+             << ", kFull, kStart, kStep, kPart, " << sizeOf << ", " << in(i)
+             << ", " << out << ");\n";
+      line() << "  }\n";
+    }
+    line() << "}\n";
+    return;
+  }
+  case KernelKind::Broadcast:
+    line() << "{\n";
+    line() << "  static const int64_t kShape[] = {" << formatInts(result.shape)
+           << "};\n";
+    line() << "  static const int64_t kStrides[] = {"
+           << formatInts(at.getInts("in_strides")) << "};\n";
+    line() << "  " << typed("broadcastTo") << result.shape.size()
+           << ", kShape, kStrides, " << real(1) << ", " << in(0) << ", " << out
+           << ");\n";
+    line() << "}\n";
+    return;
+  case KernelKind::ReduceSum: {
+    const Buffer &input = buffer(k.inputs[0]);
+    line() << "{\n";
+    line() << "  static const int64_t kShape[] = {" << formatInts(input.shape)
+           << "};\n";
+    line() << "  static const bool kReduced[] = {"
+           << formatList(at.getBools("reduced"), formatBool) << "};\n";
+    line() << "  " << typed("reduceSum") << input.shape.size()
+           << ", kShape, kReduced, " << real(at.getDouble("alpha")) << ", "
+           << in(0) << ", " << out << ");\n";
+    line() << "}\n";
+    return;
+  }
+  default:
+    llvm_unreachable("not a table kernel (isTableKernel)");
+  }
 }

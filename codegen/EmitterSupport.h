@@ -91,6 +91,25 @@ llvm::SmallVector<llvm::StringRef> splitSourceLines(llvm::StringRef source);
 std::string describeKernel(const Kernel &kernel, const Program &program,
                            llvm::ArrayRef<llvm::StringRef> sourceLines);
 
+/// How an emitter spells a runtime call: the namespace
+/// ("cairn::kernels::" or "cairn::cuda::") and the arguments every call
+/// starts with ("" on the CPU, "cx, " on CUDA).
+struct CallStyle {
+  llvm::StringRef ns;
+  llvm::StringRef context;
+};
+
+/// Whether emitTableKernel prints kernel `kind`.
+bool isTableKernel(KernelKind kind);
+
+/// Permute, Slice, SliceGrad (its copy: the caller zeroes dx first),
+/// Concat, Broadcast and ReduceSum: calls whose shapes go in static tables,
+/// in a block of their own. The same code on both backends but for `style`.
+void emitTableKernel(llvm::raw_ostream &os, unsigned indent,
+                     const Program &program,
+                     llvm::ArrayRef<std::string> identifiers, const Kernel &k,
+                     const CallStyle &style);
+
 /// The buffers to report and to poison after one kernel.
 struct AfterKernel {
   /// Gradients the kernel completes (StepContext::observe).

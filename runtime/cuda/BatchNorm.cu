@@ -97,22 +97,6 @@ BatchNormSite &siteFor(Context &cx, int siteId, int64_t n, int64_t c, int64_t sp
 /// channels get 1024 threads each.
 constexpr int64_t kManyChannels = 2 * 132;
 
-/// The sum of `v` over the block, the same bits in every thread: butterfly
-/// within each warp, then the warps' sums in warp order. `shared` holds
-/// Threads / 32 doubles.
-template <int Threads> __device__ __forceinline__ double blockSum(double v, double *shared) {
-  for (int mask = 16; mask >= 1; mask >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, mask);
-  if (threadIdx.x % 32 == 0)
-    shared[threadIdx.x / 32] = v;
-  __syncthreads();
-  double sum = 0;
-  for (int w = 0; w < Threads / 32; ++w)
-    sum += shared[w];
-  __syncthreads(); // `shared` is free for the next call
-  return sum;
-}
-
 /// Element k of channel ch, k in [0, n * spatial): x[b, ch, i] with
 /// k = b * spatial + i.
 __device__ __forceinline__ int64_t channelIndex(int64_t k, int64_t c, int64_t spatial, int64_t ch) {
@@ -132,13 +116,13 @@ __device__ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T
   double sum = 0;
   for (int64_t k = threadIdx.x; k < count; k += Threads)
     sum += static_cast<double>(x[channelIndex(k, c, spatial, ch)]);
-  const double mean = blockSum<Threads>(sum, shared) / total;
+  const double mean = groupSum<Threads>(sum, shared) / total;
   double sq = 0;
   for (int64_t k = threadIdx.x; k < count; k += Threads) {
     const double d = static_cast<double>(x[channelIndex(k, c, spatial, ch)]) - mean;
     sq += d * d;
   }
-  return {mean, blockSum<Threads>(sq, shared) / total};
+  return {mean, groupSum<Threads>(sq, shared) / total};
 }
 
 template <typename T, int Threads>
@@ -190,8 +174,8 @@ __global__ void __launch_bounds__(Threads)
       sumDy += g;
       sumDyXc += g * (static_cast<double>(x[i]) - m.mean);
     }
-    sumDy = blockSum<Threads>(sumDy, shared);
-    sumDyXc = blockSum<Threads>(sumDyXc, shared);
+    sumDy = groupSum<Threads>(sumDy, shared);
+    sumDyXc = groupSum<Threads>(sumDyXc, shared);
     if (threadIdx.x == 0) {
       if (dgamma)
         dgamma[ch] = T(sumDyXc * invStd);

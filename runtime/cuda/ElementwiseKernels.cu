@@ -77,19 +77,6 @@ struct BroadcastDims {
   int64_t bStride[kMaxRank];
 };
 
-/// i / n and i % n, in 32 bits when both fit (several times cheaper than
-/// the 64-bit division, and nearly every tensor fits).
-__host__ __device__ __forceinline__ int64_t divMod(int64_t i, int64_t n, int64_t &rem) {
-  if (((i | n) >> 32) == 0) {
-    const uint32_t q = static_cast<uint32_t>(i) / static_cast<uint32_t>(n);
-    rem = i - static_cast<int64_t>(q) * n;
-    return q;
-  }
-  const int64_t q = i / n;
-  rem = i - q * n;
-  return q;
-}
-
 /// Coalesces the output dimensions, outermost first, exactly as
 /// kernels::binaryBroadcast: out is contiguous, so a dimension merges into
 /// the previous one when a and b are also contiguous across the pair.

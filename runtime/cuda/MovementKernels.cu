@@ -23,8 +23,8 @@
 #include "runtime/cuda/Kernels.h"
 
 #include "runtime/cuda/Launch.h"
+#include "runtime/kernels/CopyPlan.h"
 #include "runtime/kernels/KernelError.h"
-#include "runtime/kernels/StridedWalk.h"
 
 #include <string>
 
@@ -32,62 +32,11 @@ namespace cairn::cuda {
 
 namespace {
 
-/// As kernels::permute and the slices: tensors of at most 8 dimensions, and
-/// a plan of one more (the bytes of an odd-sized element).
-constexpr int kMaxRank = 8;
-constexpr int kMaxPlanRank = kMaxRank + 1;
-static_assert(kMaxPlanRank <= kernels::kMaxWalkRank, "the CPU's plan bound");
+using kernels::CopyPlan;
 /// Transpose tiles: kTile x kTile elements, moved by kTile x kTileRows
 /// threads.
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
-
-/// i / n and i % n; 32-bit division when both fit (far cheaper).
-__device__ __forceinline__ int64_t divMod(int64_t i, int64_t n, int64_t &rem) {
-  if (((i | n) >> 32) == 0) {
-    const uint32_t q = static_cast<uint32_t>(i) / static_cast<uint32_t>(n);
-    rem = i - static_cast<int64_t>(q) * n;
-    return q;
-  }
-  const int64_t q = i / n;
-  rem = i - q * n;
-  return q;
-}
-
-/// The CPU's CopyPlan (Movement.cpp), passed to kernels by value.
-struct CopyPlan {
-  int rank = 0;
-  int64_t shape[kMaxPlanRank];
-  int64_t src[kMaxPlanRank];
-  int64_t dst[kMaxPlanRank];
-  int64_t srcOffset = 0;
-  int64_t dstOffset = 0;
-  bool empty = false;
-
-  /// Appends a dimension inside the previous ones, merging where possible.
-  void add(int64_t n, int64_t s, int64_t d) {
-    if (n == 0)
-      empty = true;
-    if (n == 1)
-      return;
-    if (rank > 0 && src[rank - 1] == s * n && dst[rank - 1] == d * n) {
-      shape[rank - 1] *= n;
-      src[rank - 1] = s;
-      dst[rank - 1] = d;
-      return;
-    }
-    shape[rank] = n;
-    src[rank] = s;
-    dst[rank] = d;
-    ++rank;
-  }
-  __host__ __device__ int64_t count() const {
-    int64_t c = 1;
-    for (int d = 0; d < rank; ++d)
-      c *= shape[d];
-    return c;
-  }
-};
 
 /// Element i (row-major over the first `rank` dimensions of the plan) as a
 /// source and a destination offset, the plan's base offsets included.
@@ -201,47 +150,6 @@ template <typename E> void runPlan(Context &cx, const CopyPlan &p, const void *i
   CAIRN_CUDA_CHECK_LAUNCH();
 }
 
-/// `dims(plan, unit)` adds each dimension of a rank-`rank` copy to the plan,
-/// with strides in elements times `unit`; then the plan runs (as the CPU's
-/// stridedCopy).
-template <typename Dims>
-void stridedCopy(Context &cx, const char *what, int rank, size_t elemBytes, const Dims &dims,
-                 const void *in, void *out) {
-  if (rank > kMaxRank)
-    throw kernels::KernelError(std::string(what) + " of rank " + std::to_string(rank) +
-                               " exceeds the supported " + std::to_string(kMaxRank));
-  auto run = [&](auto tag, int64_t unitsPerElem) {
-    using E = decltype(tag);
-    CopyPlan p;
-    dims(p, unitsPerElem);
-    if (unitsPerElem > 1)
-      p.add(unitsPerElem, 1, 1);
-    if (!p.empty)
-      runPlan<E>(cx, p, in, out);
-  };
-  switch (elemBytes) {
-  case 1:
-    return run(uint8_t(), 1);
-  case 2:
-    return run(uint16_t(), 1);
-  case 4:
-    return run(uint32_t(), 1);
-  case 8:
-    return run(uint64_t(), 1);
-  default:
-    return run(uint8_t(), static_cast<int64_t>(elemBytes));
-  }
-}
-
-/// Row-major element strides of `shape`.
-void contiguousStrides(int rank, const int64_t *shape, int64_t *strides) {
-  int64_t s = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-}
-
 template <typename T, typename I>
 __global__ void embeddingForwardKernel(int64_t count, int64_t dim, int64_t numEmbeddings,
                                        const I *__restrict__ indices,
@@ -345,56 +253,30 @@ int64_t nextPow2(int64_t n) {
   return p;
 }
 
+/// Runs `p` on `in` and `out` as elements of E.
+auto copyTo(Context &cx, const void *in, void *out) {
+  return [&cx, in, out](auto tag, const CopyPlan &p) { runPlan<decltype(tag)>(cx, p, in, out); };
+}
+
 } // namespace
 
 void permute(Context &cx, int rank, const int64_t *inShape, const int64_t *perm,
              size_t elemBytes, const void *in, void *out) {
-  stridedCopy(
-      cx, "permute", rank, elemBytes,
-      [&](CopyPlan &p, int64_t unit) {
-        int64_t inStrides[kMaxRank], outShape[kMaxRank], outStrides[kMaxRank];
-        contiguousStrides(rank, inShape, inStrides);
-        for (int d = 0; d < rank; ++d)
-          outShape[d] = inShape[perm[d]];
-        contiguousStrides(rank, outShape, outStrides);
-        for (int d = 0; d < rank; ++d)
-          p.add(outShape[d], inStrides[perm[d]] * unit, outStrides[d] * unit);
-      },
-      in, out);
+  kernels::planPermute(rank, inShape, perm, elemBytes, copyTo(cx, in, out));
 }
 
 void extractSlice(Context &cx, int rank, const int64_t *inShape, const int64_t *start,
                   const int64_t *step, const int64_t *outShape, size_t elemBytes,
                   const void *in, void *out) {
-  stridedCopy(
-      cx, "extractSlice", rank, elemBytes,
-      [&](CopyPlan &p, int64_t unit) {
-        int64_t inStrides[kMaxRank], outStrides[kMaxRank];
-        contiguousStrides(rank, inShape, inStrides);
-        contiguousStrides(rank, outShape, outStrides);
-        for (int d = 0; d < rank; ++d) {
-          p.srcOffset += start[d] * inStrides[d] * unit;
-          p.add(outShape[d], step[d] * inStrides[d] * unit, outStrides[d] * unit);
-        }
-      },
-      in, out);
+  kernels::planExtractSlice(rank, inShape, start, step, outShape, elemBytes,
+                            copyTo(cx, in, out));
 }
 
 void insertSlice(Context &cx, int rank, const int64_t *fullShape, const int64_t *start,
                  const int64_t *step, const int64_t *partShape, size_t elemBytes,
                  const void *part, void *full) {
-  stridedCopy(
-      cx, "insertSlice", rank, elemBytes,
-      [&](CopyPlan &p, int64_t unit) {
-        int64_t fullStrides[kMaxRank], partStrides[kMaxRank];
-        contiguousStrides(rank, fullShape, fullStrides);
-        contiguousStrides(rank, partShape, partStrides);
-        for (int d = 0; d < rank; ++d) {
-          p.dstOffset += start[d] * fullStrides[d] * unit;
-          p.add(partShape[d], partStrides[d] * unit, step[d] * fullStrides[d] * unit);
-        }
-      },
-      part, full);
+  kernels::planInsertSlice(rank, fullShape, start, step, partShape, elemBytes,
+                           copyTo(cx, part, full));
 }
 
 template <typename T, typename I>

@@ -46,46 +46,6 @@ constexpr int64_t kMaxChunks = 1024;
 /// fewer get 1024 threads each.
 constexpr int64_t kManyGroups = 2 * 132;
 
-/// i / n and i % n; 32-bit division when both fit (far cheaper).
-__device__ __forceinline__ int64_t divMod(int64_t i, int64_t n, int64_t &rem) {
-  if (((i | n) >> 32) == 0) {
-    const uint32_t q = static_cast<uint32_t>(i) / static_cast<uint32_t>(n);
-    rem = i - static_cast<int64_t>(q) * n;
-    return q;
-  }
-  const int64_t q = i / n;
-  rem = i - q * n;
-  return q;
-}
-
-/// Butterfly sum over a warp: both lanes of a pair add the same two values,
-/// so every lane ends with the same bits.
-__device__ __forceinline__ double warpSum(double v) {
-  for (int mask = 16; mask >= 1; mask >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, mask);
-  return v;
-}
-
-/// The sum of `v` over a group of G threads (a warp, or the whole block),
-/// the same in every lane: warp sums, then those in warp order. `shared`
-/// holds G / 32 doubles.
-template <int G> __device__ __forceinline__ double groupSum(double v, double *shared) {
-  v = warpSum(v);
-  if constexpr (G == 32) {
-    return v;
-  } else {
-    const int warp = static_cast<int>(threadIdx.x) / 32;
-    if (threadIdx.x % 32 == 0)
-      shared[warp] = v;
-    __syncthreads();
-    double sum = 0;
-    for (int w = 0; w < G / 32; ++w)
-      sum += shared[w];
-    __syncthreads(); // `shared` is free for the next call
-    return sum;
-  }
-}
-
 /// Threads per block for groups of G threads: warps come eight to a block.
 template <int G> constexpr int blockThreads() {
   return G < kThreadsPerBlock ? kThreadsPerBlock : G;

@@ -19,6 +19,7 @@
 
 #include "runtime/cuda/Launch.h"
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/ReductionPlan.h"
 
 #include <string>
 
@@ -27,12 +28,7 @@ namespace cairn::cuda {
 namespace {
 
 /// As kernels::reduceSum: at most this many merged runs.
-constexpr int kMaxRank = 8;
-
-[[noreturn]] void tooManyDims(const char *what) {
-  throw kernels::KernelError(std::string(what) + " needs more than " + std::to_string(kMaxRank) +
-                             " dimensions");
-}
+constexpr int kMaxRank = kernels::kMaxReduceRank;
 
 /// Row-major dimensions (outermost first) with a stride per dimension in
 /// elements of the input; passed to kernels by value.
@@ -54,19 +50,6 @@ struct Dims {
   }
 };
 
-/// i / n and i % n; 32-bit division when both fit, which is several times
-/// cheaper than the 64-bit one and covers nearly every tensor.
-__device__ __forceinline__ int64_t divMod(int64_t i, int64_t n, int64_t &rem) {
-  if (((i | n) >> 32) == 0) {
-    const uint32_t q = static_cast<uint32_t>(i) / static_cast<uint32_t>(n);
-    rem = i - static_cast<int64_t>(q) * n;
-    return q;
-  }
-  const int64_t q = i / n;
-  rem = i - q * n;
-  return q;
-}
-
 /// The offset of the i-th element (row-major) of `dims`.
 __device__ __forceinline__ int64_t offsetOf(const Dims &dims, int64_t i) {
   int64_t off = 0;
@@ -77,28 +60,6 @@ __device__ __forceinline__ int64_t offsetOf(const Dims &dims, int64_t i) {
   }
   // The outermost index is what is left: no division.
   return dims.rank > 0 ? off + i * dims.stride[0] : off;
-}
-
-/// The sum of `v` over a group of G threads, the same in every lane: a
-/// butterfly within each warp (both lanes of a pair add the same two values,
-/// so every lane ends with the same bits), then, for a block-wide group, the
-/// warps' sums in warp order. `shared` holds G / 32 doubles.
-template <int G> __device__ __forceinline__ double groupSum(double v, double *shared) {
-  for (int mask = 16; mask >= 1; mask >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, mask);
-  if constexpr (G == 32) {
-    return v;
-  } else {
-    const int warp = static_cast<int>(threadIdx.x) / 32;
-    if (threadIdx.x % 32 == 0)
-      shared[warp] = v;
-    __syncthreads();
-    double sum = 0;
-    for (int w = 0; w < G / 32; ++w)
-      sum += shared[w];
-    __syncthreads(); // `shared` is free for the next call
-    return sum;
-  }
 }
 
 template <typename T> __global__ void zeroKernel(int64_t n, T *out) {
@@ -197,28 +158,10 @@ void reduceSum(Context &cx, int rank, const int64_t *inShape, const bool *reduce
   }
 
   // Runs of reduced / kept dimensions, outermost first, as on the CPU.
-  int64_t size[kMaxRank];
-  bool red[kMaxRank];
-  int m = 0;
-  for (int d = 0; d < rank; ++d) {
-    if (inShape[d] == 1)
-      continue;
-    if (m > 0 && red[m - 1] == reduced[d]) {
-      size[m - 1] *= inShape[d];
-      continue;
-    }
-    if (m == kMaxRank)
-      tooManyDims("reduceSum");
-    size[m] = inShape[d];
-    red[m] = reduced[d];
-    ++m;
-  }
-  int64_t stride[kMaxRank];
-  int64_t step = 1;
-  for (int d = m - 1; d >= 0; --d) {
-    stride[d] = step;
-    step *= size[d];
-  }
+  const kernels::ReductionRuns runs = kernels::mergeReductionRuns(rank, inShape, reduced);
+  const int m = runs.count;
+  const int64_t *size = runs.size, *stride = runs.stride;
+  const bool *red = runs.reduced;
   const double a = alpha;
 
   if (m == 0 || red[m - 1]) {
@@ -261,25 +204,15 @@ void reduceSum(Context &cx, int rank, const int64_t *inShape, const bool *reduce
 template <typename T>
 void broadcastTo(Context &cx, int rank, const int64_t *outShape, const int64_t *inStrides,
                  T alpha, const T *in, T *out) {
-  // out is contiguous; a dimension merges into the previous one when `in` is
-  // contiguous (or broadcast) across the pair too, as on the CPU.
+  // out is contiguous; dimensions merged as on the CPU.
+  const kernels::BroadcastRuns runs = kernels::mergeBroadcastRuns(rank, outShape, inStrides);
+  if (runs.empty)
+    return;
   Dims dims;
   int64_t n = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (outShape[d] == 0)
-      return;
-    n *= outShape[d];
-    if (outShape[d] == 1)
-      continue;
-    const int m = dims.rank;
-    if (m > 0 && dims.stride[m - 1] == inStrides[d] * outShape[d]) {
-      dims.size[m - 1] *= outShape[d];
-      dims.stride[m - 1] = inStrides[d];
-      continue;
-    }
-    if (m == kMaxRank)
-      tooManyDims("broadcastTo");
-    dims.add(outShape[d], inStrides[d]);
+  for (int d = 0; d < runs.count; ++d) {
+    dims.add(runs.size[d], runs.inStride[d]);
+    n *= runs.size[d];
   }
   broadcastKernel<T><<<blocksFor(n), kThreadsPerBlock, 0, cx.stream>>>(dims, n, alpha, in, out);
   CAIRN_CUDA_CHECK_LAUNCH();

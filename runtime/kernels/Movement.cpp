@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Movement.h"
 
+#include "runtime/kernels/CopyPlan.h"
 #include "runtime/kernels/KernelError.h"
 #include "runtime/kernels/StridedWalk.h"
 
@@ -23,44 +24,13 @@ namespace cairn::kernels {
 
 namespace {
 
-constexpr int kMaxRank = 8;
-/// A plan may hold one more dimension: the bytes of an odd-sized element.
-constexpr int kMaxPlanRank = kMaxRank + 1;
-static_assert(kMaxPlanRank <= kMaxWalkRank, "a plan must fit a StridedWalk");
+static_assert(kMaxCopyPlanRank <= kMaxWalkRank, "a plan must fit a StridedWalk");
 /// Transpose tiles: long along the source's unit-stride dimension, so each
 /// source cache line is used up before eviction; short along the innermost
 /// destination dimension, which bounds the source lines a tile keeps live
 /// (a square tile thrashes when the source stride is a power of two).
 constexpr int64_t kTileUnit = 64;
 constexpr int64_t kTileInner = 8;
-
-struct CopyPlan {
-  int rank = 0;
-  int64_t shape[kMaxPlanRank];
-  int64_t src[kMaxPlanRank];
-  int64_t dst[kMaxPlanRank];
-  int64_t srcOffset = 0;
-  int64_t dstOffset = 0;
-  bool empty = false;
-
-  /// Appends a dimension inside the previous ones, merging where possible.
-  void add(int64_t n, int64_t s, int64_t d) {
-    if (n == 0)
-      empty = true;
-    if (n == 1)
-      return;
-    if (rank > 0 && src[rank - 1] == s * n && dst[rank - 1] == d * n) {
-      shape[rank - 1] *= n;
-      src[rank - 1] = s;
-      dst[rank - 1] = d;
-      return;
-    }
-    shape[rank] = n;
-    src[rank] = s;
-    dst[rank] = d;
-    ++rank;
-  }
-};
 
 /// A walk over dims [0, rank) of a plan except `skip1` and `skip2`; offset[0]
 /// is the source's, offset[1] the destination's.
@@ -125,47 +95,6 @@ void copyTyped(const CopyPlan &p, const E *in, E *out) {
   }
 }
 
-/// `dims(plan, unit)` adds each dimension of a rank-`rank` copy to the plan,
-/// with strides in elements times `unit` (the plan's element is `unit` of the
-/// integer type chosen for elemBytes); then the plan is copied.
-template <typename Dims>
-void stridedCopy(const char *what, int rank, size_t elemBytes,
-                 const Dims &dims, const void *in, void *out) {
-  if (rank > kMaxRank)
-    throw KernelError(std::string(what) + " of rank " + std::to_string(rank) +
-                      " exceeds the supported " + std::to_string(kMaxRank));
-  auto run = [&](auto tag, int64_t unitsPerElem) {
-    using E = decltype(tag);
-    CopyPlan p;
-    dims(p, unitsPerElem);
-    if (unitsPerElem > 1)
-      p.add(unitsPerElem, 1, 1);
-    if (!p.empty)
-      copyTyped(p, static_cast<const E *>(in), static_cast<E *>(out));
-  };
-  switch (elemBytes) {
-  case 1:
-    return run(uint8_t(), 1);
-  case 2:
-    return run(uint16_t(), 1);
-  case 4:
-    return run(uint32_t(), 1);
-  case 8:
-    return run(uint64_t(), 1);
-  default:
-    return run(uint8_t(), int64_t(elemBytes));
-  }
-}
-
-/// Row-major element strides of `shape`.
-void contiguousStrides(int rank, const int64_t *shape, int64_t *strides) {
-  int64_t s = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-}
-
 template <typename I>
 void checkIndices(int64_t numIndices, int64_t numEmbeddings,
                   const I *indices) {
@@ -178,58 +107,33 @@ void checkIndices(int64_t numIndices, int64_t numEmbeddings,
                         ")");
 }
 
+/// Runs `p` on `in` and `out` as elements of E.
+auto copyTo(const void *in, void *out) {
+  return [in, out](auto tag, const CopyPlan &p) {
+    using E = decltype(tag);
+    copyTyped(p, static_cast<const E *>(in), static_cast<E *>(out));
+  };
+}
+
 } // namespace
 
 void permute(int rank, const int64_t *inShape, const int64_t *perm,
              size_t elemBytes, const void *in, void *out) {
-  stridedCopy(
-      "permute", rank, elemBytes,
-      [&](CopyPlan &p, int64_t unit) {
-        int64_t inStrides[kMaxRank], outShape[kMaxRank], outStrides[kMaxRank];
-        contiguousStrides(rank, inShape, inStrides);
-        for (int d = 0; d < rank; ++d)
-          outShape[d] = inShape[perm[d]];
-        contiguousStrides(rank, outShape, outStrides);
-        for (int d = 0; d < rank; ++d)
-          p.add(outShape[d], inStrides[perm[d]] * unit, outStrides[d] * unit);
-      },
-      in, out);
+  planPermute(rank, inShape, perm, elemBytes, copyTo(in, out));
 }
 
 void extractSlice(int rank, const int64_t *inShape, const int64_t *start,
                   const int64_t *step, const int64_t *outShape,
                   size_t elemBytes, const void *in, void *out) {
-  stridedCopy(
-      "extractSlice", rank, elemBytes,
-      [&](CopyPlan &p, int64_t unit) {
-        int64_t inStrides[kMaxRank], outStrides[kMaxRank];
-        contiguousStrides(rank, inShape, inStrides);
-        contiguousStrides(rank, outShape, outStrides);
-        for (int d = 0; d < rank; ++d) {
-          p.srcOffset += start[d] * inStrides[d] * unit;
-          p.add(outShape[d], step[d] * inStrides[d] * unit,
-                outStrides[d] * unit);
-        }
-      },
-      in, out);
+  planExtractSlice(rank, inShape, start, step, outShape, elemBytes,
+                   copyTo(in, out));
 }
 
 void insertSlice(int rank, const int64_t *fullShape, const int64_t *start,
                  const int64_t *step, const int64_t *partShape,
                  size_t elemBytes, const void *part, void *full) {
-  stridedCopy(
-      "insertSlice", rank, elemBytes,
-      [&](CopyPlan &p, int64_t unit) {
-        int64_t fullStrides[kMaxRank], partStrides[kMaxRank];
-        contiguousStrides(rank, fullShape, fullStrides);
-        contiguousStrides(rank, partShape, partStrides);
-        for (int d = 0; d < rank; ++d) {
-          p.dstOffset += start[d] * fullStrides[d] * unit;
-          p.add(partShape[d], partStrides[d] * unit,
-                step[d] * fullStrides[d] * unit);
-        }
-      },
-      part, full);
+  planInsertSlice(rank, fullShape, start, step, partShape, elemBytes,
+                  copyTo(part, full));
 }
 
 template <typename T, typename I>

@@ -11,6 +11,7 @@
 #include "runtime/kernels/Reduction.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/ReductionPlan.h"
 #include "runtime/kernels/StridedWalk.h"
 
 #include <algorithm>
@@ -20,15 +21,9 @@ namespace cairn::kernels {
 
 namespace {
 
-constexpr int kMaxRank = 8;
-static_assert(kMaxRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
+static_assert(kMaxReduceRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
 /// Accumulators kept on the stack for a kept last run, 2 KiB of doubles.
 constexpr int64_t kBlock = 256;
-
-[[noreturn]] void tooManyDims(const char *what) {
-  throw KernelError(std::string(what) + " needs more than " +
-                    std::to_string(kMaxRank) + " dimensions");
-}
 
 using Walker = StridedWalk<1>;
 
@@ -65,22 +60,10 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
   }
 
   // Runs of reduced / kept dimensions, outermost first.
-  int64_t size[kMaxRank];
-  bool red[kMaxRank];
-  int m = 0;
-  for (int d = 0; d < rank; ++d) {
-    if (inShape[d] == 1)
-      continue;
-    if (m > 0 && red[m - 1] == reduced[d]) {
-      size[m - 1] *= inShape[d];
-      continue;
-    }
-    if (m == kMaxRank)
-      tooManyDims("reduceSum");
-    size[m] = inShape[d];
-    red[m] = reduced[d];
-    ++m;
-  }
+  const ReductionRuns runs = mergeReductionRuns(rank, inShape, reduced);
+  const int m = runs.count;
+  const int64_t *size = runs.size, *stride = runs.stride;
+  const bool *red = runs.reduced;
   double a = alpha;
   if (m == 0) {
     out[0] = T(a * double(in[0]));
@@ -88,10 +71,6 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
   }
 
   int64_t last = size[m - 1];
-  int64_t stride[kMaxRank];
-  stride[m - 1] = 1;
-  for (int d = m - 2; d >= 0; --d)
-    stride[d] = stride[d + 1] * size[d + 1];
   Walker kept, summed;
   for (int d = 0; d < m - 1; ++d)
     (red[d] ? summed : kept).add(size[d], {stride[d]});
@@ -128,26 +107,11 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
 template <typename T>
 void broadcastTo(int rank, const int64_t *outShape, const int64_t *inStrides,
                  T alpha, const T *in, T *out) {
-  // out is contiguous; a dimension merges into the previous one when `in` is
-  // contiguous (or broadcast) across the pair too.
-  int64_t shape[kMaxRank], st[kMaxRank];
-  int m = 0;
-  for (int d = 0; d < rank; ++d) {
-    if (outShape[d] == 0)
-      return;
-    if (outShape[d] == 1)
-      continue;
-    if (m > 0 && st[m - 1] == inStrides[d] * outShape[d]) {
-      shape[m - 1] *= outShape[d];
-      st[m - 1] = inStrides[d];
-      continue;
-    }
-    if (m == kMaxRank)
-      tooManyDims("broadcastTo");
-    shape[m] = outShape[d];
-    st[m] = inStrides[d];
-    ++m;
-  }
+  const BroadcastRuns runs = mergeBroadcastRuns(rank, outShape, inStrides);
+  if (runs.empty)
+    return;
+  const int m = runs.count;
+  const int64_t *shape = runs.size, *st = runs.inStride;
   if (m == 0) {
     out[0] = alpha * in[0];
     return;
