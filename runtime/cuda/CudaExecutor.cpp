@@ -77,7 +77,18 @@ public:
   void fillReport(runtime::RunReport &report) const override;
 
 private:
-  explicit CudaExecutor(const ProgramSpec &spec) : spec(spec) {}
+  explicit CudaExecutor(const ProgramSpec &spec) : spec(spec) {
+    // What crosses between host and device, found once rather than per step.
+    for (const TensorInfo &tensor : spec.tensors) {
+      if (tensor.role == TensorRole::Input)
+        inputs.push_back(&tensor);
+      else if (tensor.role == TensorRole::Param || tensor.role == TensorRole::Buffer ||
+               tensor.role == TensorRole::OptimizerState)
+        state.push_back(&tensor);
+      else if (tensor.role == TensorRole::Output)
+        (tensor.name == "loss" ? loss : output) = &tensor;
+    }
+  }
   void initialize(const ExecutorOptions &options);
   /// Copies the persistent state in (toDevice) or out.
   void copyState(bool toDevice);
@@ -93,6 +104,9 @@ private:
   }
 
   const ProgramSpec &spec;
+  std::vector<const TensorInfo *> inputs, state;
+  /// The training step's "loss" and the forward pass's "output".
+  const TensorInfo *loss = nullptr, *output = nullptr;
   int device = 0;
   std::string deviceName;
   unsigned char *arena = nullptr;  // the one cudaMalloc
@@ -215,10 +229,8 @@ void CudaExecutor::copyTensor(const TensorInfo &tensor, bool toDevice) {
 }
 
 void CudaExecutor::copyState(bool toDevice) {
-  for (const TensorInfo &tensor : spec.tensors)
-    if (tensor.role == TensorRole::Param || tensor.role == TensorRole::Buffer ||
-        tensor.role == TensorRole::OptimizerState)
-      copyTensor(tensor, toDevice);
+  for (const TensorInfo *tensor : state)
+    copyTensor(*tensor, toDevice);
   CAIRN_CUDA_CHECK(cudaStreamSynchronize(cx.stream));
 }
 
@@ -251,9 +263,8 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
   // Written while the GPU is idle: the previous step ended with a sync.
   hostScalars->seed = ctx.seed;
   hostScalars->step = ctx.step;
-  for (const TensorInfo &tensor : spec.tensors)
-    if (tensor.role == TensorRole::Input)
-      copyTensor(tensor, true);
+  for (const TensorInfo *tensor : inputs)
+    copyTensor(*tensor, true);
 
   if (ctx.observe) {
     runObserved(step, ctx);
@@ -290,10 +301,8 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
     }
   }
 
-  const char *outputName = step == StepKind::Train ? "loss" : "output";
-  for (const TensorInfo &tensor : spec.tensors)
-    if (tensor.role == TensorRole::Output && tensor.name == outputName)
-      copyTensor(tensor, false);
+  if (const TensorInfo *result = step == StepKind::Train ? loss : output)
+    copyTensor(*result, false);
   // Also where an error of any kernel of the step surfaces.
   CAIRN_CUDA_CHECK(cudaStreamSynchronize(cx.stream));
 }
