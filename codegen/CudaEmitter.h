@@ -28,7 +28,8 @@ namespace cairn::codegen {
 constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
 
 /// What the CUDA backend takes: named "CUDA" in messages, f32 and f64 (no
-/// half precision yet), and a planned cuBLASLt workspace for every GEMM.
+/// half precision yet), and a planned cuBLASLt workspace for the GEMMs
+/// split-K can help (LowerOps.cpp, gemmWorkspaceBytes).
 LoweringTarget getCudaLoweringTarget();
 
 /// Prints `program`, lowered for getCudaLoweringTarget() and planned.

@@ -22,10 +22,11 @@ struct LoweringTarget {
   llvm::StringRef name = "CPU";
   /// Whether the target's kernels take f16 and bf16 tensors.
   bool halfPrecision = false;
-  /// When > 0, every GEMM kernel (Linear, LinearGradInput, LinearGradWeight,
-  /// Matmul) gets a Workspace buffer of at most this many bytes for the
-  /// GEMM library (cuBLASLt's split-K partial sums), so that scratch memory
-  /// is part of the plan like im2col's. The CPU's GEMMs need none.
+  /// When > 0, a GEMM kernel (Linear, LinearGradInput, LinearGradWeight,
+  /// Matmul) whose K is longer than both sides of its output gets a
+  /// Workspace buffer of at most this many bytes for the GEMM library
+  /// (cuBLASLt's split-K partial sums), so that scratch memory is part of
+  /// the plan like im2col's. The CPU's GEMMs need none.
   int64_t gemmWorkspaceBytes = 0;
 };
 
