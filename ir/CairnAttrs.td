@@ -47,6 +47,33 @@ def Cairn_InitKind : I32EnumAttr<"InitKind", "parameter initializer", [
   let genSpecializedAttr = 0;
 }
 
+/// What a buffer of the planned step holds (`cairn.buffer`, `cairn.view`).
+/// The first five live for the whole run, at one place in the arena; the
+/// others live from the kernel that writes them first to the last kernel
+/// that reads them (or one of their views).
+def Cairn_BufferKind : I32EnumAttr<"BufferKind", "what a buffer holds", [
+    I32EnumAttrCase<"input", 0>,      // fed by the runtime before a step
+    I32EnumAttrCase<"param", 1>,      // state_dict parameter
+    I32EnumAttrCase<"buffer", 2>,     // state_dict buffer (running statistics)
+    I32EnumAttrCase<"optimizer", 3>,  // momentum buffers, Adam moments
+    I32EnumAttrCase<"output", 4>,     // "loss", "output"
+    I32EnumAttrCase<"grad", 5>,       // "grad.<param>": dies at its update
+    I32EnumAttrCase<"activation", 6>, // a forward value only the forward reads
+    I32EnumAttrCase<"saved", 7>,      // a forward value the backward reads
+    I32EnumAttrCase<"temp", 8>,       // a backward or optimizer value, a copy
+    I32EnumAttrCase<"workspace", 9>,  // one kernel's scratch memory
+  ]> {
+  let cppNamespace = "::cairn";
+}
+
+/// The two step functions of a program (`cairn.step`).
+def Cairn_StepKind : I32EnumAttr<"StepKind", "a step function", [
+    I32EnumAttrCase<"train_step", 0>, // forward, loss, backward, update
+    I32EnumAttrCase<"forward", 1>,    // inference
+  ]> {
+  let cppNamespace = "::cairn";
+}
+
 //===----------------------------------------------------------------------===//
 // Op attribute constraints
 //===----------------------------------------------------------------------===//

@@ -7,7 +7,9 @@
 
 #include "ir/CairnDialect.h"
 #include "ir/CairnAttrs.h"
+#include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
+#include "ir/CairnProgramOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -21,6 +23,14 @@ void CairnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "ir/CairnOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "ir/CairnProgramOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "ir/CairnKernelOps.cpp.inc"
       >();
   registerAttributes();
 }

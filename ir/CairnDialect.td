@@ -59,6 +59,10 @@ def Cairn_Dialect : Dialect {
   }];
 }
 
+/// A buffer of the planned step's arena (CairnProgramOps.td): a statically
+/// shaped memref of an element type the kernels take.
+def Cairn_MemRef : StaticShapeMemRefOf<[F16, BF16, F32, F64, I32, I64]>;
+
 /// Checks that every operand and result is a tensor of static shape with
 /// dimensions >= 1 and at most 2^48 elements (C++ in CairnOps.h).
 def Cairn_ValidShapes : NativeOpTrait<"ValidShapes"> {

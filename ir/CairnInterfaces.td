@@ -21,4 +21,57 @@ def CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+
+def KernelOpInterface : OpInterface<"KernelOpInterface"> {
+  let cppNamespace = "::cairn";
+  let description = [{
+    A kernel of the planned step (CairnKernelOps.td): the buffers it reads,
+    those it writes and its scratch memory, whatever its kind. This is what
+    scheduling, liveness and the plan need of a kernel; the emitters read
+    the typed op.
+  }];
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{The buffers (or views) the kernel reads, in ODS order; a null
+                 Value for an absent optional one.}],
+      /*retTy=*/"::llvm::SmallVector<::mlir::Value>",
+      /*methodName=*/"getKernelInputs", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        return ::cairn::detail::getKernelOperands($_op, 0,
+                                                  ConcreteOp::kNumInputs);
+      }]>,
+    InterfaceMethod<
+      /*desc=*/[{The buffers the kernel writes, in ODS order; a null Value for
+                 an absent optional one.}],
+      /*retTy=*/"::llvm::SmallVector<::mlir::Value>",
+      /*methodName=*/"getKernelOutputs", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        return ::cairn::detail::getKernelOperands(
+            $_op, ConcreteOp::kNumInputs, ConcreteOp::kNumOutputs);
+      }]>,
+    InterfaceMethod<
+      /*desc=*/"The kernel's scratch buffer, or null.",
+      /*retTy=*/"::mlir::Value",
+      /*methodName=*/"getKernelWorkspace", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        if constexpr (ConcreteOp::kHasWorkspace)
+          return $_op.getODSOperands(ConcreteOp::kNumInputs +
+                                     ConcreteOp::kNumOutputs)
+              .empty() ? ::mlir::Value()
+                       : $_op.getODSOperands(ConcreteOp::kNumInputs +
+                                             ConcreteOp::kNumOutputs)
+                             .front();
+        return {};
+      }]>,
+  ];
+  let extraClassDeclaration = [{
+    /// The kind's name: "linear" for cairn.kernel.linear.
+    ::llvm::StringRef getKernelName() {
+      return (*this)->getName().getStringRef().drop_front(
+          ::llvm::StringRef("cairn.kernel.").size());
+    }
+  }];
+  let verify = [{ return ::cairn::detail::verifyKernelOp($_op); }];
+}
+
 #endif // CAIRN_IR_CAIRNINTERFACES_TD

@@ -1,0 +1,54 @@
+//===- CairnKernelOps.h - Kernels of the planned step -----------*- C++ -*-===//
+
+#ifndef CAIRN_IR_CAIRNKERNELOPS_H
+#define CAIRN_IR_CAIRNKERNELOPS_H
+
+#include "ir/CairnInterfaces.h"
+#include "ir/CairnProgramOps.h"
+
+namespace cairn {
+namespace OpTrait {
+
+/// Marks a kernel whose output element i depends on input element i alone
+/// (Cairn_ElementwiseKernel in CairnKernelOps.td).
+template <typename ConcreteType>
+class ElementwiseKernel
+    : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseKernel> {};
+
+} // namespace OpTrait
+
+namespace detail {
+
+/// The printed form every kernel shares (CairnKernelOps.td).
+mlir::ParseResult parseKernelOp(mlir::OpAsmParser &parser,
+                                mlir::OperationState &result,
+                                unsigned numInputs, unsigned numOutputs,
+                                bool hasWorkspace, bool segmented);
+/// Prints `op` given the operands of each of its ODS groups.
+void printKernelOp(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                   llvm::ArrayRef<mlir::OperandRange> groups,
+                   unsigned numInputs, unsigned numOutputs, bool hasWorkspace);
+template <typename OpT>
+void printKernelOp(mlir::OpAsmPrinter &printer, OpT op) {
+  llvm::SmallVector<mlir::OperandRange> groups;
+  unsigned count =
+      OpT::kNumInputs + OpT::kNumOutputs + (OpT::kHasWorkspace ? 1 : 0);
+  for (unsigned group = 0; group < count; ++group)
+    groups.push_back(op.getODSOperands(group));
+  printKernelOp(printer, op.getOperation(), groups, OpT::kNumInputs,
+                OpT::kNumOutputs, OpT::kHasWorkspace);
+}
+
+} // namespace detail
+
+/// Whether `op` may write its output over a dying input of the same size.
+inline bool isElementwiseKernel(mlir::Operation *op) {
+  return op->hasTrait<OpTrait::ElementwiseKernel>();
+}
+
+} // namespace cairn
+
+#define GET_OP_CLASSES
+#include "ir/CairnKernelOps.h.inc"
+
+#endif // CAIRN_IR_CAIRNKERNELOPS_H

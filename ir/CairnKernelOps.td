@@ -1,0 +1,629 @@
+//===- CairnKernelOps.td - Kernels of the planned step -----*- tablegen -*-===//
+//
+// One op per kernel kind: the typed description of what a kernel reads,
+// writes and needs (operands, attributes, workspace). A kernel lives in a
+// `cairn.step` and works in destination-passing style: it reads the buffers
+// (or views) of its inputs and writes the buffers of its outputs, in ODS
+// order inputs, outputs, then its workspace. An absent optional operand (a
+// bias, a gradient nothing reads) is simply not there. Every size a call
+// needs is an attribute, so emitters only print.
+//
+// The printed form is the same for every kernel:
+//
+//   cairn.kernel.linear ins(%x, %w, _ : memref<64x784xf32>, memref<256x784xf32>)
+//                       outs(%y : memref<64x256xf32>) {in = 784 : i64, ...}
+//
+// where `_` is an absent optional operand and a variadic group (concat's
+// inputs) takes the rest of its list.
+//
+// Adding a kind: one def here, its lowering (passes/LowerToKernels), and its
+// CPU and CUDA bodies (codegen/).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_IR_CAIRNKERNELOPS_TD
+#define CAIRN_IR_CAIRNKERNELOPS_TD
+
+include "ir/CairnDialect.td"
+include "ir/CairnAttrs.td"
+include "ir/CairnInterfaces.td"
+
+/// Output element i depends on input element i alone (a broadcast one for
+/// binary ops), read before element i is written: the output may be written
+/// over an input of the same size that dies at the kernel (C++ in
+/// CairnKernelOps.h).
+def Cairn_ElementwiseKernel : NativeOpTrait<"ElementwiseKernel"> {
+  let cppNamespace = "::cairn::OpTrait";
+}
+
+/// A kernel with `numInputs` input groups, `numOutputs` output groups and,
+/// when `hasWorkspace`, an optional workspace buffer last; `segmented` when
+/// two or more of the groups are optional or variadic (ODS then records each
+/// group's size).
+class Cairn_KernelOp<string mnemonic, int numInputs, int numOutputs,
+                     bit hasWorkspace, bit segmented, list<Trait> traits = []>
+    : Op<Cairn_Dialect, "kernel." # mnemonic,
+         !listconcat(traits, [HasParent<"StepOp">, KernelOpInterface],
+                     !if(segmented, [AttrSizedOperandSegments], []))> {
+  let description = [{
+    A kernel of the planned step (see CairnKernelOps.td for the printed
+    form shared by every kernel).
+  }];
+  let extraClassDeclaration =
+      "static constexpr unsigned kNumInputs = " # numInputs # ";\n" #
+      "static constexpr unsigned kNumOutputs = " # numOutputs # ";\n" #
+      "static constexpr bool kHasWorkspace = " #
+      !if(hasWorkspace, "true", "false") # ";\n" #
+      "static constexpr bool kSegmented = " #
+      !if(segmented, "true", "false") # ";\n" # [{
+    static ::mlir::ParseResult parse(::mlir::OpAsmParser &parser,
+                                     ::mlir::OperationState &result) {
+      return ::cairn::detail::parseKernelOp(parser, result, kNumInputs,
+                                            kNumOutputs, kHasWorkspace,
+                                            kSegmented);
+    }
+    void print(::mlir::OpAsmPrinter &printer) {
+      ::cairn::detail::printKernelOp(printer, *this);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Data
+//===----------------------------------------------------------------------===//
+
+def Cairn_FillKernelOp : Cairn_KernelOp<"fill", 0, 1, 0, 0> {
+  let summary = "fills a buffer with one value";
+  let arguments = (ins Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       AnyAttrOf<[Cairn_F64Attr, Cairn_I64Attr]>:$value);
+}
+
+def Cairn_ConstantKernelOp : Cairn_KernelOp<"constant", 0, 1, 0, 0> {
+  let summary = "copies a table of values into a buffer";
+  let arguments = (ins Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       AnyAttrOf<[DenseF64ArrayAttr, DenseI64ArrayAttr]>:$values);
+}
+
+def Cairn_CopyKernelOp : Cairn_KernelOp<"copy", 1, 1, 0, 0> {
+  let summary = "copies a buffer into another of the same size";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+def Cairn_AddKernelOp : Cairn_KernelOp<"add", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = lhs + rhs, NumPy broadcasting by strides (0 repeats)";
+  let arguments = (ins Cairn_MemRef:$lhs,
+                       Cairn_MemRef:$rhs,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       DenseI64ArrayAttr:$lhs_strides,
+                       DenseI64ArrayAttr:$rhs_strides);
+}
+
+def Cairn_SubKernelOp : Cairn_KernelOp<"sub", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = lhs - rhs, NumPy broadcasting by strides (0 repeats)";
+  let arguments = (ins Cairn_MemRef:$lhs,
+                       Cairn_MemRef:$rhs,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       DenseI64ArrayAttr:$lhs_strides,
+                       DenseI64ArrayAttr:$rhs_strides);
+}
+
+def Cairn_MulKernelOp : Cairn_KernelOp<"mul", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = lhs * rhs, NumPy broadcasting by strides (0 repeats)";
+  let arguments = (ins Cairn_MemRef:$lhs,
+                       Cairn_MemRef:$rhs,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       DenseI64ArrayAttr:$lhs_strides,
+                       DenseI64ArrayAttr:$rhs_strides);
+}
+
+def Cairn_DivKernelOp : Cairn_KernelOp<"div", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = lhs / rhs, NumPy broadcasting by strides (0 repeats)";
+  let arguments = (ins Cairn_MemRef:$lhs,
+                       Cairn_MemRef:$rhs,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       DenseI64ArrayAttr:$lhs_strides,
+                       DenseI64ArrayAttr:$rhs_strides);
+}
+
+def Cairn_ReluKernelOp : Cairn_KernelOp<"relu", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = relu(input)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_SigmoidKernelOp : Cairn_KernelOp<"sigmoid", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = sigmoid(input)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_TanhKernelOp : Cairn_KernelOp<"tanh", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = tanh(input)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_GeluKernelOp : Cairn_KernelOp<"gelu", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "result = gelu(input), exact or tanh-approximated";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       BoolAttr:$tanh);
+}
+
+def Cairn_ReluGradKernelOp : Cairn_KernelOp<"relu_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of relu from its result";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$output,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_SigmoidGradKernelOp : Cairn_KernelOp<"sigmoid_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of sigmoid from its result";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$output,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_TanhGradKernelOp : Cairn_KernelOp<"tanh_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of tanh from its result";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$output,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_GeluGradKernelOp : Cairn_KernelOp<"gelu_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of gelu from its input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       BoolAttr:$tanh);
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+def Cairn_SoftmaxKernelOp : Cairn_KernelOp<"softmax", 1, 1, 0, 0> {
+  let summary = "softmax along the middle of [outer, dim, inner]";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$outer,
+                       Cairn_I64Attr:$dim,
+                       Cairn_I64Attr:$inner);
+}
+
+def Cairn_SoftmaxGradKernelOp : Cairn_KernelOp<"softmax_grad", 2, 1, 0, 0> {
+  let summary = "gradient of softmax from its result";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$output,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$outer,
+                       Cairn_I64Attr:$dim,
+                       Cairn_I64Attr:$inner);
+}
+
+def Cairn_LogSoftmaxKernelOp : Cairn_KernelOp<"log_softmax", 1, 1, 0, 0> {
+  let summary = "log_softmax along the middle of [outer, dim, inner]";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$outer,
+                       Cairn_I64Attr:$dim,
+                       Cairn_I64Attr:$inner);
+}
+
+def Cairn_LogSoftmaxGradKernelOp : Cairn_KernelOp<"log_softmax_grad", 2, 1, 0, 0> {
+  let summary = "gradient of log_softmax from its result";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$output,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$outer,
+                       Cairn_I64Attr:$dim,
+                       Cairn_I64Attr:$inner);
+}
+
+//===----------------------------------------------------------------------===//
+// Products
+//===----------------------------------------------------------------------===//
+
+def Cairn_MatmulKernelOp : Cairn_KernelOp<"matmul", 2, 1, 1, 0> {
+  let summary = "a batch of row-major GEMMs; each operand steps by a stride or a table of offsets";
+  let arguments = (ins Cairn_MemRef:$lhs,
+                       Cairn_MemRef:$rhs,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       Cairn_I64Attr:$batch,
+                       Cairn_I64Attr:$m,
+                       Cairn_I64Attr:$n,
+                       Cairn_I64Attr:$k,
+                       BoolAttr:$transpose_lhs,
+                       BoolAttr:$transpose_rhs,
+                       Cairn_I64Attr:$lda,
+                       Cairn_I64Attr:$ldb,
+                       OptionalAttr<Cairn_I64Attr>:$lhs_stride,
+                       OptionalAttr<Cairn_I64Attr>:$rhs_stride,
+                       OptionalAttr<DenseI64ArrayAttr>:$lhs_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$rhs_offsets,
+                       OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
+}
+
+def Cairn_LinearKernelOp : Cairn_KernelOp<"linear", 3, 1, 1, 1> {
+  let summary = "result = input weight^T + bias, rows x in by out x in";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$weight,
+                       Optional<Cairn_MemRef>:$bias,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$in,
+                       Cairn_I64Attr:$out,
+                       OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
+}
+
+def Cairn_LinearGradInputKernelOp : Cairn_KernelOp<"linear_grad_input", 2, 1, 1, 0> {
+  let summary = "dx = dy weight";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$weight,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$in,
+                       Cairn_I64Attr:$out,
+                       OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
+}
+
+def Cairn_LinearGradWeightKernelOp : Cairn_KernelOp<"linear_grad_weight", 2, 1, 1, 0> {
+  let summary = "dweight = dy^T input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$in,
+                       Cairn_I64Attr:$out,
+                       OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
+}
+
+def Cairn_Conv2dKernelOp : Cairn_KernelOp<"conv2d", 3, 1, 1, 1> {
+  let summary = "a 2-d convolution; shape: n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$weight,
+                       Optional<Cairn_MemRef>:$bias,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       DenseI64ArrayAttr:$shape,
+                       Cairn_I64Attr:$workspace_elements);
+}
+
+def Cairn_Conv2dGradInputKernelOp : Cairn_KernelOp<"conv2d_grad_input", 2, 1, 1, 0> {
+  let summary = "a convolution's input gradient";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$weight,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       DenseI64ArrayAttr:$shape,
+                       Cairn_I64Attr:$workspace_elements);
+}
+
+def Cairn_Conv2dGradWeightKernelOp : Cairn_KernelOp<"conv2d_grad_weight", 2, 1, 1, 0> {
+  let summary = "a convolution's weight gradient";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       DenseI64ArrayAttr:$shape,
+                       Cairn_I64Attr:$workspace_elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1, 0, 1> {
+  let summary = "batch norm on the batch statistics";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Optional<Cairn_MemRef>:$weight,
+                       Optional<Cairn_MemRef>:$bias,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       Cairn_I64Attr:$c,
+                       Cairn_I64Attr:$spatial,
+                       Cairn_F64Attr:$eps);
+}
+
+def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5, 1, 0, 1> {
+  let summary = "batch norm on the running statistics";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Optional<Cairn_MemRef>:$weight,
+                       Optional<Cairn_MemRef>:$bias,
+                       Optional<Cairn_MemRef>:$running_mean,
+                       Optional<Cairn_MemRef>:$running_var,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       Cairn_I64Attr:$c,
+                       Cairn_I64Attr:$spatial,
+                       Cairn_F64Attr:$eps);
+}
+
+def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1> {
+  let summary = "batch norm's gradients, the batch statistics recomputed from the input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Optional<Cairn_MemRef>:$weight,
+                       Cairn_MemRef:$grad_input,
+                       Optional<Cairn_MemRef>:$grad_weight,
+                       Optional<Cairn_MemRef>:$grad_bias,
+                       Cairn_I64Attr:$n,
+                       Cairn_I64Attr:$c,
+                       Cairn_I64Attr:$spatial,
+                       Cairn_F64Attr:$eps);
+}
+
+def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_update", 4, 3, 0, 0> {
+  let summary = "the running statistics updated in place from a batch";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$running_mean,
+                       Cairn_MemRef:$running_var,
+                       Cairn_MemRef:$num_batches_tracked,
+                       Cairn_MemRef:$new_running_mean,
+                       Cairn_MemRef:$new_running_var,
+                       Cairn_MemRef:$new_num_batches_tracked,
+                       Cairn_I64Attr:$n,
+                       Cairn_I64Attr:$c,
+                       Cairn_I64Attr:$spatial,
+                       Cairn_F64Attr:$momentum);
+  let hasVerifier = 1;
+}
+
+def Cairn_LayerNormKernelOp : Cairn_KernelOp<"layer_norm", 3, 1, 0, 1> {
+  let summary = "layer norm over the last cols elements of each row";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Optional<Cairn_MemRef>:$weight,
+                       Optional<Cairn_MemRef>:$bias,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$cols,
+                       Cairn_F64Attr:$eps);
+}
+
+def Cairn_LayerNormGradKernelOp : Cairn_KernelOp<"layer_norm_grad", 3, 3, 0, 1> {
+  let summary = "layer norm's gradients";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Optional<Cairn_MemRef>:$weight,
+                       Cairn_MemRef:$grad_input,
+                       Optional<Cairn_MemRef>:$grad_weight,
+                       Optional<Cairn_MemRef>:$grad_bias,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$cols,
+                       Cairn_F64Attr:$eps);
+}
+
+def Cairn_EmbeddingKernelOp : Cairn_KernelOp<"embedding", 2, 1, 0, 0> {
+  let summary = "rows of weight gathered by index";
+  let arguments = (ins Cairn_MemRef:$indices,
+                       Cairn_MemRef:$weight,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$num_indices,
+                       Cairn_I64Attr:$dim,
+                       Cairn_I64Attr:$num_embeddings);
+}
+
+def Cairn_EmbeddingGradKernelOp : Cairn_KernelOp<"embedding_grad", 2, 1, 0, 0> {
+  let summary = "rows of dy summed into the embedding's gradient (padding_idx -1: none)";
+  let arguments = (ins Cairn_MemRef:$indices,
+                       Cairn_MemRef:$dy,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$num_indices,
+                       Cairn_I64Attr:$dim,
+                       Cairn_I64Attr:$num_embeddings,
+                       Cairn_I64Attr:$padding_idx);
+}
+
+def Cairn_DropoutKernelOp : Cairn_KernelOp<"dropout", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+  let summary = "training-mode dropout; the mask is Philox of (seed, step, stream, element)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       Cairn_F64Attr:$p,
+                       Cairn_I64Attr:$stream);
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+def Cairn_MaxPool2dKernelOp : Cairn_KernelOp<"max_pool2d", 1, 1, 0, 0> {
+  let summary = "max pooling; shape: n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$shape);
+}
+
+def Cairn_MaxPool2dGradKernelOp : Cairn_KernelOp<"max_pool2d_grad", 2, 1, 0, 0> {
+  let summary = "max pooling's input gradient";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$shape);
+}
+
+def Cairn_AvgPool2dKernelOp : Cairn_KernelOp<"avg_pool2d", 1, 1, 0, 0> {
+  let summary = "average pooling";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$shape,
+                       BoolAttr:$count_include_pad);
+}
+
+def Cairn_AvgPool2dGradKernelOp : Cairn_KernelOp<"avg_pool2d_grad", 1, 1, 0, 0> {
+  let summary = "average pooling's input gradient";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$shape,
+                       BoolAttr:$count_include_pad);
+}
+
+def Cairn_AdaptiveAvgPool2dKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d", 1, 1, 0, 0> {
+  let summary = "adaptive average pooling; shape: n, c, h, w, ho, wo";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$shape);
+}
+
+def Cairn_AdaptiveAvgPool2dGradKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d_grad", 1, 1, 0, 0> {
+  let summary = "adaptive average pooling's input gradient";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and reductions
+//===----------------------------------------------------------------------===//
+
+def Cairn_PermuteKernelOp : Cairn_KernelOp<"permute", 1, 1, 0, 0> {
+  let summary = "the dimensions of input permuted";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$perm);
+}
+
+def Cairn_ConcatKernelOp : Cairn_KernelOp<"concat", 1, 1, 0, 0> {
+  let summary = "inputs joined along dim, input i from starts[i]";
+  let arguments = (ins Variadic<Cairn_MemRef>:$inputs,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$dim,
+                       DenseI64ArrayAttr:$starts);
+}
+
+def Cairn_SliceKernelOp : Cairn_KernelOp<"slice", 1, 1, 0, 0> {
+  let summary = "a strided slice of input";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$step);
+}
+
+def Cairn_SliceGradKernelOp : Cairn_KernelOp<"slice_grad", 1, 1, 0, 0> {
+  let summary = "a slice's input gradient: zeros, dy scattered into them";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$step);
+}
+
+def Cairn_BroadcastKernelOp : Cairn_KernelOp<"broadcast", 1, 1, 0, 0> {
+  let summary = "input repeated over the result (stride 0)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseI64ArrayAttr:$in_strides);
+}
+
+def Cairn_ReduceSumKernelOp : Cairn_KernelOp<"reduce_sum", 1, 1, 0, 0> {
+  let summary = "alpha times the sum over the reduced dimensions";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       DenseBoolArrayAttr:$reduced,
+                       Cairn_F64Attr:$alpha);
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Cairn_CrossEntropyKernelOp : Cairn_KernelOp<"cross_entropy", 2, 1, 0, 0> {
+  let summary = "mean cross-entropy of logits against class labels";
+  let arguments = (ins Cairn_MemRef:$logits,
+                       Cairn_MemRef:$labels,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$classes,
+                       Cairn_F64Attr:$label_smoothing);
+}
+
+def Cairn_CrossEntropyGradKernelOp : Cairn_KernelOp<"cross_entropy_grad", 3, 1, 0, 0> {
+  let summary = "cross-entropy's logits gradient";
+  let arguments = (ins Cairn_MemRef:$dloss,
+                       Cairn_MemRef:$logits,
+                       Cairn_MemRef:$labels,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$rows,
+                       Cairn_I64Attr:$classes,
+                       Cairn_F64Attr:$label_smoothing);
+}
+
+def Cairn_MseLossKernelOp : Cairn_KernelOp<"mse_loss", 2, 1, 0, 0> {
+  let summary = "mean squared error";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$target,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_MseLossGradKernelOp : Cairn_KernelOp<"mse_loss_grad", 3, 1, 0, 0> {
+  let summary = "mean squared error's input gradient";
+  let arguments = (ins Cairn_MemRef:$dloss,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$target,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1> {
+  let summary = "torch.optim.SGD's update of one param, in place";
+  let arguments = (ins Cairn_MemRef:$param,
+                       Cairn_MemRef:$grad,
+                       Optional<Cairn_MemRef>:$momentum_buffer,
+                       Cairn_MemRef:$new_param,
+                       Optional<Cairn_MemRef>:$new_momentum_buffer,
+                       Cairn_I64Attr:$n,
+                       Cairn_F64Attr:$lr,
+                       Cairn_F64Attr:$momentum,
+                       Cairn_F64Attr:$dampening,
+                       Cairn_F64Attr:$weight_decay,
+                       BoolAttr:$nesterov);
+  let hasVerifier = 1;
+}
+
+def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 4, 3, 0, 0> {
+  let summary = "torch.optim.Adam's update of one param, in place";
+  let arguments = (ins Cairn_MemRef:$param,
+                       Cairn_MemRef:$grad,
+                       Cairn_MemRef:$exp_avg,
+                       Cairn_MemRef:$exp_avg_sq,
+                       Cairn_MemRef:$new_param,
+                       Cairn_MemRef:$new_exp_avg,
+                       Cairn_MemRef:$new_exp_avg_sq,
+                       Cairn_I64Attr:$n,
+                       Cairn_F64Attr:$lr,
+                       Cairn_F64Attr:$beta1,
+                       Cairn_F64Attr:$beta2,
+                       Cairn_F64Attr:$eps,
+                       Cairn_F64Attr:$weight_decay);
+  let hasVerifier = 1;
+}
+
+#endif // CAIRN_IR_CAIRNKERNELOPS_TD

@@ -1,0 +1,226 @@
+//===- CairnProgramOps.cpp - The planned step's structure -----------------===//
+//
+// Verifiers of cairn.program, cairn.step, cairn.buffer and cairn.view: where
+// each may appear, and what the plan's decisions written on buffers (offset,
+// in place) must satisfy on their own. Whether two buffers live at once share
+// bytes is the arena verifier's business (passes/ArenaVerifier.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/CairnProgramOps.h"
+#include "ir/CairnKernelOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace cairn;
+
+/// Every offset is a multiple of this (passes/KernelGraph.h's kArenaAlignment).
+static constexpr int64_t kOffsetAlignment = 256;
+
+static int64_t getElementBytes(MemRefType type) {
+  return (type.getElementTypeBitWidth() + 7) / 8;
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramOp
+//===----------------------------------------------------------------------===//
+
+StepOp ProgramOp::getStep(StepKind kind) {
+  for (auto step : getBody().front().getOps<StepOp>())
+    if (step.getKind() == kind)
+      return step;
+  return {};
+}
+
+LogicalResult ProgramOp::verify() {
+  if (getBatch() < 1)
+    return emitOpError() << "expected a batch size >= 1 but got "
+                         << getBatch();
+  if (getTarget() != "cpu" && getTarget() != "cuda")
+    return emitOpError() << "expected target \"cpu\" or \"cuda\" but got \""
+                         << getTarget() << "\"";
+  if (getArenaBytes() && *getArenaBytes() < 0)
+    return emitOpError() << "expected arena_bytes >= 0 but got "
+                         << *getArenaBytes();
+  return success();
+}
+
+LogicalResult ProgramOp::verifyRegions() {
+  llvm::StringMap<Operation *> names;
+  bool steps[2] = {false, false};
+  auto checkName = [&](Operation *op, StringRef name) -> LogicalResult {
+    auto [it, inserted] = names.try_emplace(name, op);
+    if (inserted)
+      return success();
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "names '" << name
+                              << "', which another buffer of the program has";
+    diag.attachNote(it->second->getLoc()) << "the other buffer";
+    return diag;
+  };
+  std::optional<int64_t> arena = getArenaBytes();
+  for (Operation &op : getBody().front()) {
+    if (auto buffer = dyn_cast<BufferOp>(op)) {
+      if (failed(checkName(buffer, buffer.getName())))
+        return failure();
+    } else if (auto step = dyn_cast<StepOp>(op)) {
+      unsigned kind = static_cast<unsigned>(step.getKind());
+      if (steps[kind])
+        return step.emitOpError() << "is the second '"
+                                  << stringifyStepKind(step.getKind())
+                                  << "' step of the program";
+      steps[kind] = true;
+      for (Operation &inner : step.getBody().front()) {
+        if (auto buffer = dyn_cast<BufferOp>(inner)) {
+          if (failed(checkName(buffer, buffer.getName())))
+            return failure();
+        } else if (auto view = dyn_cast<ViewOp>(inner)) {
+          if (failed(checkName(view, view.getName())))
+            return failure();
+        }
+      }
+    } else {
+      return op.emitOpError()
+             << "cannot be in a cairn.program's body (it holds persistent "
+                "cairn.buffer ops and cairn.step ops)";
+    }
+  }
+  // Once planned, every buffer with bytes has its place in the arena.
+  if (!arena)
+    return success();
+  WalkResult result = walk([&](BufferOp buffer) {
+    if (buffer.getBytes() == 0)
+      return WalkResult::advance();
+    if (!buffer.getOffset()) {
+      buffer.emitOpError() << "has no offset in the planned arena";
+      return WalkResult::interrupt();
+    }
+    if (*buffer.getOffset() + buffer.getBytes() > *arena) {
+      buffer.emitOpError() << "ends at byte "
+                           << *buffer.getOffset() + buffer.getBytes()
+                           << ", past the arena's " << *arena;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+//===----------------------------------------------------------------------===//
+// StepOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StepOp::verifyRegions() {
+  for (Operation &op : getBody().front())
+    if (!isa<BufferOp, ViewOp, KernelOpInterface>(op))
+      return op.emitOpError() << "cannot be in a cairn.step (it holds "
+                                 "cairn.buffer, cairn.view and kernel ops)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BufferOp
+//===----------------------------------------------------------------------===//
+
+int64_t BufferOp::getBytes() {
+  MemRefType type = getResult().getType();
+  return type.getNumElements() * getElementBytes(type);
+}
+
+bool BufferOp::isPersistent() {
+  switch (getKind()) {
+  case BufferKind::input:
+  case BufferKind::param:
+  case BufferKind::buffer:
+  case BufferKind::optimizer:
+  case BufferKind::output:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// IR reads best with the buffer's own name: %fc1.weight prints as
+/// %fc1.weight (MLIR makes it a valid, unique SSA name).
+void BufferOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+LogicalResult BufferOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "expected a non-empty name";
+  bool inProgram = isa<ProgramOp>((*this)->getParentOp());
+  bool inStep = isa<StepOp>((*this)->getParentOp());
+  if (isPersistent() && !inProgram)
+    return emitOpError() << "is a " << stringifyBufferKind(getKind())
+                         << " buffer, which lives for the whole run: it "
+                            "belongs in the cairn.program's body";
+  if (!isPersistent() && !inStep)
+    return emitOpError() << "is a " << stringifyBufferKind(getKind())
+                         << " buffer, which lives within one step: it "
+                            "belongs in a cairn.step";
+  if (std::optional<int64_t> offset = getOffset())
+    if (*offset < 0 || *offset % kOffsetAlignment != 0)
+      return emitOpError() << "expected an offset that is a non-negative "
+                              "multiple of "
+                           << kOffsetAlignment << " but got " << *offset;
+  if (getInit() && getKind() != BufferKind::param &&
+      getKind() != BufferKind::buffer && getKind() != BufferKind::optimizer)
+    return emitOpError() << "has an initializer, which only param, buffer "
+                            "and optimizer buffers take";
+  if (Value over = getInPlace()) {
+    auto source = over.getDefiningOp<BufferOp>();
+    if (!source)
+      return emitOpError() << "is in place over a value that is no "
+                              "cairn.buffer (a view or an argument)";
+    if (isPersistent() || source.isPersistent())
+      return emitOpError() << "is in place over '" << source.getName()
+                           << "', but only per-step buffers are written in "
+                              "place over one another";
+    if (source.getBytes() != getBytes() ||
+        source.getType().getElementType() != getType().getElementType())
+      return emitOpError() << "is in place over '" << source.getName()
+                           << "', whose " << source.getType()
+                           << " holds other elements than its "
+                           << getType();
+    if (getOffset() && source.getOffset() && *getOffset() != *source.getOffset())
+      return emitOpError() << "is in place over '" << source.getName()
+                           << "' at offset " << *getOffset()
+                           << ", but that buffer is at " << *source.getOffset();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ViewOp
+//===----------------------------------------------------------------------===//
+
+BufferOp ViewOp::getRoot() {
+  Value value = getSource();
+  while (auto view = value.getDefiningOp<ViewOp>())
+    value = view.getSource();
+  return value.getDefiningOp<BufferOp>();
+}
+
+void ViewOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+LogicalResult ViewOp::verify() {
+  MemRefType from = getSource().getType(), to = getResult().getType();
+  if (from.getElementType() != to.getElementType() ||
+      from.getNumElements() != to.getNumElements())
+    return emitOpError() << "expected a view with the element type and count "
+                            "of its source "
+                         << from << " but got " << to;
+  if (!getRoot())
+    return emitOpError() << "views a value that is no cairn.buffer";
+  if (getName().empty())
+    return emitOpError() << "expected a non-empty name";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "ir/CairnProgramOps.cpp.inc"
