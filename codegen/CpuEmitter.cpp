@@ -18,6 +18,7 @@
 
 #include <set>
 
+using namespace cairn;
 using namespace cairn::codegen;
 
 namespace {
@@ -27,7 +28,7 @@ const CallStyle kCallStyle = {"cairn::kernels::", ""};
 
 class CpuEmitter {
 public:
-  CpuEmitter(const Program &program, llvm::StringRef modelSource,
+  CpuEmitter(const KernelGraph &program, llvm::StringRef modelSource,
              llvm::raw_ostream &os)
       : program(program), os(os), sourceLines(splitSourceLines(modelSource)),
         identifiers(nameIdentifiers(program)),
@@ -63,7 +64,7 @@ private:
   }
   llvm::raw_ostream &line() { return os.indent(indent); }
 
-  const Program &program;
+  const KernelGraph &program;
   llvm::raw_ostream &os;
   llvm::SmallVector<llvm::StringRef> sourceLines;
   std::vector<std::string> identifiers;
@@ -515,7 +516,7 @@ void CpuEmitter::emitKernel(const Kernel &k) {
   llvm_unreachable("unknown kernel kind");
 }
 
-void cairn::codegen::emitCpuProgram(const Program &program,
+void cairn::codegen::emitCpuProgram(const KernelGraph &program,
                                     llvm::StringRef modelSource,
                                     llvm::raw_ostream &os) {
   CpuEmitter(program, modelSource, os).emit();

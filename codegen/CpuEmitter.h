@@ -1,6 +1,6 @@
 //===- CpuEmitter.h - Kernel lists as C++ for the CPU -----------*- C++ -*-===//
 //
-// Prints a Program as one C++17 translation unit: `trainStep` and `forward`
+// Prints a KernelGraph as one C++17 translation unit: `trainStep` and `forward`
 // as calls into cairn::kernels (runtime/kernels/*.h) and plain loops on
 // typed pointers into the arena, the ProgramSpec that describes every named
 // tensor to the runtime, and a main() that hands both to runMain
@@ -11,7 +11,7 @@
 #ifndef CAIRN_CODEGEN_CPUEMITTER_H
 #define CAIRN_CODEGEN_CPUEMITTER_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,7 +19,7 @@ namespace cairn::codegen {
 
 /// Prints `program`. `modelSource` is the text of program.sourceFile: each
 /// kernel is preceded by a comment with its location and that line.
-void emitCpuProgram(const Program &program, llvm::StringRef modelSource,
+void emitCpuProgram(const KernelGraph &program, llvm::StringRef modelSource,
                     llvm::raw_ostream &os);
 
 } // namespace cairn::codegen

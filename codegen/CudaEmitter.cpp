@@ -42,15 +42,8 @@
 #include <algorithm>
 #include <set>
 
+using namespace cairn;
 using namespace cairn::codegen;
-
-LoweringTarget cairn::codegen::getCudaLoweringTarget() {
-  LoweringTarget target;
-  target.name = "CUDA";
-  target.halfPrecision = false;
-  target.gemmWorkspaceBytes = kCudaGemmWorkspaceBytes;
-  return target;
-}
 
 namespace {
 
@@ -179,7 +172,7 @@ struct StepCalls {
 
 class CudaEmitter {
 public:
-  CudaEmitter(const Program &program, llvm::StringRef modelSource,
+  CudaEmitter(const KernelGraph &program, llvm::StringRef modelSource,
               llvm::raw_ostream &os)
       : program(program), os(os), sourceLines(splitSourceLines(modelSource)),
         identifiers(nameIdentifiers(program, getCudaReservedNames())),
@@ -263,7 +256,7 @@ private:
     emitTableKernel(*body, indent, program, identifiers, k, kCallStyle);
   }
 
-  const Program &program;
+  const KernelGraph &program;
   llvm::raw_ostream &os;
   llvm::SmallVector<llvm::StringRef> sourceLines;
   std::vector<std::string> identifiers;
@@ -1134,7 +1127,7 @@ void CudaEmitter::emitKernel(const Kernel &k, int foldedRelu,
   llvm_unreachable("optimizer updates are printed in groups");
 }
 
-void cairn::codegen::emitCudaProgram(const Program &program,
+void cairn::codegen::emitCudaProgram(const KernelGraph &program,
                                      llvm::StringRef modelSource,
                                      llvm::raw_ostream &os) {
   CudaEmitter(program, modelSource, os).emit();

@@ -1,6 +1,6 @@
 //===- CudaEmitter.h - Kernel lists as CUDA C++ -----------------*- C++ -*-===//
 //
-// Prints a Program as one .cu translation unit for `cairn build --target
+// Prints a KernelGraph as one .cu translation unit for `cairn build --target
 // cuda`: `trainStep` and `forward` as host code that launches the CUDA
 // runtime's kernels (runtime/cuda/Kernels.h) and library calls
 // (runtime/cuda/Library.h: cuBLASLt, cuDNN) on pointers into the device
@@ -17,25 +17,17 @@
 #ifndef CAIRN_CODEGEN_CUDAEMITTER_H
 #define CAIRN_CODEGEN_CUDAEMITTER_H
 
-#include "codegen/KernelList.h"
-#include "codegen/Lowering.h"
+#include "passes/KernelGraph.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 namespace cairn::codegen {
 
-/// The most bytes of cuBLASLt workspace one GEMM gets in a CUDA plan.
-constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
-
-/// What the CUDA backend takes: named "CUDA" in messages, f32 and f64 (no
-/// half precision yet), and a planned cuBLASLt workspace for the GEMMs
-/// split-K can help (LowerOps.cpp, gemmWorkspaceBytes).
-LoweringTarget getCudaLoweringTarget();
-
-/// Prints `program`, lowered for getCudaLoweringTarget() and planned.
+/// Prints `program`, lowered for the CUDA target (getCudaTarget()) and
+/// planned.
 /// `modelSource` is the text of program.sourceFile: each call is preceded by
 /// a comment with its location and that line.
-void emitCudaProgram(const Program &program, llvm::StringRef modelSource,
+void emitCudaProgram(const KernelGraph &program, llvm::StringRef modelSource,
                      llvm::raw_ostream &os);
 
 } // namespace cairn::codegen

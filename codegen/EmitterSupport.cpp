@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <set>
 
+using namespace cairn;
 using namespace cairn::codegen;
 
 namespace {
@@ -38,17 +39,17 @@ const char *getRuntimeDType(DType dtype) {
 
 const char *getRuntimeRole(BufferKind kind) {
   switch (kind) {
-  case BufferKind::Input:
+  case BufferKind::input:
     return "Input";
-  case BufferKind::Param:
+  case BufferKind::param:
     return "Param";
-  case BufferKind::Buffer:
+  case BufferKind::buffer:
     return "Buffer";
-  case BufferKind::Optimizer:
+  case BufferKind::optimizer:
     return "OptimizerState";
-  case BufferKind::Grad:
+  case BufferKind::grad:
     return "Gradient"; // per-step, reported through StepContext::observe
-  case BufferKind::Output:
+  case BufferKind::output:
     return "Output";
   default:
     break;
@@ -56,17 +57,18 @@ const char *getRuntimeRole(BufferKind kind) {
   llvm_unreachable("only persistent buffers and gradients are in the spec");
 }
 
-const char *getRuntimeInit(InitKind kind) {
-  switch (kind) {
-  case InitKind::None:
+/// The runtime's spelling of an initialiser (runtime/Program.h).
+const char *getRuntimeInit(std::optional<cairn::InitKind> kind) {
+  if (!kind)
     return "None";
-  case InitKind::Zeros:
+  switch (*kind) {
+  case cairn::InitKind::zeros:
     return "Zeros";
-  case InitKind::Ones:
+  case cairn::InitKind::ones:
     return "Ones";
-  case InitKind::Uniform:
+  case cairn::InitKind::uniform:
     return "Uniform";
-  case InitKind::Normal:
+  case cairn::InitKind::normal:
     return "Normal";
   }
   llvm_unreachable("unknown init kind");
@@ -187,7 +189,7 @@ std::string cairn::codegen::quote(llvm::StringRef text) {
 //===----------------------------------------------------------------------===//
 
 std::vector<std::string>
-cairn::codegen::nameIdentifiers(const Program &program,
+cairn::codegen::nameIdentifiers(const KernelGraph &program,
                                 const llvm::StringSet<> &extraReserved) {
   std::vector<std::string> identifiers;
   std::set<std::string> used;
@@ -209,10 +211,10 @@ cairn::codegen::nameIdentifiers(const Program &program,
 }
 
 bool cairn::codegen::isInSpec(const Buffer &buffer) {
-  return isPersistent(buffer.kind) || buffer.kind == BufferKind::Grad;
+  return isPersistent(buffer.kind) || buffer.kind == BufferKind::grad;
 }
 
-std::vector<int> cairn::codegen::getSpecIndices(const Program &program) {
+std::vector<int> cairn::codegen::getSpecIndices(const KernelGraph &program) {
   std::vector<int> specIndex(program.buffers.size(), -1);
   int next = 0;
   for (const Buffer &b : program.buffers)
@@ -222,13 +224,13 @@ std::vector<int> cairn::codegen::getSpecIndices(const Program &program) {
 }
 
 void cairn::codegen::emitBufferPointer(llvm::raw_ostream &os, unsigned indent,
-                                       const Program &program, int id,
+                                       const KernelGraph &program, int id,
                                        llvm::StringRef identifier) {
   const Buffer &b = program.buffers[id];
   const char *type = getCType(b.dtype);
   os.indent(indent) << type << " *" << identifier << " = reinterpret_cast<"
                     << type << " *>(arena + " << b.offset << "); // "
-                    << getBufferKindName(b.kind) << " " << formatShape(b.shape);
+                    << stringifyBufferKind(b.kind) << " " << formatShape(b.shape);
   if (b.isAlias())
     os << ", a view of " << program.buffers[program.getAliasRoot(id)].name;
   os << "\n";
@@ -246,7 +248,7 @@ cairn::codegen::splitSourceLines(llvm::StringRef source) {
 }
 
 std::string
-cairn::codegen::describeKernel(const Kernel &k, const Program &program,
+cairn::codegen::describeKernel(const Kernel &k, const KernelGraph &program,
                                llvm::ArrayRef<llvm::StringRef> sourceLines) {
   std::string text = k.loc;
   if (!k.layer.empty())
@@ -276,7 +278,7 @@ cairn::codegen::describeKernel(const Kernel &k, const Program &program,
 }
 
 std::vector<AfterKernel>
-cairn::codegen::collectAfterKernels(const Program &program,
+cairn::codegen::collectAfterKernels(const KernelGraph &program,
                                     const StepKernels &step) {
   std::vector<AfterKernel> after(step.kernels.size());
   std::vector<bool> handedOn(program.buffers.size(), false);
@@ -286,7 +288,7 @@ cairn::codegen::collectAfterKernels(const Program &program,
   for (const Buffer &b : program.buffers) {
     if (b.step != step.step)
       continue;
-    if (b.kind == BufferKind::Grad && b.definedBy >= 0)
+    if (b.kind == BufferKind::grad && b.definedBy >= 0)
       after[b.definedBy].observed.push_back(b.id);
     if (!b.isAlias() && !isPersistent(b.kind) && b.bytes > 0 &&
         b.definedBy >= 0 && b.lastUse >= 0 && !handedOn[b.id])
@@ -296,7 +298,7 @@ cairn::codegen::collectAfterKernels(const Program &program,
 }
 
 void cairn::codegen::emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
-                                     const Program &program,
+                                     const KernelGraph &program,
                                      const AfterKernel &after,
                                      llvm::ArrayRef<int> specIndices,
                                      llvm::ArrayRef<std::string> identifiers,
@@ -321,7 +323,7 @@ void cairn::codegen::emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
 //===----------------------------------------------------------------------===//
 
 void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
-                                     const Program &program,
+                                     const KernelGraph &program,
                                      llvm::StringRef backend) {
   os << "/// Every named tensor: the runtime initialises, loads, saves, feeds "
         "and reads\n/// them at these offsets.\n"
@@ -377,7 +379,7 @@ bool cairn::codegen::isTableKernel(KernelKind kind) {
 }
 
 void cairn::codegen::emitTableKernel(llvm::raw_ostream &os, unsigned indent,
-                                     const Program &program,
+                                     const KernelGraph &program,
                                      llvm::ArrayRef<std::string> identifiers,
                                      const Kernel &k, const CallStyle &style) {
   auto line = [&]() -> llvm::raw_ostream & { return os.indent(indent); };

@@ -11,7 +11,7 @@
 #ifndef CAIRN_CODEGEN_EMITTERSUPPORT_H
 #define CAIRN_CODEGEN_EMITTERSUPPORT_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -65,18 +65,18 @@ std::string quote(llvm::StringRef text);
 /// generated code declares itself (shared by both emitters) or one of
 /// `extraReserved` (the emitter's own local names).
 std::vector<std::string>
-nameIdentifiers(const Program &program,
+nameIdentifiers(const KernelGraph &program,
                 const llvm::StringSet<> &extraReserved = {});
 
 /// The tensors the ProgramSpec lists: persistent ones and gradients.
 bool isInSpec(const Buffer &buffer);
 /// By buffer id: its index in spec.tensors, or -1.
-std::vector<int> getSpecIndices(const Program &program);
+std::vector<int> getSpecIndices(const KernelGraph &program);
 
 /// `float *name = reinterpret_cast<float *>(arena + OFFSET); // kind [shape]`
 /// (and ", a view of ROOT"), the declaration both emitters open a step with.
 void emitBufferPointer(llvm::raw_ostream &os, unsigned indent,
-                       const Program &program, int id,
+                       const KernelGraph &program, int id,
                        llvm::StringRef identifier);
 
 //===--- Kernels
@@ -88,7 +88,7 @@ llvm::SmallVector<llvm::StringRef> splitSourceLines(llvm::StringRef source);
 /// `file:line:col layer op: the model line` (the line quoted when the
 /// location is in program.sourceFile, cut at 72 characters): what the
 /// comment above each call says.
-std::string describeKernel(const Kernel &kernel, const Program &program,
+std::string describeKernel(const Kernel &kernel, const KernelGraph &program,
                            llvm::ArrayRef<llvm::StringRef> sourceLines);
 
 /// How an emitter spells a runtime call: the namespace
@@ -106,7 +106,7 @@ bool isTableKernel(KernelKind kind);
 /// Concat, Broadcast and ReduceSum: calls whose shapes go in static tables,
 /// in a block of their own. The same code on both backends but for `style`.
 void emitTableKernel(llvm::raw_ostream &os, unsigned indent,
-                     const Program &program,
+                     const KernelGraph &program,
                      llvm::ArrayRef<std::string> identifiers, const Kernel &k,
                      const CallStyle &style);
 
@@ -120,7 +120,7 @@ struct AfterKernel {
 };
 /// By kernel index of `step`: one pass over the buffers, both lists in
 /// buffer order.
-std::vector<AfterKernel> collectAfterKernels(const Program &program,
+std::vector<AfterKernel> collectAfterKernels(const KernelGraph &program,
                                              const StepKernels &step);
 
 /// Prints what follows a kernel: `if (ctx.observe) ctx.observe(...)` for
@@ -128,7 +128,7 @@ std::vector<AfterKernel> collectAfterKernels(const Program &program,
 /// `poisonCall` followed by `arena + OFFSET, BYTES);` for each dying buffer
 /// ("cairn::runtime::poisonBytes(" on the CPU).
 void emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
-                     const Program &program, const AfterKernel &after,
+                     const KernelGraph &program, const AfterKernel &after,
                      llvm::ArrayRef<int> specIndices,
                      llvm::ArrayRef<std::string> identifiers,
                      llvm::StringRef poisonCall);
@@ -139,7 +139,7 @@ void emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
 /// `static const cairn::runtime::ProgramSpec spec = ...;`: every tensor of
 /// the spec with its offset, the two step functions, and `backend` (an
 /// expression of type `const cairn::runtime::Backend *`).
-void emitProgramSpec(llvm::raw_ostream &os, const Program &program,
+void emitProgramSpec(llvm::raw_ostream &os, const KernelGraph &program,
                      llvm::StringRef backend);
 
 /// `int main(...) { return cairn::runtime::runMain(spec, argc, argv); }`.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 
+using namespace cairn;
 using namespace cairn::codegen;
 
 std::string cairn::codegen::formatByteSize(int64_t bytes) {
@@ -29,7 +30,7 @@ std::string cairn::codegen::formatByteSize(int64_t bytes) {
 namespace {
 
 /// The buffers the report lists: those with bytes in the plan.
-std::vector<const Buffer *> getPlannedBuffers(const Program &program,
+std::vector<const Buffer *> getPlannedBuffers(const KernelGraph &program,
                                               const ArenaPlan &plan) {
   std::vector<const Buffer *> listed;
   for (const Buffer &buffer : program.buffers)
@@ -38,27 +39,27 @@ std::vector<const Buffer *> getPlannedBuffers(const Program &program,
   return listed;
 }
 
-const Kernel &getKernel(const Program &program, const ScheduleEntry &entry) {
+const Kernel &getKernel(const KernelGraph &program, const ScheduleEntry &entry) {
   return program.getStep(entry.step).kernels[entry.kernel];
 }
 
 std::vector<std::string> getStepNames(const ArenaPlan &plan) {
   std::vector<std::string> steps;
   for (const ScheduleEntry &entry : plan.schedule)
-    if (steps.empty() || steps.back() != getStepName(entry.step))
-      steps.push_back(getStepName(entry.step).str());
+    if (steps.empty() || steps.back() != stringifyStepKind(entry.step))
+      steps.push_back(stringifyStepKind(entry.step).str());
   return steps;
 }
 
 } // namespace
 
-std::string cairn::codegen::formatMemoryReportJson(const Program &program,
+std::string cairn::codegen::formatMemoryReportJson(const KernelGraph &program,
                                                    const ArenaPlan &plan) {
   using Json = nlohmann::ordered_json;
   Json buffers = Json::array();
   for (const Buffer *buffer : getPlannedBuffers(program, plan)) {
     Json entry = {{"name", buffer->name},
-                  {"kind", getBufferKindName(buffer->kind).str()},
+                  {"kind", stringifyBufferKind(buffer->kind).str()},
                   {"bytes", buffer->bytes},
                   {"offset", buffer->offset},
                   {"start", plan.start[buffer->id]},
@@ -74,7 +75,7 @@ std::string cairn::codegen::formatMemoryReportJson(const Program &program,
     schedule.push_back({{"index", index},
                         {"op", kernel.opName},
                         {"kernel", getKernelKindName(kernel.kind).str()},
-                        {"step", getStepName(plan.schedule[index].step).str()},
+                        {"step", stringifyStepKind(plan.schedule[index].step).str()},
                         {"layer", kernel.layer},
                         {"loc", kernel.loc}});
   }
@@ -107,7 +108,7 @@ std::string cairn::codegen::formatMemoryReportJson(const Program &program,
   return report.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-void cairn::codegen::printMemoryReportText(const Program &program,
+void cairn::codegen::printMemoryReportText(const KernelGraph &program,
                                            const ArenaPlan &plan,
                                            llvm::raw_ostream &os) {
   std::vector<const Buffer *> listed = getPlannedBuffers(program, plan);
@@ -166,7 +167,7 @@ void cairn::codegen::printMemoryReportText(const Program &program,
   };
   std::map<std::string, KindTotal> kinds;
   for (const Buffer *b : listed) {
-    KindTotal &total = kinds[getBufferKindName(b->kind).str()];
+    KindTotal &total = kinds[stringifyBufferKind(b->kind).str()];
     ++total.count;
     total.bytes += b->bytes;
     if (isLiveAt(*b, plan.peakIndex))
@@ -186,7 +187,7 @@ void cairn::codegen::printMemoryReportText(const Program &program,
     const Kernel &kernel = getKernel(program, entry);
     os << "Peak: " << formatByteSize(plan.lowerBoundBytes)
        << " live at schedule index " << plan.peakIndex << " ("
-       << getStepName(entry.step) << " kernel " << entry.kernel << "): "
+       << stringifyStepKind(entry.step) << " kernel " << entry.kernel << "): "
        << getKernelKindName(kernel.kind);
     if (!kernel.layer.empty())
       os << " in " << kernel.layer;
@@ -203,7 +204,7 @@ void cairn::codegen::printMemoryReportText(const Program &program,
     size_t shown = std::min<size_t>(live.size(), 15);
     for (size_t i = 0; i < shown; ++i)
       os << llvm::format("    %-36s %-10s %12s  %s\n", live[i]->name.c_str(),
-                         getBufferKindName(live[i]->kind).str().c_str(),
+                         stringifyBufferKind(live[i]->kind).str().c_str(),
                          formatByteSize(live[i]->bytes).c_str(),
                          live[i]->loc.c_str());
     if (live.size() > shown)
@@ -226,7 +227,7 @@ void cairn::codegen::printMemoryReportText(const Program &program,
                            : std::to_string(plan.start[b.id]) + ".." +
                                  std::to_string(plan.end[b.id]);
     os << llvm::format("    %-36s %-10s %12s %12lld  %-11s %s\n",
-                       b.name.c_str(), getBufferKindName(b.kind).str().c_str(),
+                       b.name.c_str(), stringifyBufferKind(b.kind).str().c_str(),
                        formatByteSize(b.bytes).c_str(),
                        static_cast<long long>(b.offset), life.c_str(),
                        b.loc.c_str());

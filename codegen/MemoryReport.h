@@ -22,7 +22,7 @@
 #ifndef CAIRN_CODEGEN_MEMORYREPORT_H
 #define CAIRN_CODEGEN_MEMORYREPORT_H
 
-#include "codegen/ArenaPlan.h"
+#include "passes/ArenaPlan.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,12 +31,12 @@
 namespace cairn::codegen {
 
 /// The report as a JSON document (pretty-printed, trailing newline).
-std::string formatMemoryReportJson(const Program &program,
+std::string formatMemoryReportJson(const KernelGraph &program,
                                    const ArenaPlan &plan);
 
 /// The report for people: totals, the peak and what is live there, the
 /// largest buffers, planned vs no-reuse vs lower bound.
-void printMemoryReportText(const Program &program, const ArenaPlan &plan,
+void printMemoryReportText(const KernelGraph &program, const ArenaPlan &plan,
                            llvm::raw_ostream &os);
 
 /// "1.50 MiB"; plain bytes below 1 KiB.

@@ -9,6 +9,7 @@
 
 #include "codegen/MemoryReportHtml.h"
 
+using namespace cairn;
 using namespace cairn::codegen;
 
 namespace {

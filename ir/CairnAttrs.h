@@ -7,7 +7,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 
-#include "ir/CairnEnums.h.inc"
+#include "ir/CairnEnums.h"
 
 namespace cairn::detail {
 /// Parsers of the `double` and `bool` attribute parameters.

@@ -28,12 +28,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/ArenaPlan.h"
-#include "codegen/ArenaVerifier.h"
+#include "passes/ArenaPlan.h"
+#include "passes/ArenaVerifier.h"
 #include "codegen/CpuEmitter.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/HostCompiler.h"
-#include "codegen/Lowering.h"
+#include "passes/Lowering.h"
 #include "codegen/MemoryReport.h"
 #include "codegen/MemoryReportHtml.h"
 #include "frontend/Diagnostics.h"
@@ -275,17 +275,17 @@ bool checkMemoryReportFlag() {
 /// Lays out `program`'s arena as the flags ask, and checks the result with
 /// the independent verifier. A plan that fails it is a Cairn bug: it is
 /// reported and never used.
-std::optional<codegen::ArenaPlan>
-planAndVerify(codegen::Program &program, std::optional<codegen::Step> onlyStep,
+std::optional<ArenaPlan>
+planAndVerify(KernelGraph &program, std::optional<StepKind> onlyStep,
               double timeLimitSeconds, llvm::raw_ostream &verifyOs) {
-  codegen::ArenaPlanOptions options;
+  ArenaPlanOptions options;
   options.reuse = !noReuse;
   options.inPlace = !noReuse;
   options.reorder = !noReuse && !noReorder;
   options.timeLimitSeconds = timeLimitSeconds;
   options.onlyStep = onlyStep;
-  codegen::ArenaPlan plan = codegen::planArena(program, options);
-  codegen::ArenaVerdict verdict = codegen::verifyArena(program, onlyStep);
+  ArenaPlan plan = planArena(program, options);
+  ArenaVerdict verdict = verifyArena(program, onlyStep);
   if (!verdict.ok) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "internal error: the memory plan of model '" << program.model
@@ -296,14 +296,14 @@ planAndVerify(codegen::Program &program, std::optional<codegen::Step> onlyStep,
   if (verifyPlanFlag)
     verifyOs << "plan verified: " << verdict.buffers
              << " buffers inside the " << program.arenaBytes
-             << "-byte arena, " << codegen::kArenaAlignment
+             << "-byte arena, " << kArenaAlignment
              << "-byte aligned, no two live at once share a byte\n";
   return plan;
 }
 
 /// Writes the memory report to --memory-report in its format, atomically.
-llvm::LogicalResult writeMemoryReport(const codegen::Program &program,
-                                      const codegen::ArenaPlan &plan) {
+llvm::LogicalResult writeMemoryReport(const KernelGraph &program,
+                                      const ArenaPlan &plan) {
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(memoryReportFile, &errorMessage);
@@ -342,9 +342,8 @@ bool isCudaTarget() {
 
 /// What the kernels are lowered for: the target decides what the plan
 /// holds (the CUDA program's GEMMs get cuBLASLt workspaces).
-codegen::LoweringTarget getLoweringTarget() {
-  return isCudaTarget() ? codegen::getCudaLoweringTarget()
-                        : codegen::LoweringTarget{};
+LoweringTarget getLoweringTarget() {
+  return isCudaTarget() ? getCudaTarget() : getCpuTarget();
 }
 
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
@@ -383,11 +382,11 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
     return llvm::failure();
   if (emitKind == EmitKind::TrainMLIR)
     return printModule();
-  std::optional<codegen::Program> program =
-      codegen::lowerToKernels(*module, getLoweringTarget());
+  std::optional<KernelGraph> program =
+      lowerToKernels(*module, getLoweringTarget());
   if (!program)
     return llvm::failure();
-  std::optional<codegen::ArenaPlan> plan =
+  std::optional<ArenaPlan> plan =
       planAndVerify(*program, std::nullopt, kDefaultPlanSeconds, llvm::errs());
   if (!plan)
     return llvm::failure();
@@ -467,7 +466,7 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text) {
 
 /// The model at batch size `batch` (0: the model's own), lowered to kernels
 /// with liveness; errors go to the context's handler.
-std::optional<codegen::Program> compileProgram(llvm::StringRef source,
+std::optional<KernelGraph> compileProgram(llvm::StringRef source,
                                                llvm::StringRef filename,
                                                mlir::MLIRContext &context,
                                                long long batch) {
@@ -479,14 +478,14 @@ std::optional<codegen::Program> compileProgram(llvm::StringRef source,
       compileModelSource(source, diag, options);
   if (!module || llvm::failed(runAutodiff(*module)))
     return std::nullopt;
-  return codegen::lowerToKernels(*module, getLoweringTarget());
+  return lowerToKernels(*module, getLoweringTarget());
 }
 
 /// `cairn plan MODEL --fit SIZE`: plans the model at its batch size, says
 /// whether it fits, then bisects for the largest batch that does.
 int runFit(llvm::StringRef source, llvm::StringRef filename,
            mlir::MLIRContext &context, int64_t budget,
-           std::optional<codegen::Step> onlyStep) {
+           std::optional<StepKind> onlyStep) {
   llvm::raw_ostream &os = llvm::outs();
   // The probes plan with a short exact-search budget; the answer is
   // planned again in full.
@@ -499,11 +498,11 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
   llvm::raw_null_ostream quiet;
   auto probe = [&](long long batch, double seconds) {
     Probe result;
-    std::optional<codegen::Program> program =
+    std::optional<KernelGraph> program =
         compileProgram(source, filename, context, batch);
     if (!program)
       return result;
-    std::optional<codegen::ArenaPlan> plan =
+    std::optional<ArenaPlan> plan =
         planAndVerify(*program, onlyStep, seconds, quiet);
     if (!plan)
       return result;
@@ -595,20 +594,20 @@ int runPlanModel() {
   context.printStackTraceOnDiagnostic(false);
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
-  std::optional<codegen::Step> onlyStep;
+  std::optional<StepKind> onlyStep;
   if (planStep == PlanStep::Train)
-    onlyStep = codegen::Step::TrainStep;
+    onlyStep = StepKind::train_step;
   else if (planStep == PlanStep::Forward)
-    onlyStep = codegen::Step::Forward;
+    onlyStep = StepKind::forward;
   if (budget)
     return runFit(source, name, context, *budget, onlyStep);
 
-  std::optional<codegen::Program> program = compileProgram(
+  std::optional<KernelGraph> program = compileProgram(
       source, name, context,
       batchSize.getNumOccurrences() ? batchSize.getValue() : 0);
   if (!program)
     return 1;
-  std::optional<codegen::ArenaPlan> plan =
+  std::optional<ArenaPlan> plan =
       planAndVerify(*program, onlyStep, timeLimit, llvm::outs());
   if (!plan)
     return 1;

@@ -8,8 +8,8 @@
 
 #include "RandomPrograms.h"
 
-#include "codegen/ArenaPlan.h"
-#include "codegen/ArenaVerifier.h"
+#include "passes/ArenaPlan.h"
+#include "passes/ArenaVerifier.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <random>
 
+using namespace cairn;
 using namespace cairn::codegen;
 using namespace cairn::codegen::testing;
 
@@ -25,12 +26,12 @@ namespace {
 /// A chain: x -> matmul -> a -> relu -> b -> matmul -> c, a dies at relu.
 ProgramMaker makeChain() {
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int w = m.add("w", BufferKind::Param, 1000);
-  int a = m.add("a", BufferKind::Activation, 1000);
-  int b = m.add("b", BufferKind::Activation, 1000);
-  int c = m.add("c", BufferKind::Activation, 1000);
-  int out = m.add("loss", BufferKind::Output, 1);
+  int x = m.add("x", BufferKind::input, 1000);
+  int w = m.add("w", BufferKind::param, 1000);
+  int a = m.add("a", BufferKind::activation, 1000);
+  int b = m.add("b", BufferKind::activation, 1000);
+  int c = m.add("c", BufferKind::activation, 1000);
+  int out = m.add("loss", BufferKind::output, 1);
   m.kernel(KernelKind::Matmul, {x, w}, {a});
   m.kernel(KernelKind::Relu, {a}, {b});
   m.kernel(KernelKind::Matmul, {b, w}, {c});
@@ -40,7 +41,7 @@ ProgramMaker makeChain() {
 
 TEST(ArenaPlanTest, ElementwiseKernelWritesOverItsDyingInput) {
   ProgramMaker m = makeChain();
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   ArenaPlan plan = planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
   const Buffer &a = program.buffers[2], &b = program.buffers[3];
@@ -57,9 +58,9 @@ TEST(ArenaPlanTest, ElementwiseKernelWritesOverItsDyingInput) {
 TEST(ArenaPlanTest, NoInPlaceWhenTheInputIsReadLater) {
   ProgramMaker m = makeChain();
   // The backward part reads `a` again: relu must not overwrite it.
-  int a = 2, grad = m.add("grad", BufferKind::Temp, 1000);
+  int a = 2, grad = m.add("grad", BufferKind::temp, 1000);
   m.kernel(KernelKind::ReluGrad, {4, a}, {grad});
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
   EXPECT_EQ(program.buffers[3].inPlaceOf, kNoBuffer);
@@ -70,9 +71,9 @@ TEST(ArenaPlanTest, NoInPlaceWhenAViewOfTheInputLivesOn) {
   ProgramMaker m = makeChain();
   int a = 2;
   int aView = m.view("a.view", a);
-  int later = m.add("later", BufferKind::Temp, 1000);
+  int later = m.add("later", BufferKind::temp, 1000);
   m.kernel(KernelKind::Copy, {aView}, {later});
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
   EXPECT_EQ(program.buffers[3].inPlaceOf, kNoBuffer);
@@ -81,7 +82,7 @@ TEST(ArenaPlanTest, NoInPlaceWhenAViewOfTheInputLivesOn) {
 
 TEST(ArenaPlanTest, NoReuseGivesEveryBufferItsOwnBytes) {
   ProgramMaker m = makeChain();
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   ArenaPlanOptions options;
   options.reuse = false;
   ArenaPlan plan = planArena(program, options);
@@ -97,20 +98,20 @@ TEST(ArenaPlanTest, NoReuseGivesEveryBufferItsOwnBytes) {
 TEST(ArenaPlanTest, TheTwoStepsShareTheirPerStepBytes) {
   ProgramMaker m = makeChain();
   int x = 0, w = 1;
-  int f1 = m.add("f1", BufferKind::Activation, 1000, Step::Forward);
-  int f2 = m.add("output", BufferKind::Output, 1000);
-  m.kernel(KernelKind::Matmul, {x, w}, {f1}, Step::Forward);
-  m.kernel(KernelKind::Matmul, {f1, w}, {f2}, Step::Forward);
-  Program &program = m.finish();
+  int f1 = m.add("f1", BufferKind::activation, 1000, StepKind::forward);
+  int f2 = m.add("output", BufferKind::output, 1000);
+  m.kernel(KernelKind::Matmul, {x, w}, {f1}, StepKind::forward);
+  m.kernel(KernelKind::Matmul, {f1, w}, {f2}, StepKind::forward);
+  KernelGraph &program = m.finish();
   ArenaPlan plan = planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
   EXPECT_EQ(plan.schedule.size(), 6u);
   // The forward step's activation takes bytes of the training step's.
   EXPECT_EQ(plan.arenaBytes, plan.lowerBoundBytes);
   ArenaPlanOptions forwardOnly;
-  forwardOnly.onlyStep = Step::Forward;
+  forwardOnly.onlyStep = StepKind::forward;
   ArenaPlan forward = planArena(program, forwardOnly);
-  EXPECT_TRUE(verifyArena(program, Step::Forward).ok);
+  EXPECT_TRUE(verifyArena(program, StepKind::forward).ok);
   EXPECT_EQ(forward.schedule.size(), 2u);
   // x, w, output and f1; no loss.
   EXPECT_EQ(forward.arenaBytes, 4 * 4096);
@@ -122,7 +123,7 @@ TEST(ArenaPlanTest, TheTwoStepsShareTheirPerStepBytes) {
 
 TEST(ArenaVerifierTest, CatchesTwoLiveBuffersSharingBytes) {
   ProgramMaker m = makeChain();
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   planArena(program);
   ASSERT_TRUE(verifyArena(program).ok);
   // c is live with b (matmul 2 reads b, writes c): put c on b.
@@ -136,7 +137,7 @@ TEST(ArenaVerifierTest, CatchesTwoLiveBuffersSharingBytes) {
 
 TEST(ArenaVerifierTest, CatchesMisalignmentAndOverflow) {
   ProgramMaker m = makeChain();
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   planArena(program);
   program.buffers[4].offset += 4;
   EXPECT_FALSE(verifyArena(program).ok);
@@ -148,7 +149,7 @@ TEST(ArenaVerifierTest, CatchesMisalignmentAndOverflow) {
 
 TEST(ArenaVerifierTest, CatchesInPlaceClaimsOfNonElementwiseKernels) {
   ProgramMaker m = makeChain();
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   planArena(program);
   // c = matmul(b, w) may not overwrite b, even though b dies there.
   Buffer &b = program.buffers[3], &c = program.buffers[4];
@@ -163,9 +164,9 @@ TEST(ArenaVerifierTest, CatchesInPlaceClaimsOfNonElementwiseKernels) {
 TEST(ArenaVerifierTest, CatchesAViewAwayFromItsRoot) {
   ProgramMaker m = makeChain();
   int aView = m.view("a.view", 2);
-  int later = m.add("later", BufferKind::Temp, 1000);
+  int later = m.add("later", BufferKind::temp, 1000);
   m.kernel(KernelKind::Copy, {aView}, {later});
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   planArena(program);
   ASSERT_TRUE(verifyArena(program).ok);
   program.buffers[aView].offset += 256;
@@ -181,7 +182,7 @@ TEST(ArenaPlanPropertyTest, RandomTrainingStepsPlanSoundAndNearTheLowerBound) {
   double worst = 0;
   int worstCase = -1;
   for (int trial = 0; trial < 1000; ++trial) {
-    Program program = makeRandomStep(rng);
+    KernelGraph program = makeRandomStep(rng);
     ArenaPlanOptions options;
     options.timeLimitSeconds = 0.05;
     ArenaPlan plan = planArena(program, options);
@@ -199,7 +200,7 @@ TEST(ArenaPlanPropertyTest, RandomTrainingStepsPlanSoundAndNearTheLowerBound) {
     if (trial % 50 == 0) {
       ArenaPlanOptions noReuse;
       noReuse.reuse = false;
-      Program copy = program;
+      KernelGraph copy = program;
       planArena(copy, noReuse);
       ASSERT_TRUE(verifyArena(copy).ok) << "trial " << trial;
     }
@@ -214,7 +215,7 @@ TEST(ArenaPlanPropertyTest, TheVerifierCatchesEveryCollisionItIsShown) {
   std::mt19937_64 rng(7);
   int caught = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    Program program = makeRandomStep(rng);
+    KernelGraph program = makeRandomStep(rng);
     ArenaPlanOptions options;
     options.timeLimitSeconds = 0;
     planArena(program, options);
@@ -228,7 +229,7 @@ TEST(ArenaPlanPropertyTest, TheVerifierCatchesEveryCollisionItIsShown) {
       if (isPersistent(program.buffers[in].kind) ||
           isPersistent(program.buffers[out].kind))
         continue;
-      Program broken = program;
+      KernelGraph broken = program;
       broken.buffers[out].offset = broken.buffers[in].offset;
       broken.arenaBytes = std::max(
           broken.arenaBytes,

@@ -8,7 +8,7 @@
 #ifndef CAIRN_TEST_UNIT_ARENA_RANDOMPROGRAMS_H
 #define CAIRN_TEST_UNIT_ARENA_RANDOMPROGRAMS_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include <optional>
 #include <random>
@@ -17,12 +17,12 @@
 
 namespace cairn::codegen::testing {
 
-/// Appends buffers (of f32 elements) and kernels to a Program; finish()
+/// Appends buffers (of f32 elements) and kernels to a KernelGraph; finish()
 /// computes liveness.
 class ProgramMaker {
 public:
   int add(std::string name, BufferKind kind, int64_t elements,
-          std::optional<Step> step = Step::TrainStep) {
+          std::optional<StepKind> step = StepKind::train_step) {
     Buffer buffer;
     buffer.id = program.buffers.size();
     buffer.name = std::move(name);
@@ -43,23 +43,23 @@ public:
     return id;
   }
   Kernel &kernel(KernelKind kind, std::vector<int> inputs,
-                 std::vector<int> outputs, Step step = Step::TrainStep) {
+                 std::vector<int> outputs, StepKind step = StepKind::train_step) {
     Kernel k;
     k.kind = kind;
     k.inputs = std::move(inputs);
     k.outputs = std::move(outputs);
     k.tiedInputs.assign(k.outputs.size(), -1);
-    std::vector<Kernel> &list = step == Step::TrainStep
+    std::vector<Kernel> &list = step == StepKind::train_step
                                     ? program.trainStep.kernels
                                     : program.forward.kernels;
     list.push_back(std::move(k));
     return list.back();
   }
-  Program &finish() {
+  KernelGraph &finish() {
     computeLiveness(program);
     return program;
   }
-  Program program;
+  KernelGraph program;
 };
 
 /// A random MLP/CNN-like training step: a forward chain of layers (matmul
@@ -69,16 +69,16 @@ public:
 /// its layer's backward kernels, or with `updatesAtEnd` all of them come
 /// after the backward part, in layer order, as the lowering emits them (the
 /// same draws from `rng` either way).
-inline Program makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = false) {
+inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = false) {
   ProgramMaker m;
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   int layers = pick(2, 40);
   int64_t batch = 64 * pick(1, 8);
-  int x = m.add("x", BufferKind::Input, batch * pick(16, 1024));
-  int label = m.add("label", BufferKind::Input, batch);
-  int loss = m.add("loss", BufferKind::Output, 1);
+  int x = m.add("x", BufferKind::input, batch * pick(16, 1024));
+  int label = m.add("label", BufferKind::input, batch);
+  int loss = m.add("loss", BufferKind::output, 1);
   struct Layer {
     int param, momentum, in, pre, out;
     bool activation;
@@ -96,22 +96,22 @@ inline Program makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = false) {
     int64_t width = batch * pick(8, 4096);
     Layer layer;
     layer.param =
-        m.add("w" + std::to_string(l), BufferKind::Param, pick(64, 1 << 18));
+        m.add("w" + std::to_string(l), BufferKind::param, pick(64, 1 << 18));
     layer.momentum =
-        m.add("w" + std::to_string(l) + ".momentum", BufferKind::Optimizer,
+        m.add("w" + std::to_string(l) + ".momentum", BufferKind::optimizer,
               m.program.buffers[layer.param].getNumElements());
     layer.in = current;
-    layer.pre = m.add("pre" + std::to_string(l), BufferKind::Saved, width);
+    layer.pre = m.add("pre" + std::to_string(l), BufferKind::saved, width);
     Kernel &k =
         m.kernel(KernelKind::Matmul, {current, layer.param}, {layer.pre});
     if (pick(0, 2) == 0) {
-      k.workspace = m.add("ws" + std::to_string(l), BufferKind::Workspace,
+      k.workspace = m.add("ws" + std::to_string(l), BufferKind::workspace,
                           pick(16, 1 << 16));
     }
     layer.activation = pick(0, 3) != 0;
     layer.out = layer.pre;
     if (layer.activation) {
-      layer.out = m.add("act" + std::to_string(l), BufferKind::Saved, width);
+      layer.out = m.add("act" + std::to_string(l), BufferKind::saved, width);
       m.kernel(KernelKind::Relu, {layer.pre}, {layer.out});
     }
     saved.push_back(layer);
@@ -119,21 +119,21 @@ inline Program makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = false) {
   }
   m.kernel(KernelKind::CrossEntropy, {current, label}, {loss});
   int64_t lastWidth = m.program.buffers[current].getNumElements();
-  int dy = m.add("dlogits", BufferKind::Temp, lastWidth);
+  int dy = m.add("dlogits", BufferKind::temp, lastWidth);
   m.kernel(KernelKind::CrossEntropyGrad, {loss, current, label}, {dy});
   for (int l = layers - 1; l >= 0; --l) {
     const Layer &layer = saved[l];
     int64_t width = m.program.buffers[layer.pre].getNumElements();
     if (layer.activation) {
-      int dpre = m.add("dpre" + std::to_string(l), BufferKind::Temp, width);
+      int dpre = m.add("dpre" + std::to_string(l), BufferKind::temp, width);
       m.kernel(KernelKind::ReluGrad, {dy, layer.out}, {dpre});
       dy = dpre;
     }
-    int grad = m.add("grad.w" + std::to_string(l), BufferKind::Grad,
+    int grad = m.add("grad.w" + std::to_string(l), BufferKind::grad,
                      m.program.buffers[layer.param].getNumElements());
     m.kernel(KernelKind::LinearGradWeight, {dy, layer.in}, {grad});
     if (l > 0) {
-      int dx = m.add("dx" + std::to_string(l), BufferKind::Temp,
+      int dx = m.add("dx" + std::to_string(l), BufferKind::temp,
                      m.program.buffers[layer.in].getNumElements());
       m.kernel(KernelKind::LinearGradInput, {dy, layer.param}, {dx});
       dy = dx;
@@ -146,7 +146,7 @@ inline Program makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = false) {
     for (int l = 0; l < layers; ++l)
       addUpdate(l);
   // The forward step: the same layers, activations not saved.
-  int output = m.add("output", BufferKind::Output,
+  int output = m.add("output", BufferKind::output,
                      m.program.buffers[current].getNumElements());
   current = x;
   for (int l = 0; l < layers; ++l) {
@@ -154,16 +154,16 @@ inline Program makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = false) {
     int64_t width = m.program.buffers[layer.pre].getNumElements();
     int pre = l == layers - 1 && !layer.activation
                   ? output
-                  : m.add("f.pre" + std::to_string(l), BufferKind::Activation,
-                          width, Step::Forward);
-    m.kernel(KernelKind::Matmul, {current, layer.param}, {pre}, Step::Forward);
+                  : m.add("f.pre" + std::to_string(l), BufferKind::activation,
+                          width, StepKind::forward);
+    m.kernel(KernelKind::Matmul, {current, layer.param}, {pre}, StepKind::forward);
     current = pre;
     if (layer.activation) {
       int act = l == layers - 1
                     ? output
-                    : m.add("f.act" + std::to_string(l), BufferKind::Activation,
-                            width, Step::Forward);
-      m.kernel(KernelKind::Relu, {pre}, {act}, Step::Forward);
+                    : m.add("f.act" + std::to_string(l), BufferKind::activation,
+                            width, StepKind::forward);
+      m.kernel(KernelKind::Relu, {pre}, {act}, StepKind::forward);
       current = act;
     }
   }

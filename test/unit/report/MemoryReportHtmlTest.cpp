@@ -15,6 +15,7 @@
 
 #include <string>
 
+using namespace cairn;
 using namespace cairn::codegen;
 
 namespace {

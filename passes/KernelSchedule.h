@@ -24,17 +24,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_MEMORYAWARESCHEDULE_H
-#define CAIRN_CODEGEN_MEMORYAWARESCHEDULE_H
+#ifndef CAIRN_PASSES_KERNELSCHEDULE_H
+#define CAIRN_PASSES_KERNELSCHEDULE_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
 #include <vector>
 
-namespace cairn::codegen {
+namespace cairn {
 
 /// The dependence DAG of one step's kernels, by their index in the step's
 /// list. Every edge goes from a lower index to a higher one.
@@ -51,30 +51,30 @@ struct KernelDependences {
 /// reader of the old value), or both write it. Outputs and workspaces are
 /// writes; an output tied to an input (Kernel::tiedInputs) writes that
 /// input's buffer too.
-KernelDependences computeKernelDependences(const Program &program, Step step);
+KernelDependences computeKernelDependences(const KernelGraph &program, StepKind step);
 
 /// A topological order of `step`'s dependence DAG, chosen to lower the peak
 /// of live bytes: order[p] is the index (in the step's list) of the kernel
 /// that runs p-th. Deterministic; the list's own order when no kernel can
 /// free memory earlier.
-std::vector<int> computeMemoryAwareOrder(const Program &program, Step step);
+std::vector<int> computeMemoryAwareOrder(const KernelGraph &program, StepKind step);
 
 /// The most bytes of `step`'s own buffers (each rounded up to the arena
 /// alignment) live at one kernel when its kernels run in `order`: a buffer
 /// lives from the kernel that defines it to the last kernel that touches it
 /// or one of its views, as planArena counts it before in-place. Persistent
 /// buffers are not counted (they are the same for every order).
-int64_t computeStepPeakBytes(const Program &program, Step step,
+int64_t computeStepPeakBytes(const KernelGraph &program, StepKind step,
                              llvm::ArrayRef<int> order);
 
 /// Runs `step`'s kernels in `order` (see computeMemoryAwareOrder) and
 /// recomputes liveness. Buffer kinds are kept: they say which part of the
 /// step reads a buffer, which no order changes.
-void applyKernelOrder(Program &program, Step step, llvm::ArrayRef<int> order);
+void applyKernelOrder(KernelGraph &program, StepKind step, llvm::ArrayRef<int> order);
 
 /// What scheduling one step did.
 struct StepScheduleResult {
-  Step step = Step::TrainStep;
+  StepKind step = StepKind::train_step;
   /// computeStepPeakBytes of the step's order before and of the order kept.
   int64_t peakBefore = 0;
   int64_t peakAfter = 0;
@@ -87,8 +87,8 @@ struct StepScheduleResult {
 /// Computes the memory-aware order of `step` and applies it when its peak
 /// is strictly lower than the step's current order's (the lowered one);
 /// else leaves the program as it is.
-StepScheduleResult scheduleStepForMemory(Program &program, Step step);
+StepScheduleResult scheduleStepForMemory(KernelGraph &program, StepKind step);
 
-} // namespace cairn::codegen
+} // namespace cairn
 
-#endif // CAIRN_CODEGEN_MEMORYAWARESCHEDULE_H
+#endif // CAIRN_PASSES_KERNELSCHEDULE_H

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/StepLowering.h"
+#include "passes/StepLowering.h"
 
 #include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
@@ -24,7 +24,7 @@
 
 using namespace mlir;
 using namespace cairn;
-using namespace cairn::codegen;
+using namespace cairn;
 
 namespace {
 
@@ -62,32 +62,18 @@ std::string getLayerName(Location loc) {
 std::optional<BufferKind> getArgumentKind(Role role) {
   switch (role) {
   case Role::input:
-    return BufferKind::Input;
+    return BufferKind::input;
   case Role::param:
-    return BufferKind::Param;
+    return BufferKind::param;
   case Role::buffer:
-    return BufferKind::Buffer;
+    return BufferKind::buffer;
   case Role::optimizer_state:
-    return BufferKind::Optimizer;
+    return BufferKind::optimizer;
   case Role::gradient:
   case Role::output:
     return std::nullopt;
   }
   return std::nullopt;
-}
-
-codegen::InitKind getInitKind(cairn::InitKind kind) {
-  switch (kind) {
-  case cairn::InitKind::zeros:
-    return codegen::InitKind::Zeros;
-  case cairn::InitKind::ones:
-    return codegen::InitKind::Ones;
-  case cairn::InitKind::uniform:
-    return codegen::InitKind::Uniform;
-  case cairn::InitKind::normal:
-    return codegen::InitKind::Normal;
-  }
-  return codegen::InitKind::None;
 }
 
 Buffer makeBuffer(std::string name, Type type, BufferKind kind, Location loc) {
@@ -133,10 +119,10 @@ std::string describeOptimizer(Attribute optimizer) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// ProgramBuilder
+// KernelGraphBuilder
 //===----------------------------------------------------------------------===//
 
-std::string ProgramBuilder::uniqueName(StringRef base) {
+std::string KernelGraphBuilder::uniqueName(StringRef base) {
   for (;;) {
     unsigned count = nameCounts[base]++;
     std::string name =
@@ -146,7 +132,7 @@ std::string ProgramBuilder::uniqueName(StringRef base) {
   }
 }
 
-int ProgramBuilder::addBuffer(Buffer buffer) {
+int KernelGraphBuilder::addBuffer(Buffer buffer) {
   buffer.id = program.buffers.size();
   if (isPersistent(buffer.kind))
     persistentByName[buffer.name] = buffer.id;
@@ -157,12 +143,12 @@ int ProgramBuilder::addBuffer(Buffer buffer) {
   return program.buffers.back().id;
 }
 
-int ProgramBuilder::lookupPersistent(StringRef name) const {
+int KernelGraphBuilder::lookupPersistent(StringRef name) const {
   auto it = persistentByName.find(name);
   return it == persistentByName.end() ? kNoBuffer : it->second;
 }
 
-void ProgramBuilder::makePersistent(int id, StringRef name, BufferKind kind) {
+void KernelGraphBuilder::makePersistent(int id, StringRef name, BufferKind kind) {
   Buffer &buffer = program.buffers[id];
   buffer.name = name.str();
   buffer.kind = kind;
@@ -170,21 +156,21 @@ void ProgramBuilder::makePersistent(int id, StringRef name, BufferKind kind) {
   persistentByName[name] = id;
 }
 
-void ProgramBuilder::nameGradient(int id, StringRef name) {
+void KernelGraphBuilder::nameGradient(int id, StringRef name) {
   Buffer &buffer = program.buffers[id];
   buffer.name = uniqueName(name);
-  buffer.kind = BufferKind::Grad;
+  buffer.kind = BufferKind::grad;
 }
 
-void ProgramBuilder::replaceBuffer(int from, int to) { replacedBy[from] = to; }
+void KernelGraphBuilder::replaceBuffer(int from, int to) { replacedBy[from] = to; }
 
-int ProgramBuilder::resolve(int id) const {
+int KernelGraphBuilder::resolve(int id) const {
   while (id != kNoBuffer && replacedBy[id] != kNoBuffer)
     id = replacedBy[id];
   return id;
 }
 
-void ProgramBuilder::compact() {
+void KernelGraphBuilder::compact() {
   std::vector<int> newId(program.buffers.size(), kNoBuffer);
   std::vector<Buffer> kept;
   for (Buffer &buffer : program.buffers) {
@@ -236,7 +222,7 @@ int StepLowering::define(Value result) {
   if (op->getNumResults() > 1)
     name += "." + std::to_string(cast<OpResult>(result).getResultNumber());
   Buffer buffer = makeBuffer(std::move(name), result.getType(),
-                             BufferKind::Temp, op->getLoc());
+                             BufferKind::temp, op->getLoc());
   buffer.step = step;
   int id = builder.addBuffer(std::move(buffer));
   valueBuffers[result] = id;
@@ -262,7 +248,7 @@ int StepLowering::createWorkspace(Operation *op, DType dtype,
   buffer.dtype = dtype;
   buffer.shape = {elements};
   buffer.bytes = elements * getDTypeBytes(dtype);
-  buffer.kind = BufferKind::Workspace;
+  buffer.kind = BufferKind::workspace;
   buffer.loc = formatLoc(op->getLoc());
   buffer.step = step;
   return builder.addBuffer(std::move(buffer));
@@ -279,7 +265,7 @@ Kernel &StepLowering::addKernel(KernelKind kind, Operation *op,
   kernel.loc = formatLoc(op->getLoc());
   kernel.layer = getLayerName(op->getLoc());
   kernel.opName = op->getName().getStringRef().str();
-  std::vector<Kernel> &kernels = step == Step::TrainStep
+  std::vector<Kernel> &kernels = step == StepKind::train_step
                                      ? builder.getProgram().trainStep.kernels
                                      : builder.getProgram().forward.kernels;
   kernels.push_back(std::move(kernel));
@@ -331,7 +317,7 @@ LogicalResult StepLowering::bindArguments(func::FuncOp func) {
     Buffer buffer = makeBuffer(name.str(), arg.getType(), *kind, arg.getLoc());
     if (auto init =
             func.getArgAttrOfType<InitAttr>(i, CairnDialect::kInitAttrName)) {
-      buffer.init = getInitKind(init.getKind());
+      buffer.init = init.getKind();
       buffer.initScale = init.getScale();
     }
     int id = builder.lookupPersistent(buffer.name);
@@ -357,12 +343,12 @@ LogicalResult StepLowering::bindArguments(func::FuncOp func) {
 LogicalResult StepLowering::collectResults(func::FuncOp func,
                                            std::vector<Result> &results) {
   Operation *ret = func.getBody().front().getTerminator();
-  if (step == Step::Forward) {
+  if (step == StepKind::forward) {
     if (ret->getNumOperands() != 1)
       return ret->emitError() << "internal error: expected @forward to "
                                  "return one tensor (the output)";
     results.push_back(
-        {ret->getOperand(0), "output", BufferKind::Output, -1, ret->getLoc()});
+        {ret->getOperand(0), "output", BufferKind::output, -1, ret->getLoc()});
     return success();
   }
   for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
@@ -384,14 +370,14 @@ LogicalResult StepLowering::collectResults(func::FuncOp func,
           func.getArgument(arg).getType() != value.getType())
         return ret->emitError() << "internal error: result #" << i
                                 << " updates no argument of its type";
-      results.push_back({value, name.str(), BufferKind::Temp, int(arg), loc});
+      results.push_back({value, name.str(), BufferKind::temp, int(arg), loc});
       continue;
     }
     BufferKind kind;
     if (role.getValue() == Role::output)
-      kind = BufferKind::Output;
+      kind = BufferKind::output;
     else if (role.getValue() == Role::gradient)
-      kind = BufferKind::Grad;
+      kind = BufferKind::grad;
     else
       return ret->emitError() << "internal error: result #" << i
                               << " is neither an output, a gradient nor "
@@ -414,8 +400,8 @@ Kernel StepLowering::makeCopy(int from, int to, const Kernel &like) {
 }
 
 void StepLowering::placeResults(const std::vector<Result> &results) {
-  Program &program = builder.getProgram();
-  std::vector<Kernel> &kernels = step == Step::TrainStep
+  KernelGraph &program = builder.getProgram();
+  std::vector<Kernel> &kernels = step == StepKind::train_step
                                      ? program.trainStep.kernels
                                      : program.forward.kernels;
   const int end = kernels.size();
@@ -446,7 +432,7 @@ void StepLowering::placeResults(const std::vector<Result> &results) {
   auto isFresh = [&](int id) {
     const Buffer &buffer = program.buffers[id];
     return !buffer.isAlias() && !isPersistent(buffer.kind) &&
-           buffer.kind != BufferKind::Workspace && definedAt[id] >= 0;
+           buffer.kind != BufferKind::workspace && definedAt[id] >= 0;
   };
 
   // Outputs and gradients: claim the value's buffer, or copy at the end.
@@ -462,7 +448,7 @@ void StepLowering::placeResults(const std::vector<Result> &results) {
     }
     // A gradient is a per-step buffer under its state_dict name; the loss
     // and the output are persistent.
-    bool gradient = result.kind == BufferKind::Grad;
+    bool gradient = result.kind == BufferKind::grad;
     if (isFresh(id) && !tiedOutputs.count(id)) {
       if (gradient)
         builder.nameGradient(id, result.name);
@@ -551,9 +537,9 @@ void StepLowering::placeResults(const std::vector<Result> &results) {
   // step's output).
   forwardEnd = placed.size();
   auto loss = llvm::find_if(results, [](const Result &result) {
-    return result.kind == BufferKind::Output;
+    return result.kind == BufferKind::output;
   });
-  if (step == Step::TrainStep && loss != results.end())
+  if (step == StepKind::train_step && loss != results.end())
     if (Operation *lossOp = loss->value.getDefiningOp())
       for (int k = placed.size() - 1; k >= 0; --k)
         if (placedOps[k] == lossOp) {
@@ -573,26 +559,36 @@ namespace {
 /// Per-step buffers: Activation when only the forward part reads them,
 /// Saved when the backward part does too, Temp when the backward part (or
 /// the optimizer) defines them.
-void classifyBuffers(Program &program, int forwardEnd) {
+void classifyBuffers(KernelGraph &program, int forwardEnd) {
   for (Buffer &buffer : program.buffers) {
-    if (isPersistent(buffer.kind) || buffer.kind == BufferKind::Workspace ||
-        buffer.kind == BufferKind::Grad)
+    if (isPersistent(buffer.kind) || buffer.kind == BufferKind::workspace ||
+        buffer.kind == BufferKind::grad)
       continue;
-    if (buffer.step == Step::Forward || buffer.definedBy < 0)
-      buffer.kind = BufferKind::Activation;
+    if (buffer.step == StepKind::forward || buffer.definedBy < 0)
+      buffer.kind = BufferKind::activation;
     else if (buffer.definedBy > forwardEnd)
-      buffer.kind = BufferKind::Temp;
+      buffer.kind = BufferKind::temp;
     else if (buffer.lastUse > forwardEnd)
-      buffer.kind = BufferKind::Saved;
+      buffer.kind = BufferKind::saved;
     else
-      buffer.kind = BufferKind::Activation;
+      buffer.kind = BufferKind::activation;
   }
 }
 
 } // namespace
 
-std::optional<Program>
-cairn::codegen::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
+LoweringTarget cairn::getCpuTarget() { return LoweringTarget{}; }
+
+LoweringTarget cairn::getCudaTarget() {
+  LoweringTarget target;
+  target.name = "CUDA";
+  target.halfPrecision = false;
+  target.gemmWorkspaceBytes = kCudaGemmWorkspaceBytes;
+  return target;
+}
+
+std::optional<KernelGraph>
+cairn::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!trainStep || !forward) {
@@ -601,8 +597,8 @@ cairn::codegen::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
     return std::nullopt;
   }
 
-  ProgramBuilder builder(target);
-  Program &program = builder.getProgram();
+  KernelGraphBuilder builder(target);
+  KernelGraph &program = builder.getProgram();
   if (auto model =
           module->getAttrOfType<StringAttr>(CairnDialect::kModelAttrName))
     program.model = model.str();
@@ -615,10 +611,10 @@ cairn::codegen::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   if (FileLineColLoc file = getFileLineCol(module.getLoc()))
     program.sourceFile = file.getFilename().str();
 
-  StepLowering trainLowering(builder, Step::TrainStep);
+  StepLowering trainLowering(builder, StepKind::train_step);
   if (failed(trainLowering.lower(trainStep)))
     return std::nullopt;
-  StepLowering forwardLowering(builder, Step::Forward);
+  StepLowering forwardLowering(builder, StepKind::forward);
   if (failed(forwardLowering.lower(forward)))
     return std::nullopt;
 

@@ -1,8 +1,8 @@
 //===- ArenaPlan.cpp - Schedule, lifetimes, in-place reuse, offsets -------===//
 
-#include "codegen/ArenaPlan.h"
+#include "passes/ArenaPlan.h"
 
-#include "codegen/MemoryAwareSchedule.h"
+#include "passes/KernelSchedule.h"
 
 #include "passes/MemoryPlanner.h"
 
@@ -12,13 +12,13 @@
 #include <chrono>
 
 using namespace cairn;
-using namespace cairn::codegen;
+using namespace cairn;
 
-int64_t cairn::codegen::alignToArena(int64_t bytes) {
+int64_t cairn::alignToArena(int64_t bytes) {
   return static_cast<int64_t>(llvm::alignTo(bytes, kArenaAlignment));
 }
 
-bool cairn::codegen::mayWriteInPlace(KernelKind kind) {
+bool cairn::mayWriteInPlace(KernelKind kind) {
   return isElementwiseArithmetic(kind) || kind == KernelKind::Dropout;
 }
 
@@ -29,13 +29,13 @@ using Clock = std::chrono::steady_clock;
 /// Plans `program` over the steps in `steps`.
 class ArenaPlanner {
 public:
-  ArenaPlanner(Program &program, const ArenaPlanOptions &options)
+  ArenaPlanner(KernelGraph &program, const ArenaPlanOptions &options)
       : program(program), options(options) {}
 
   ArenaPlan run();
 
 private:
-  bool inScope(Step step) const {
+  bool inScope(StepKind step) const {
     return !options.onlyStep || *options.onlyStep == step;
   }
   void reorderSteps();
@@ -53,7 +53,7 @@ private:
     return id;
   }
 
-  Program &program;
+  KernelGraph &program;
   const ArenaPlanOptions &options;
   ArenaPlan plan;
   /// The schedule index of each step's first kernel.
@@ -100,7 +100,7 @@ ArenaPlan ArenaPlanner::run() {
 void ArenaPlanner::reorderSteps() {
   // The reference layout (--no-reuse) keeps the lowered order too.
   plan.scheduleTried = options.reuse && options.reorder;
-  for (Step step : {Step::TrainStep, Step::Forward}) {
+  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
     if (!inScope(step))
       continue;
     StepScheduleResult result;
@@ -122,13 +122,13 @@ void ArenaPlanner::reorderSteps() {
 
 void ArenaPlanner::buildSchedule() {
   trainBase = 0;
-  if (inScope(Step::TrainStep))
+  if (inScope(StepKind::train_step))
     for (int k = 0, e = program.trainStep.kernels.size(); k < e; ++k)
-      plan.schedule.push_back({Step::TrainStep, k});
+      plan.schedule.push_back({StepKind::train_step, k});
   forwardBase = plan.schedule.size();
-  if (inScope(Step::Forward))
+  if (inScope(StepKind::forward))
     for (int k = 0, e = program.forward.kernels.size(); k < e; ++k)
-      plan.schedule.push_back({Step::Forward, k});
+      plan.schedule.push_back({StepKind::forward, k});
 }
 
 void ArenaPlanner::computeLifetimes() {
@@ -140,7 +140,7 @@ void ArenaPlanner::computeLifetimes() {
   // Persistent buffers are planned when a kernel of the planned steps
   // touches them (all of them when both steps are planned).
   std::vector<bool> touched(n, false);
-  for (Step step : {Step::TrainStep, Step::Forward}) {
+  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
     if (!inScope(step))
       continue;
     for (const Kernel &k : program.getStep(step).kernels) {
@@ -163,7 +163,7 @@ void ArenaPlanner::computeLifetimes() {
     } else {
       if (!buffer.step || !inScope(*buffer.step) || buffer.definedBy < 0)
         continue;
-      int base = *buffer.step == Step::TrainStep ? trainBase : forwardBase;
+      int base = *buffer.step == StepKind::train_step ? trainBase : forwardBase;
       plan.start[buffer.id] = base + buffer.definedBy;
       plan.end[buffer.id] = base + std::max(buffer.lastUse, buffer.definedBy);
     }
@@ -179,11 +179,11 @@ void ArenaPlanner::writeInPlace() {
   // Only the last buffer of a chain may be written over: earlier ones have
   // handed their bytes on already.
   std::vector<bool> handedOn(program.buffers.size(), false);
-  for (Step step : {Step::TrainStep, Step::Forward}) {
+  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
     if (!inScope(step))
       continue;
     const std::vector<Kernel> &kernels = program.getStep(step).kernels;
-    int base = step == Step::TrainStep ? trainBase : forwardBase;
+    int base = step == StepKind::train_step ? trainBase : forwardBase;
     for (int index = 0, e = kernels.size(); index < e; ++index) {
       const Kernel &k = kernels[index];
       if (!mayWriteInPlace(k.kind) || k.outputs.size() != 1 ||
@@ -308,7 +308,7 @@ void ArenaPlanner::computeLiveBytes() {
 
 } // namespace
 
-ArenaPlan cairn::codegen::planArena(Program &program,
+ArenaPlan cairn::planArena(KernelGraph &program,
                                     const ArenaPlanOptions &options) {
   return ArenaPlanner(program, options).run();
 }

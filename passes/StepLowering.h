@@ -5,24 +5,24 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_STEPLOWERING_H
-#define CAIRN_CODEGEN_STEPLOWERING_H
+#ifndef CAIRN_PASSES_STEPLOWERING_H
+#define CAIRN_PASSES_STEPLOWERING_H
 
-#include "codegen/Lowering.h"
+#include "passes/Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
-namespace cairn::codegen {
+namespace cairn {
 
 /// The program under construction: its buffers, shared by both steps.
-class ProgramBuilder {
+class KernelGraphBuilder {
 public:
-  explicit ProgramBuilder(const LoweringTarget &target) : target(target) {}
+  explicit KernelGraphBuilder(const LoweringTarget &target) : target(target) {}
 
   const LoweringTarget &getTarget() const { return target; }
-  Program &getProgram() { return program; }
+  KernelGraph &getProgram() { return program; }
 
   /// Adds `buffer` with the next id; a per-step buffer's name gets a ".N"
   /// suffix when it is taken.
@@ -46,7 +46,7 @@ private:
   std::string uniqueName(llvm::StringRef base);
 
   const LoweringTarget &target;
-  Program program;
+  KernelGraph program;
   llvm::StringMap<int> persistentByName;
   llvm::StringMap<unsigned> nameCounts;
   std::vector<int> replacedBy;
@@ -55,7 +55,7 @@ private:
 /// Lowers one func.func of the cairn dialect into its step's kernel list.
 class StepLowering {
 public:
-  StepLowering(ProgramBuilder &builder, Step step)
+  StepLowering(KernelGraphBuilder &builder, StepKind step)
       : builder(builder), step(step) {}
 
   mlir::LogicalResult lower(mlir::func::FuncOp func);
@@ -96,8 +96,8 @@ private:
   void placeResults(const std::vector<Result> &results);
   Kernel makeCopy(int from, int to, const Kernel &like);
 
-  ProgramBuilder &builder;
-  Step step;
+  KernelGraphBuilder &builder;
+  StepKind step;
   llvm::DenseMap<mlir::Value, int> valueBuffers;
   std::vector<int> argBuffers;
   /// The op each kernel comes from, parallel to the step's kernel list.
@@ -112,6 +112,6 @@ mlir::LogicalResult lowerOp(mlir::Operation *op, StepLowering &lowering);
 /// The element type of `type` as a DType; nullopt for unsupported ones.
 std::optional<DType> getDType(mlir::Type type);
 
-} // namespace cairn::codegen
+} // namespace cairn
 
-#endif // CAIRN_CODEGEN_STEPLOWERING_H
+#endif // CAIRN_PASSES_STEPLOWERING_H

@@ -1,6 +1,6 @@
 //===- ArenaPlan.h - The static memory plan of a program --------*- C++ -*-===//
 //
-// Turns a Program's kernel lists into a schedule and buffer lifetimes, and
+// Turns a KernelGraph's kernel lists into a schedule and buffer lifetimes, and
 // its buffers into offsets in one arena: the heart of Cairn.
 //
 // The schedule is the training step's kernels, then the forward step's, each
@@ -23,16 +23,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_ARENAPLAN_H
-#define CAIRN_CODEGEN_ARENAPLAN_H
+#ifndef CAIRN_PASSES_ARENAPLAN_H
+#define CAIRN_PASSES_ARENAPLAN_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace cairn::codegen {
+namespace cairn {
 
 struct ArenaPlanOptions {
   /// False: every buffer gets bytes of its own (`--no-reuse`), no in-place,
@@ -49,12 +49,12 @@ struct ArenaPlanOptions {
   /// Plan one step alone (the report of an inference-only or training-only
   /// footprint); its buffers get offsets, the other step's do not. Such a
   /// program must not be emitted.
-  std::optional<Step> onlyStep;
+  std::optional<StepKind> onlyStep;
 };
 
 /// One kernel of the schedule.
 struct ScheduleEntry {
-  Step step = Step::TrainStep;
+  StepKind step = StepKind::train_step;
   int kernel = 0;
 };
 
@@ -103,7 +103,7 @@ struct ArenaPlan {
 /// arenaBytes, after putting the planned steps' kernels in their
 /// memory-aware order where that wins (ArenaPlanOptions::reorder). Requires
 /// computeLiveness to have run.
-ArenaPlan planArena(Program &program, const ArenaPlanOptions &options = {});
+ArenaPlan planArena(KernelGraph &program, const ArenaPlanOptions &options = {});
 
 /// Bytes rounded up to the arena alignment.
 int64_t alignToArena(int64_t bytes);
@@ -112,6 +112,6 @@ int64_t alignToArena(int64_t bytes);
 /// reads element i of every same-shape operand before it writes element i.
 bool mayWriteInPlace(KernelKind kind);
 
-} // namespace cairn::codegen
+} // namespace cairn
 
-#endif // CAIRN_CODEGEN_ARENAPLAN_H
+#endif // CAIRN_PASSES_ARENAPLAN_H

@@ -10,9 +10,9 @@
 
 #include "RandomPrograms.h"
 
-#include "codegen/ArenaPlan.h"
-#include "codegen/ArenaVerifier.h"
-#include "codegen/MemoryAwareSchedule.h"
+#include "passes/ArenaPlan.h"
+#include "passes/ArenaVerifier.h"
+#include "passes/KernelSchedule.h"
 
 #include <gtest/gtest.h>
 
@@ -22,12 +22,13 @@
 #include <random>
 #include <set>
 
+using namespace cairn;
 using namespace cairn::codegen;
 using namespace cairn::codegen::testing;
 
 namespace {
 
-std::vector<int> identityOrder(const Program &program, Step step) {
+std::vector<int> identityOrder(const KernelGraph &program, StepKind step) {
   std::vector<int> order(program.getStep(step).kernels.size());
   for (size_t k = 0; k < order.size(); ++k)
     order[k] = k;
@@ -35,8 +36,8 @@ std::vector<int> identityOrder(const Program &program, Step step) {
 }
 
 /// The position of the kernel tagged `tag` (Kernel::opName) in the step.
-int positionOf(const Program &program, const std::string &tag,
-               Step step = Step::TrainStep) {
+int positionOf(const KernelGraph &program, const std::string &tag,
+               StepKind step = StepKind::train_step) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   for (size_t k = 0; k < kernels.size(); ++k)
     if (kernels[k].opName == tag)
@@ -45,7 +46,7 @@ int positionOf(const Program &program, const std::string &tag,
   return -1;
 }
 
-std::vector<std::string> getTags(const Program &program, Step step) {
+std::vector<std::string> getTags(const KernelGraph &program, StepKind step) {
   std::vector<std::string> tags;
   for (const Kernel &kernel : program.getStep(step).kernels)
     tags.push_back(kernel.opName);
@@ -62,13 +63,13 @@ struct Footprint {
   std::set<int> reads, writes;
 };
 
-int rootOf(const Program &program, int id) {
+int rootOf(const KernelGraph &program, int id) {
   while (program.buffers[id].aliasOf != kNoBuffer)
     id = program.buffers[id].aliasOf;
   return id;
 }
 
-Footprint getFootprint(const Program &program, const Kernel &kernel) {
+Footprint getFootprint(const KernelGraph &program, const Kernel &kernel) {
   Footprint footprint;
   for (int id : kernel.inputs)
     if (id != kNoBuffer)
@@ -93,7 +94,7 @@ bool intersects(const std::set<int> &a, const std::set<int> &b) {
 
 /// Every pair of kernels that touch one buffer, one of them writing it,
 /// runs in the list's order; and `order` is a permutation.
-::testing::AssertionResult isValidOrder(const Program &program, Step step,
+::testing::AssertionResult isValidOrder(const KernelGraph &program, StepKind step,
                                         const std::vector<int> &order) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   size_t n = kernels.size();
@@ -141,7 +142,7 @@ struct SymbolicRun {
   }
 };
 
-SymbolicRun runSymbolically(const Program &program, Step step,
+SymbolicRun runSymbolically(const KernelGraph &program, StepKind step,
                             const std::vector<int> &order) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   // Per-step buffers start as garbage (0), persistent ones as their id.
@@ -187,19 +188,19 @@ SymbolicRun runSymbolically(const Program &program, Step step,
 /// once is the peak.
 ProgramMaker makeTwoLayers() {
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int label = m.add("label", BufferKind::Input, 10);
-  int w1 = m.add("w1", BufferKind::Param, 100000);
-  int w2 = m.add("w2", BufferKind::Param, 100000);
-  int m1 = m.add("w1.momentum", BufferKind::Optimizer, 100000);
-  int m2 = m.add("w2.momentum", BufferKind::Optimizer, 100000);
-  int loss = m.add("loss", BufferKind::Output, 1);
-  int h = m.add("h", BufferKind::Saved, 1000);
-  int y = m.add("y", BufferKind::Saved, 1000);
-  int dy = m.add("dy", BufferKind::Temp, 1000);
-  int g2 = m.add("grad.w2", BufferKind::Grad, 100000);
-  int dh = m.add("dh", BufferKind::Temp, 1000);
-  int g1 = m.add("grad.w1", BufferKind::Grad, 100000);
+  int x = m.add("x", BufferKind::input, 1000);
+  int label = m.add("label", BufferKind::input, 10);
+  int w1 = m.add("w1", BufferKind::param, 100000);
+  int w2 = m.add("w2", BufferKind::param, 100000);
+  int m1 = m.add("w1.momentum", BufferKind::optimizer, 100000);
+  int m2 = m.add("w2.momentum", BufferKind::optimizer, 100000);
+  int loss = m.add("loss", BufferKind::output, 1);
+  int h = m.add("h", BufferKind::saved, 1000);
+  int y = m.add("y", BufferKind::saved, 1000);
+  int dy = m.add("dy", BufferKind::temp, 1000);
+  int g2 = m.add("grad.w2", BufferKind::grad, 100000);
+  int dh = m.add("dh", BufferKind::temp, 1000);
+  int g1 = m.add("grad.w1", BufferKind::grad, 100000);
   m.kernel(KernelKind::Matmul, {x, w1}, {h}).opName = "fc1";
   m.kernel(KernelKind::Matmul, {h, w2}, {y}).opName = "fc2";
   m.kernel(KernelKind::CrossEntropy, {y, label}, {loss}).opName = "loss";
@@ -220,9 +221,9 @@ ProgramMaker makeTwoLayers() {
 TEST(MemoryAwareScheduleTest,
      AnUpdateRunsOnceItsGradientIsCompleteAndTheOldValueRead) {
   ProgramMaker m = makeTwoLayers();
-  Program &program = m.finish();
-  Program lowered = program;
-  StepScheduleResult result = scheduleStepForMemory(program, Step::TrainStep);
+  KernelGraph &program = m.finish();
+  KernelGraph lowered = program;
+  StepScheduleResult result = scheduleStepForMemory(program, StepKind::train_step);
   EXPECT_TRUE(result.reordered);
   // Before, both gradients and dh are live at grad1; after, grad.w2 dies
   // at update2, and the peak is grad.w2 with dy and h (or dh) at grad2.
@@ -235,7 +236,7 @@ TEST(MemoryAwareScheduleTest,
   EXPECT_GT(update2, positionOf(program, "fc2"));
   EXPECT_LT(update2, positionOf(program, "grad1"));
   // The dependences say the same, in the lowered list's indices.
-  KernelDependences deps = computeKernelDependences(lowered, Step::TrainStep);
+  KernelDependences deps = computeKernelDependences(lowered, StepKind::train_step);
   EXPECT_EQ(deps.predecessors[8], (std::vector<int>{1, 4, 5}));
   EXPECT_EQ(deps.predecessors[7], (std::vector<int>{0, 6}));
   // Liveness follows the new order; kinds stay.
@@ -245,11 +246,11 @@ TEST(MemoryAwareScheduleTest,
   for (const Buffer &buffer : program.buffers)
     EXPECT_EQ(buffer.kind, lowered.buffers[buffer.id].kind) << buffer.name;
   // The same params, momentum buffers and loss at the end.
-  EXPECT_EQ(runSymbolically(program, Step::TrainStep,
-                            identityOrder(program, Step::TrainStep))
+  EXPECT_EQ(runSymbolically(program, StepKind::train_step,
+                            identityOrder(program, StepKind::train_step))
                 .persistent,
-            runSymbolically(lowered, Step::TrainStep,
-                            identityOrder(lowered, Step::TrainStep))
+            runSymbolically(lowered, StepKind::train_step,
+                            identityOrder(lowered, StepKind::train_step))
                 .persistent);
 }
 
@@ -258,15 +259,15 @@ TEST(MemoryAwareScheduleTest, AnUpdateNeverMovesBeforeAReaderOfTheOldValue) {
   // much: running the update before both would free grad.w2 early, but the
   // reader needs the old w2.
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int w2 = m.add("w2", BufferKind::Param, 100000);
-  int m2 = m.add("w2.momentum", BufferKind::Optimizer, 100000);
-  int out = m.add("loss", BufferKind::Output, 1);
+  int x = m.add("x", BufferKind::input, 1000);
+  int w2 = m.add("w2", BufferKind::param, 100000);
+  int m2 = m.add("w2.momentum", BufferKind::optimizer, 100000);
+  int out = m.add("loss", BufferKind::output, 1);
   int w2View = m.view("w2.view", w2);
-  int dy = m.add("dy", BufferKind::Temp, 1000);
-  int g2 = m.add("grad.w2", BufferKind::Grad, 100000);
-  int big = m.add("big", BufferKind::Temp, 200000);
-  int dx = m.add("dx", BufferKind::Temp, 1000);
+  int dy = m.add("dy", BufferKind::temp, 1000);
+  int g2 = m.add("grad.w2", BufferKind::grad, 100000);
+  int big = m.add("big", BufferKind::temp, 200000);
+  int dx = m.add("dx", BufferKind::temp, 1000);
   m.kernel(KernelKind::Matmul, {x}, {dy}).opName = "dy";
   m.kernel(KernelKind::LinearGradWeight, {dy, x}, {g2}).opName = "grad2";
   m.kernel(KernelKind::Matmul, {dy, x}, {big}).opName = "big";
@@ -275,14 +276,14 @@ TEST(MemoryAwareScheduleTest, AnUpdateNeverMovesBeforeAReaderOfTheOldValue) {
   u2.tiedInputs = {0, 2};
   u2.opName = "update2";
   m.kernel(KernelKind::ReduceSum, {dx}, {out}).opName = "sum";
-  Program &program = m.finish();
-  KernelDependences deps = computeKernelDependences(program, Step::TrainStep);
+  KernelGraph &program = m.finish();
+  KernelDependences deps = computeKernelDependences(program, StepKind::train_step);
   EXPECT_TRUE(
       std::count(deps.predecessors[4].begin(), deps.predecessors[4].end(), 3))
       << "the update must follow the reader of the view";
-  std::vector<int> order = computeMemoryAwareOrder(program, Step::TrainStep);
-  EXPECT_TRUE(isValidOrder(program, Step::TrainStep, order));
-  scheduleStepForMemory(program, Step::TrainStep);
+  std::vector<int> order = computeMemoryAwareOrder(program, StepKind::train_step);
+  EXPECT_TRUE(isValidOrder(program, StepKind::train_step, order));
+  scheduleStepForMemory(program, StepKind::train_step);
   EXPECT_GT(positionOf(program, "update2"), positionOf(program, "reader"));
 }
 
@@ -290,25 +291,25 @@ TEST(MemoryAwareScheduleTest, AReaderNeverMovesBeforeItsWriter) {
   // `reader` frees `a`, so it would like to run right after `a` is
   // defined; it reads `b` through a view, written after `c` in the list.
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int w = m.add("w", BufferKind::Param, 1000);
-  int out = m.add("loss", BufferKind::Output, 1);
-  int a = m.add("a", BufferKind::Temp, 100000);
-  int c = m.add("c", BufferKind::Temp, 50000);
-  int b = m.add("b", BufferKind::Temp, 10);
+  int x = m.add("x", BufferKind::input, 1000);
+  int w = m.add("w", BufferKind::param, 1000);
+  int out = m.add("loss", BufferKind::output, 1);
+  int a = m.add("a", BufferKind::temp, 100000);
+  int c = m.add("c", BufferKind::temp, 50000);
+  int b = m.add("b", BufferKind::temp, 10);
   int bView = m.view("b.view", b);
-  int r = m.add("r", BufferKind::Temp, 10);
-  int s = m.add("s", BufferKind::Temp, 10);
+  int r = m.add("r", BufferKind::temp, 10);
+  int s = m.add("s", BufferKind::temp, 10);
   m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
   m.kernel(KernelKind::Matmul, {x, w}, {c}).opName = "c";
   m.kernel(KernelKind::Matmul, {x, w}, {b}).opName = "writer";
   m.kernel(KernelKind::Matmul, {a, bView}, {r}).opName = "reader";
   m.kernel(KernelKind::Matmul, {c, r}, {s}).opName = "s";
   m.kernel(KernelKind::ReduceSum, {s}, {out}).opName = "sum";
-  Program &program = m.finish();
-  std::vector<int> order = computeMemoryAwareOrder(program, Step::TrainStep);
-  EXPECT_TRUE(isValidOrder(program, Step::TrainStep, order));
-  scheduleStepForMemory(program, Step::TrainStep);
+  KernelGraph &program = m.finish();
+  std::vector<int> order = computeMemoryAwareOrder(program, StepKind::train_step);
+  EXPECT_TRUE(isValidOrder(program, StepKind::train_step, order));
+  scheduleStepForMemory(program, StepKind::train_step);
   EXPECT_GT(positionOf(program, "reader"), positionOf(program, "writer"));
 }
 
@@ -316,80 +317,80 @@ TEST(MemoryAwareScheduleTest, WritesOfOneBufferKeepTheirOrderAndTheirReaders) {
   // `loss` is written twice and read in between; the second writer frees a
   // large buffer and would like to run early.
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int loss = m.add("loss", BufferKind::Output, 1);
-  int t = m.add("t", BufferKind::Temp, 100000);
-  int c = m.add("c", BufferKind::Temp, 1);
-  int d = m.add("d", BufferKind::Temp, 50000);
+  int x = m.add("x", BufferKind::input, 1000);
+  int loss = m.add("loss", BufferKind::output, 1);
+  int t = m.add("t", BufferKind::temp, 100000);
+  int c = m.add("c", BufferKind::temp, 1);
+  int d = m.add("d", BufferKind::temp, 50000);
   m.kernel(KernelKind::Matmul, {x}, {t}).opName = "t";
   m.kernel(KernelKind::Matmul, {x}, {d}).opName = "d";
   m.kernel(KernelKind::CrossEntropy, {d}, {loss}).opName = "write1";
   m.kernel(KernelKind::Copy, {loss}, {c}).opName = "read";
   m.kernel(KernelKind::CrossEntropy, {t}, {loss}).opName = "write2";
-  Program &program = m.finish();
-  scheduleStepForMemory(program, Step::TrainStep);
+  KernelGraph &program = m.finish();
+  scheduleStepForMemory(program, StepKind::train_step);
   EXPECT_LT(positionOf(program, "write1"), positionOf(program, "read"));
   EXPECT_LT(positionOf(program, "read"), positionOf(program, "write2"));
 }
 
 TEST(MemoryAwareScheduleTest, WorkspacesOrderNothing) {
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int a = m.add("a", BufferKind::Temp, 1000);
-  int b = m.add("b", BufferKind::Temp, 1000);
+  int x = m.add("x", BufferKind::input, 1000);
+  int a = m.add("a", BufferKind::temp, 1000);
+  int b = m.add("b", BufferKind::temp, 1000);
   m.kernel(KernelKind::Conv2d, {x}, {a}).workspace =
-      m.add("ws.a", BufferKind::Workspace, 5000);
+      m.add("ws.a", BufferKind::workspace, 5000);
   m.kernel(KernelKind::Conv2d, {x}, {b}).workspace =
-      m.add("ws.b", BufferKind::Workspace, 5000);
-  Program &program = m.finish();
-  KernelDependences deps = computeKernelDependences(program, Step::TrainStep);
+      m.add("ws.b", BufferKind::workspace, 5000);
+  KernelGraph &program = m.finish();
+  KernelDependences deps = computeKernelDependences(program, StepKind::train_step);
   EXPECT_TRUE(deps.predecessors[1].empty());
 }
 
 TEST(MemoryAwareScheduleTest, AChainKeepsItsOrder) {
   ProgramMaker m;
-  int x = m.add("x", BufferKind::Input, 1000);
-  int w = m.add("w", BufferKind::Param, 1000);
-  int a = m.add("a", BufferKind::Activation, 1000);
-  int b = m.add("b", BufferKind::Activation, 1000);
-  int out = m.add("loss", BufferKind::Output, 1);
+  int x = m.add("x", BufferKind::input, 1000);
+  int w = m.add("w", BufferKind::param, 1000);
+  int a = m.add("a", BufferKind::activation, 1000);
+  int b = m.add("b", BufferKind::activation, 1000);
+  int out = m.add("loss", BufferKind::output, 1);
   m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "0";
   m.kernel(KernelKind::Relu, {a}, {b}).opName = "1";
   m.kernel(KernelKind::ReduceSum, {b}, {out}).opName = "2";
-  Program &program = m.finish();
+  KernelGraph &program = m.finish();
   ArenaPlan plan = planArena(program);
   EXPECT_TRUE(plan.scheduleTried);
   EXPECT_FALSE(plan.scheduleReordered);
   EXPECT_EQ(plan.scheduleLowerBoundBefore, plan.scheduleLowerBoundAfter);
   EXPECT_EQ(plan.scheduleMovedKernels, 0);
-  EXPECT_EQ(getTags(program, Step::TrainStep),
+  EXPECT_EQ(getTags(program, StepKind::train_step),
             (std::vector<std::string>{"0", "1", "2"}));
 }
 
 TEST(MemoryAwareScheduleTest, PlanArenaReordersUnlessToldNotTo) {
   ProgramMaker m = makeTwoLayers();
-  Program lowered = m.finish();
-  std::vector<std::string> tags = getTags(lowered, Step::TrainStep);
+  KernelGraph lowered = m.finish();
+  std::vector<std::string> tags = getTags(lowered, StepKind::train_step);
 
-  Program program = lowered;
+  KernelGraph program = lowered;
   ArenaPlan plan = planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
   EXPECT_TRUE(plan.scheduleReordered);
   EXPECT_LT(plan.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
   EXPECT_LE(plan.lowerBoundBytes, plan.scheduleLowerBoundAfter);
-  EXPECT_NE(getTags(program, Step::TrainStep), tags);
+  EXPECT_NE(getTags(program, StepKind::train_step), tags);
 
   // --no-reorder, and --no-reuse alone (the reference layout).
   ArenaPlanOptions noReorder, noReuse;
   noReorder.reorder = false;
   noReuse.reuse = false;
   for (const ArenaPlanOptions &options : {noReorder, noReuse}) {
-    Program copy = lowered;
+    KernelGraph copy = lowered;
     ArenaPlan kept = planArena(copy, options);
     EXPECT_TRUE(verifyArena(copy).ok);
     EXPECT_FALSE(kept.scheduleTried);
     EXPECT_FALSE(kept.scheduleReordered);
-    EXPECT_EQ(getTags(copy, Step::TrainStep), tags);
+    EXPECT_EQ(getTags(copy, StepKind::train_step), tags);
     EXPECT_EQ(kept.scheduleLowerBoundBefore, plan.scheduleLowerBoundBefore);
     EXPECT_EQ(kept.scheduleLowerBoundAfter, plan.scheduleLowerBoundBefore);
   }
@@ -403,20 +404,20 @@ TEST(MemoryAwareScheduleTest, PlanArenaReordersUnlessToldNotTo) {
 /// written (some through views, some persistent), write new ones (some
 /// with a workspace), and now and then update a persistent buffer or a
 /// live temp in place, or write the loss again. Plus a short forward step.
-Program makeRandomKernels(std::mt19937_64 &rng) {
+KernelGraph makeRandomKernels(std::mt19937_64 &rng) {
   ProgramMaker m;
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
-  int x = m.add("x", BufferKind::Input, pick(1, 1 << 14));
-  int loss = m.add("loss", BufferKind::Output, 1);
+  int x = m.add("x", BufferKind::input, pick(1, 1 << 14));
+  int loss = m.add("loss", BufferKind::output, 1);
   std::vector<int> params, states;
   for (int i = 0, e = pick(1, 4); i < e; ++i) {
     int64_t elements = pick(1, 1 << 16);
     params.push_back(
-        m.add("p" + std::to_string(i), BufferKind::Param, elements));
+        m.add("p" + std::to_string(i), BufferKind::param, elements));
     states.push_back(m.add("p" + std::to_string(i) + ".state",
-                           BufferKind::Optimizer, elements));
+                           BufferKind::optimizer, elements));
   }
   // What kernels may read: the input, params, the loss, written temps.
   std::vector<int> readable = {x, loss};
@@ -466,7 +467,7 @@ Program makeRandomKernels(std::mt19937_64 &rng) {
           elementwise
               ? m.program.buffers[rootOf(m.program, inputs[0])].getNumElements()
               : pick(1, 1 << 16);
-      int id = m.add("t" + tag + "." + std::to_string(i), BufferKind::Temp,
+      int id = m.add("t" + tag + "." + std::to_string(i), BufferKind::temp,
                      elements);
       outputs.push_back(id);
       temps.push_back(id);
@@ -477,21 +478,21 @@ Program makeRandomKernels(std::mt19937_64 &rng) {
     kernel.opName = tag;
     if (!elementwise && pick(0, 3) == 0)
       kernel.workspace =
-          m.add("ws" + tag, BufferKind::Workspace, pick(1, 1 << 14));
+          m.add("ws" + tag, BufferKind::workspace, pick(1, 1 << 14));
     readable.insert(readable.end(), outputs.begin(), outputs.end());
   }
-  int output = m.add("output", BufferKind::Output, 10);
-  int f = m.add("f", BufferKind::Activation, pick(1, 1 << 14), Step::Forward);
-  m.kernel(KernelKind::Matmul, {x, anyOf(params)}, {f}, Step::Forward);
-  m.kernel(KernelKind::Matmul, {f, anyOf(params)}, {output}, Step::Forward);
+  int output = m.add("output", BufferKind::output, 10);
+  int f = m.add("f", BufferKind::activation, pick(1, 1 << 14), StepKind::forward);
+  m.kernel(KernelKind::Matmul, {x, anyOf(params)}, {f}, StepKind::forward);
+  m.kernel(KernelKind::Matmul, {f, anyOf(params)}, {output}, StepKind::forward);
   return m.finish();
 }
 
 /// Reorders and plans `lowered` and checks it on every count; returns
 /// whether the plan reordered a step.
-bool checkRandomProgram(const Program &lowered, int trial) {
+bool checkRandomProgram(const KernelGraph &lowered, int trial) {
   SCOPED_TRACE("trial " + std::to_string(trial));
-  for (Step step : {Step::TrainStep, Step::Forward}) {
+  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
     std::vector<int> order = computeMemoryAwareOrder(lowered, step);
     EXPECT_TRUE(isValidOrder(lowered, step, order));
     EXPECT_TRUE(runSymbolically(lowered, step, order) ==
@@ -501,7 +502,7 @@ bool checkRandomProgram(const Program &lowered, int trial) {
         << "not deterministic";
   }
 
-  Program program = lowered;
+  KernelGraph program = lowered;
   ArenaPlanOptions options;
   options.timeLimitSeconds = 0;
   ArenaPlan plan = planArena(program, options);
@@ -523,7 +524,7 @@ bool checkRandomProgram(const Program &lowered, int trial) {
   plain.inPlace = false;
   plain.reorder = false;
   plain.timeLimitSeconds = 0;
-  Program before = lowered, after = program;
+  KernelGraph before = lowered, after = program;
   EXPECT_EQ(planArena(before, plain).lowerBoundBytes,
             plan.scheduleLowerBoundBefore);
   EXPECT_EQ(planArena(after, plain).lowerBoundBytes,
@@ -536,7 +537,7 @@ TEST(MemoryAwareSchedulePropertyTest, RandomTrainingStepsReorderSoundly) {
   int reordered[2] = {0, 0}, trials = 300;
   for (int trial = 0; trial < trials; ++trial) {
     bool updatesAtEnd = trial % 2 == 0;
-    Program program = makeRandomStep(rng, updatesAtEnd);
+    KernelGraph program = makeRandomStep(rng, updatesAtEnd);
     reordered[updatesAtEnd] += checkRandomProgram(program, trial);
     if (::testing::Test::HasFailure())
       return;
@@ -551,7 +552,7 @@ TEST(MemoryAwareSchedulePropertyTest, RandomProgramsReorderSoundly) {
   std::mt19937_64 rng(11);
   int reordered = 0, trials = 1000;
   for (int trial = 0; trial < trials; ++trial) {
-    Program program = makeRandomKernels(rng);
+    KernelGraph program = makeRandomKernels(rng);
     reordered += checkRandomProgram(program, trial);
     if (::testing::Test::HasFailure())
       return;

@@ -1,17 +1,18 @@
-//===- KernelList.h - A training step as kernel calls on buffers -*- C++
-//-*-===//
+//===- KernelGraph.h - A planned program as plain data ----------*- C++ -*-===//
 //
-// The backend-neutral form of a compiled model: every tensor is a Buffer in
-// one arena, and `@train_step` and `@forward` are each a list of Kernels that
-// read and write buffers. Every size a kernel needs is resolved here, so an
-// emitter only prints calls. The memory planner works on this data too: a
-// buffer's kind, the kernels that define and last use it, its aliases, and
-// its offset.
+// The buffers of a `cairn.program` and the kernels of its two steps as plain
+// C++ data, what the algorithms of the middle end work on (the memory-aware
+// schedule, in-place decisions, the arena plan, its independent verifier,
+// the reports): every tensor is a Buffer, and the training step and the
+// forward pass are each a list of Kernels that read and write buffers.
+// KernelGraphIR.h reads it from the IR and writes decisions back.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_KERNELLIST_H
-#define CAIRN_CODEGEN_KERNELLIST_H
+#ifndef CAIRN_PASSES_KERNELGRAPH_H
+#define CAIRN_PASSES_KERNELGRAPH_H
+
+#include "ir/CairnEnums.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -22,7 +23,7 @@
 #include <variant>
 #include <vector>
 
-namespace cairn::codegen {
+namespace cairn {
 
 /// Element types of tensors in the arena.
 enum class DType { F16, BF16, F32, F64, I32, I64 };
@@ -31,29 +32,10 @@ int64_t getDTypeBytes(DType dtype);
 llvm::StringRef getDTypeName(DType dtype);
 bool isFloat(DType dtype);
 
-enum class BufferKind {
-  // Persistent: at the same place for the whole run, shared by both steps.
-  Input,     // fed by the runtime before a step
-  Param,     // state_dict parameter
-  Buffer,    // state_dict buffer (running statistics, counters)
-  Optimizer, // optimizer state (momentum buffers, Adam moments)
-  Output,    // "loss" of the training step, "output" of the forward step
-  // Per step: live between the kernel that defines it and its last use.
-  Grad,       // a parameter's gradient, "grad.<param>": dies at its update
-  Activation, // a forward value only the forward part reads
-  Saved,      // a forward value the backward part reads
-  Temp,       // a backward or optimizer value, or a copy
-  Workspace,  // a kernel's scratch memory
-};
-llvm::StringRef getBufferKindName(BufferKind kind);
+/// Persistent kinds (input, param, buffer, optimizer, output) are at the
+/// same place for the whole run, shared by both steps; the others live
+/// within one step.
 bool isPersistent(BufferKind kind);
-
-enum class Step { TrainStep, Forward };
-llvm::StringRef getStepName(Step step);
-
-/// PyTorch's default initialisers (#cairn.init): uniform draws from
-/// U(-scale, scale), normal from N(0, scale^2).
-enum class InitKind { None, Zeros, Ones, Uniform, Normal };
 
 constexpr int kNoBuffer = -1;
 
@@ -67,16 +49,19 @@ struct Buffer {
   std::vector<int64_t> shape;
   /// Bytes it takes in the arena; 0 for a view (it has none of its own).
   int64_t bytes = 0;
-  BufferKind kind = BufferKind::Temp;
+  BufferKind kind = BufferKind::temp;
   /// "file:line:col" in the model file.
   std::string loc;
-  InitKind init = InitKind::None;
+  /// PyTorch's default initialiser of a param, buffer or optimizer state
+  /// (#cairn.init): uniform draws from U(-scale, scale), normal from
+  /// N(0, scale^2).
+  std::optional<InitKind> init;
   double initScale = 0;
   /// The step whose kernels use a per-step buffer, and the indices of the
   /// kernels in that step's list that define it and use it last (a buffer
   /// no kernel reads has lastUse == definedBy). Persistent buffers live for
   /// the whole run: no step, -1 and -1.
-  std::optional<Step> step;
+  std::optional<StepKind> step;
   int definedBy = -1;
   int lastUse = -1;
   /// A view of another buffer (reshape, eval-mode dropout): the same bytes
@@ -212,11 +197,11 @@ struct Kernel {
 
 /// The kernels of one step, in execution order.
 struct StepKernels {
-  Step step = Step::TrainStep;
+  StepKind step = StepKind::train_step;
   std::vector<Kernel> kernels;
 };
 
-struct Program {
+struct KernelGraph {
   std::string model;      // the model's name
   std::string sourceFile; // the .cairn file
   int64_t batch = 0;
@@ -226,12 +211,12 @@ struct Program {
   std::string target = "CPU";
   /// Indexed by Buffer::id.
   std::vector<Buffer> buffers;
-  StepKernels trainStep{Step::TrainStep, {}};
-  StepKernels forward{Step::Forward, {}};
+  StepKernels trainStep{StepKind::train_step, {}};
+  StepKernels forward{StepKind::forward, {}};
   int64_t arenaBytes = 0;
 
-  const StepKernels &getStep(Step step) const {
-    return step == Step::TrainStep ? trainStep : forward;
+  const StepKernels &getStep(StepKind step) const {
+    return step == StepKind::train_step ? trainStep : forward;
   }
   /// The buffer `id` is a view of, or `id` itself.
   int getAliasRoot(int id) const;
@@ -239,13 +224,13 @@ struct Program {
 
 /// Sets Buffer::definedBy and lastUse from the kernel lists, extending every
 /// buffer's lastUse over the uses of its views.
-void computeLiveness(Program &program);
+void computeLiveness(KernelGraph &program);
 
 /// Every buffer's offset is a multiple of this (what CUDA's allocators and
 /// vector loads want).
 constexpr int64_t kArenaAlignment = 256;
 
 
-} // namespace cairn::codegen
+} // namespace cairn
 
-#endif // CAIRN_CODEGEN_KERNELLIST_H
+#endif // CAIRN_PASSES_KERNELGRAPH_H

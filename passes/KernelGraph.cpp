@@ -1,15 +1,15 @@
-//===- KernelList.cpp - Names, liveness and offsets of a kernel list ------===//
+//===- KernelGraph.cpp - Names and liveness of a kernel graph --------------===//
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
-using namespace cairn::codegen;
+using namespace cairn;
 
-int64_t cairn::codegen::getDTypeBytes(DType dtype) {
+int64_t cairn::getDTypeBytes(DType dtype) {
   switch (dtype) {
   case DType::F16:
   case DType::BF16:
@@ -24,7 +24,7 @@ int64_t cairn::codegen::getDTypeBytes(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-llvm::StringRef cairn::codegen::getDTypeName(DType dtype) {
+llvm::StringRef cairn::getDTypeName(DType dtype) {
   switch (dtype) {
   case DType::F16:
     return "f16";
@@ -42,56 +42,26 @@ llvm::StringRef cairn::codegen::getDTypeName(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-bool cairn::codegen::isFloat(DType dtype) {
+bool cairn::isFloat(DType dtype) {
   return dtype != DType::I32 && dtype != DType::I64;
 }
 
-llvm::StringRef cairn::codegen::getBufferKindName(BufferKind kind) {
+bool cairn::isPersistent(BufferKind kind) {
   switch (kind) {
-  case BufferKind::Input:
-    return "input";
-  case BufferKind::Param:
-    return "param";
-  case BufferKind::Buffer:
-    return "buffer";
-  case BufferKind::Optimizer:
-    return "optimizer";
-  case BufferKind::Grad:
-    return "grad";
-  case BufferKind::Output:
-    return "output";
-  case BufferKind::Activation:
-    return "activation";
-  case BufferKind::Saved:
-    return "saved";
-  case BufferKind::Temp:
-    return "temp";
-  case BufferKind::Workspace:
-    return "workspace";
-  }
-  llvm_unreachable("unknown buffer kind");
-}
-
-bool cairn::codegen::isPersistent(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::Input:
-  case BufferKind::Param:
-  case BufferKind::Buffer:
-  case BufferKind::Optimizer:
-  case BufferKind::Output:
+  case BufferKind::input:
+  case BufferKind::param:
+  case BufferKind::buffer:
+  case BufferKind::optimizer:
+  case BufferKind::output:
     return true;
-  case BufferKind::Grad:
-  case BufferKind::Activation:
-  case BufferKind::Saved:
-  case BufferKind::Temp:
-  case BufferKind::Workspace:
+  case BufferKind::grad:
+  case BufferKind::activation:
+  case BufferKind::saved:
+  case BufferKind::temp:
+  case BufferKind::workspace:
     return false;
   }
   llvm_unreachable("unknown buffer kind");
-}
-
-llvm::StringRef cairn::codegen::getStepName(Step step) {
-  return step == Step::TrainStep ? "train_step" : "forward";
 }
 
 int64_t Buffer::getNumElements() const {
@@ -101,7 +71,7 @@ int64_t Buffer::getNumElements() const {
   return n;
 }
 
-llvm::StringRef cairn::codegen::getKernelKindName(KernelKind kind) {
+llvm::StringRef cairn::getKernelKindName(KernelKind kind) {
   switch (kind) {
 #define CASE(name)                                                             \
   case KernelKind::name:                                                       \
@@ -185,13 +155,13 @@ const std::vector<bool> &KernelAttrs::getBools(llvm::StringRef name) const {
 // Liveness and offsets
 //===----------------------------------------------------------------------===//
 
-int Program::getAliasRoot(int id) const {
+int KernelGraph::getAliasRoot(int id) const {
   while (buffers[id].isAlias())
     id = buffers[id].aliasOf;
   return id;
 }
 
-void cairn::codegen::computeLiveness(Program &program) {
+void cairn::computeLiveness(KernelGraph &program) {
   for (Buffer &buffer : program.buffers) {
     buffer.definedBy = -1;
     buffer.lastUse = -1;
@@ -228,7 +198,7 @@ void cairn::codegen::computeLiveness(Program &program) {
   }
 }
 
-bool cairn::codegen::isElementwiseArithmetic(KernelKind kind) {
+bool cairn::isElementwiseArithmetic(KernelKind kind) {
   switch (kind) {
   case KernelKind::Add:
   case KernelKind::Sub:

@@ -1,21 +1,21 @@
 //===- Lowering.h - From the cairn dialect to kernel lists ------*- C++ -*-===//
 //
 // Lowers `@train_step` (after autodiff) and `@forward` of a module to one
-// Program: buffers in one arena and a kernel list per step. Target-neutral
+// KernelGraph: buffers in one arena and a kernel list per step. Target-neutral
 // except for what the target says it supports.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_LOWERING_H
-#define CAIRN_CODEGEN_LOWERING_H
+#ifndef CAIRN_PASSES_LOWERING_H
+#define CAIRN_PASSES_LOWERING_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
 
-namespace cairn::codegen {
+namespace cairn {
 
 struct LoweringTarget {
   /// For messages: "cannot lower 'cairn.xyz' to the CPU backend".
@@ -30,12 +30,22 @@ struct LoweringTarget {
   int64_t gemmWorkspaceBytes = 0;
 };
 
+/// The most bytes of cuBLASLt workspace one GEMM gets in a CUDA plan.
+constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
+
+/// What the CPU backend takes: f32 and f64, no GEMM workspace.
+LoweringTarget getCpuTarget();
+/// What the CUDA backend takes: named "CUDA" in messages, f32 and f64 (no
+/// half precision yet), and a planned cuBLASLt workspace for the GEMMs
+/// split-K can help (LowerOps.cpp, gemmWorkspaceBytes).
+LoweringTarget getCudaTarget();
+
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
 /// out the arena. Errors are
 /// reported at the offending op's location; returns nullopt then.
-std::optional<Program> lowerToKernels(mlir::ModuleOp module,
+std::optional<KernelGraph> lowerToKernels(mlir::ModuleOp module,
                                       const LoweringTarget &target);
 
-} // namespace cairn::codegen
+} // namespace cairn
 
-#endif // CAIRN_CODEGEN_LOWERING_H
+#endif // CAIRN_PASSES_LOWERING_H

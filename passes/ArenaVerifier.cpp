@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/ArenaVerifier.h"
+#include "passes/ArenaVerifier.h"
 
 #include "passes/PlanVerifier.h"
 
 #include <algorithm>
 #include <cctype>
 
-using namespace cairn::codegen;
+using namespace cairn;
 
 namespace {
 
@@ -45,8 +45,8 @@ bool isElementwise(KernelKind kind) {
 
 } // namespace
 
-ArenaVerdict cairn::codegen::verifyArena(const Program &program,
-                                         std::optional<Step> onlyStep) {
+ArenaVerdict cairn::verifyArena(const KernelGraph &program,
+                                         std::optional<StepKind> onlyStep) {
   ArenaVerdict verdict;
   auto fail = [&](std::string message) {
     verdict.ok = false;
@@ -64,10 +64,10 @@ ArenaVerdict cairn::codegen::verifyArena(const Program &program,
 
   // First write and last touch of each root, in half-kernels.
   std::vector<int64_t> first(n, -1), last(n, -1);
-  std::vector<std::optional<Step>> stepOf(n);
+  std::vector<std::optional<StepKind>> stepOf(n);
   int64_t clock = 0;
-  std::vector<std::pair<Step, int64_t>> stepBase;
-  for (Step step : {Step::TrainStep, Step::Forward}) {
+  std::vector<std::pair<StepKind, int64_t>> stepBase;
+  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
     if (onlyStep && *onlyStep != step)
       continue;
     const std::vector<Kernel> &kernels = program.getStep(step).kernels;
@@ -98,7 +98,7 @@ ArenaVerdict cairn::codegen::verifyArena(const Program &program,
       ok &= touch(kernel.workspace, true);
       if (!ok)
         return fail("kernel " + std::to_string(k) + " of " +
-                    getStepName(step).str() +
+                    stringifyStepKind(step).str() +
                     " names a buffer that does not exist or belongs to the "
                     "other step");
     }

@@ -1,6 +1,6 @@
 //===- ArenaVerifier.h - Independent check of a program's arena -*- C++ -*-===//
 //
-// Proves the offsets of a Program sound from its kernel lists alone, with
+// Proves the offsets of a KernelGraph sound from its kernel lists alone, with
 // code of its own: it recomputes every buffer's lifetime from the kernels
 // that touch it (and its views), not from Buffer::definedBy/lastUse or the
 // planner's intervals, and hands the result to the interval verifier
@@ -14,15 +14,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_ARENAVERIFIER_H
-#define CAIRN_CODEGEN_ARENAVERIFIER_H
+#ifndef CAIRN_PASSES_ARENAVERIFIER_H
+#define CAIRN_PASSES_ARENAVERIFIER_H
 
-#include "codegen/KernelList.h"
+#include "passes/KernelGraph.h"
 
 #include <optional>
 #include <string>
 
-namespace cairn::codegen {
+namespace cairn {
 
 struct ArenaVerdict {
   bool ok = true;
@@ -35,9 +35,9 @@ struct ArenaVerdict {
 /// Checks `program`'s offsets and arenaBytes. With `onlyStep`, only that
 /// step's kernels and the buffers they touch are checked (a plan of one
 /// step, ArenaPlanOptions::onlyStep).
-ArenaVerdict verifyArena(const Program &program,
-                         std::optional<Step> onlyStep = std::nullopt);
+ArenaVerdict verifyArena(const KernelGraph &program,
+                         std::optional<StepKind> onlyStep = std::nullopt);
 
-} // namespace cairn::codegen
+} // namespace cairn
 
-#endif // CAIRN_CODEGEN_ARENAVERIFIER_H
+#endif // CAIRN_PASSES_ARENAVERIFIER_H

@@ -11,14 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/MemoryAwareSchedule.h"
+#include "passes/KernelSchedule.h"
 
-#include "codegen/ArenaPlan.h"
+#include "passes/ArenaPlan.h"
 
 #include <algorithm>
 #include <set>
 
-using namespace cairn::codegen;
+using namespace cairn;
 
 namespace {
 
@@ -30,7 +30,7 @@ struct Access {
 };
 
 /// The distinct roots `kernel` touches, a write winning over a read.
-std::vector<Access> getAccesses(const Program &program, const Kernel &kernel) {
+std::vector<Access> getAccesses(const KernelGraph &program, const Kernel &kernel) {
   std::vector<Access> accesses;
   auto add = [&](int id, bool writes) {
     if (id == kNoBuffer)
@@ -61,7 +61,7 @@ std::vector<Access> getAccesses(const Program &program, const Kernel &kernel) {
 
 /// Whether `buffer` is one `step`'s planner gives bytes to for a lifetime
 /// inside the step (not persistent, not a view, not empty).
-bool isStepBuffer(const Buffer &buffer, Step step) {
+bool isStepBuffer(const Buffer &buffer, StepKind step) {
   return !isPersistent(buffer.kind) && !buffer.isAlias() && buffer.bytes > 0 &&
          buffer.step == step;
 }
@@ -74,7 +74,7 @@ struct StepUses {
   std::vector<std::vector<int>> defines;
 };
 
-StepUses getStepUses(const Program &program, Step step) {
+StepUses getStepUses(const KernelGraph &program, StepKind step) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   StepUses uses;
   uses.touches.resize(kernels.size());
@@ -107,7 +107,7 @@ StepUses getStepUses(const Program &program, Step step) {
 } // namespace
 
 KernelDependences
-cairn::codegen::computeKernelDependences(const Program &program, Step step) {
+cairn::computeKernelDependences(const KernelGraph &program, StepKind step) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   size_t n = kernels.size();
   KernelDependences deps;
@@ -139,8 +139,8 @@ cairn::codegen::computeKernelDependences(const Program &program, Step step) {
   return deps;
 }
 
-std::vector<int> cairn::codegen::computeMemoryAwareOrder(const Program &program,
-                                                         Step step) {
+std::vector<int> cairn::computeMemoryAwareOrder(const KernelGraph &program,
+                                                         StepKind step) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   int n = kernels.size();
   KernelDependences deps = computeKernelDependences(program, step);
@@ -226,7 +226,7 @@ std::vector<int> cairn::codegen::computeMemoryAwareOrder(const Program &program,
   return order;
 }
 
-int64_t cairn::codegen::computeStepPeakBytes(const Program &program, Step step,
+int64_t cairn::computeStepPeakBytes(const KernelGraph &program, StepKind step,
                                              llvm::ArrayRef<int> order) {
   StepUses uses = getStepUses(program, step);
   size_t numBuffers = program.buffers.size();
@@ -256,9 +256,9 @@ int64_t cairn::codegen::computeStepPeakBytes(const Program &program, Step step,
   return peak;
 }
 
-void cairn::codegen::applyKernelOrder(Program &program, Step step,
+void cairn::applyKernelOrder(KernelGraph &program, StepKind step,
                                       llvm::ArrayRef<int> order) {
-  std::vector<Kernel> &kernels = step == Step::TrainStep
+  std::vector<Kernel> &kernels = step == StepKind::train_step
                                      ? program.trainStep.kernels
                                      : program.forward.kernels;
   std::vector<Kernel> reordered;
@@ -269,8 +269,8 @@ void cairn::codegen::applyKernelOrder(Program &program, Step step,
   computeLiveness(program);
 }
 
-StepScheduleResult cairn::codegen::scheduleStepForMemory(Program &program,
-                                                         Step step) {
+StepScheduleResult cairn::scheduleStepForMemory(KernelGraph &program,
+                                                         StepKind step) {
   StepScheduleResult result;
   result.step = step;
   int n = program.getStep(step).kernels.size();

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/StepLowering.h"
+#include "passes/StepLowering.h"
 
-#include "codegen/ArenaPlan.h"
+#include "passes/ArenaPlan.h"
 
 #include "ir/CairnOps.h"
 #include "runtime/kernels/Conv.h"
@@ -19,7 +19,7 @@
 
 using namespace mlir;
 using namespace cairn;
-using namespace cairn::codegen;
+using namespace cairn;
 
 namespace {
 
@@ -698,7 +698,7 @@ LogicalResult OpLowering::lowerUpdate(KernelKind kind, Operation *op,
   return success();
 }
 
-std::optional<DType> cairn::codegen::getDType(Type type) {
+std::optional<DType> cairn::getDType(Type type) {
   Type element = getElementTypeOrSelf(type);
   if (element.isF16())
     return DType::F16;
@@ -715,6 +715,6 @@ std::optional<DType> cairn::codegen::getDType(Type type) {
   return std::nullopt;
 }
 
-LogicalResult cairn::codegen::lowerOp(Operation *op, StepLowering &lowering) {
+LogicalResult cairn::lowerOp(Operation *op, StepLowering &lowering) {
   return OpLowering(lowering).lower(op);
 }
