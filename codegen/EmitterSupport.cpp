@@ -2,6 +2,8 @@
 
 #include "codegen/EmitterSupport.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -214,12 +216,39 @@ bool cairn::codegen::isInSpec(const Buffer &buffer) {
   return isPersistent(buffer.kind) || buffer.kind == BufferKind::grad;
 }
 
+std::vector<int> cairn::codegen::getSpecOrder(const KernelGraph &program) {
+  std::vector<int> order;
+  llvm::StringMap<int> persistent;
+  for (const Buffer &b : program.buffers)
+    if (isPersistent(b.kind)) {
+      order.push_back(b.id);
+      persistent[b.name] = b.id;
+    }
+  // Gradients in the order of their params ("grad.fc1.weight" after
+  // "grad.fc1.bias" when fc1.bias comes first), whatever order the step
+  // computes them in.
+  std::vector<std::pair<int, int>> gradients; // (param id, gradient id)
+  for (const Buffer &b : program.buffers) {
+    if (b.kind != BufferKind::grad)
+      continue;
+    llvm::StringRef name(b.name);
+    auto param = persistent.find(name.drop_front(llvm::StringRef("grad.").size()));
+    gradients.push_back({name.starts_with("grad.") && param != persistent.end()
+                             ? param->second
+                             : int(program.buffers.size()),
+                         b.id});
+  }
+  llvm::stable_sort(gradients);
+  for (auto [param, id] : gradients)
+    order.push_back(id);
+  return order;
+}
+
 std::vector<int> cairn::codegen::getSpecIndices(const KernelGraph &program) {
   std::vector<int> specIndex(program.buffers.size(), -1);
   int next = 0;
-  for (const Buffer &b : program.buffers)
-    if (isInSpec(b))
-      specIndex[b.id] = next++;
+  for (int id : getSpecOrder(program))
+    specIndex[id] = next++;
   return specIndex;
 }
 
@@ -340,9 +369,8 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
      << "  s.tensors = {\n"
      << "      // name, dtype, shape, role, init, init scale, offset, "
         "location\n";
-  for (const Buffer &b : program.buffers) {
-    if (!isInSpec(b))
-      continue;
+  for (int id : getSpecOrder(program)) {
+    const Buffer &b = program.buffers[id];
     os << "      {" << quote(b.name) << ", DType::" << getRuntimeDType(b.dtype)
        << ", {" << formatInts(b.shape)
        << "}, TensorRole::" << getRuntimeRole(b.kind)

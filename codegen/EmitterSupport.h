@@ -70,6 +70,9 @@ nameIdentifiers(const KernelGraph &program,
 
 /// The tensors the ProgramSpec lists: persistent ones and gradients.
 bool isInSpec(const Buffer &buffer);
+/// The buffer ids of spec.tensors in order: the persistent buffers in
+/// program order, then the gradients in the order of their params.
+std::vector<int> getSpecOrder(const KernelGraph &program);
 /// By buffer id: its index in spec.tensors, or -1.
 std::vector<int> getSpecIndices(const KernelGraph &program);
 

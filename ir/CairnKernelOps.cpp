@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace cairn;
@@ -227,3 +228,31 @@ LogicalResult BatchNormRunningUpdateKernelOp::verify() {
 
 #define GET_OP_CLASSES
 #include "ir/CairnKernelOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Signatures by name
+//===----------------------------------------------------------------------===//
+
+template <typename... Ops>
+static void addSignatures(llvm::StringMap<KernelSignature> &signatures) {
+  (signatures.try_emplace(Ops::getOperationName(),
+                          KernelSignature{Ops::kNumInputs, Ops::kNumOutputs,
+                                          Ops::kHasWorkspace,
+                                          Ops::kSegmented}),
+   ...);
+}
+
+std::optional<KernelSignature> cairn::getKernelSignature(StringRef opName) {
+  static const llvm::StringMap<KernelSignature> signatures = [] {
+    llvm::StringMap<KernelSignature> map;
+    addSignatures<
+#define GET_OP_LIST
+#include "ir/CairnKernelOps.cpp.inc"
+        >(map);
+    return map;
+  }();
+  auto it = signatures.find(opName);
+  if (it == signatures.end())
+    return std::nullopt;
+  return it->second;
+}

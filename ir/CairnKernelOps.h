@@ -41,6 +41,19 @@ void printKernelOp(mlir::OpAsmPrinter &printer, OpT op) {
 
 } // namespace detail
 
+/// The shape of a kernel kind's operand list: its ODS groups in order.
+struct KernelSignature {
+  unsigned numInputs = 0;
+  unsigned numOutputs = 0;
+  bool hasWorkspace = false;
+  /// Two or more groups are optional or variadic: the op records each
+  /// group's size (`operandSegmentSizes`).
+  bool segmented = false;
+};
+/// The signature of the kernel op named `opName` ("cairn.kernel.linear"),
+/// or nullopt for another name.
+std::optional<KernelSignature> getKernelSignature(llvm::StringRef opName);
+
 /// Whether `op` may write its output over a dying input of the same size.
 inline bool isElementwiseKernel(mlir::Operation *op) {
   return op->hasTrait<OpTrait::ElementwiseKernel>();

@@ -67,8 +67,10 @@ private:
 
 ArenaPlan ArenaPlanner::run() {
   Clock::time_point begin = Clock::now();
+  bool decideInPlace = options.reuse && options.inPlace;
   for (Buffer &buffer : program.buffers) {
-    buffer.inPlaceOf = kNoBuffer;
+    if (decideInPlace || !options.reuse)
+      buffer.inPlaceOf = kNoBuffer;
     buffer.offset = -1;
   }
   reorderSteps();
@@ -77,13 +79,21 @@ ArenaPlan ArenaPlanner::run() {
   // Persistent bytes are live at every index, whatever the order.
   plan.scheduleLowerBoundBefore = plan.persistentBytes + stepPeakBefore;
   plan.scheduleLowerBoundAfter = plan.persistentBytes + stepPeakAfter;
-  if (options.reuse) {
-    if (options.inPlace)
-      writeInPlace();
-    placeBuffers();
-  } else {
-    placeWithoutReuse();
+  if (decideInPlace)
+    writeInPlace();
+  plan.inPlaceBuffers = 0;
+  for (const Buffer &buffer : program.buffers)
+    if (planned[buffer.id] && buffer.inPlaceOf != kNoBuffer)
+      ++plan.inPlaceBuffers;
+  if (!options.place) {
+    computeLiveBytes();
+    plan.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    return std::move(plan);
   }
+  if (options.reuse)
+    placeBuffers();
+  else
+    placeWithoutReuse();
   // Buffers without bytes in the plan (empty, or never touched) point at
   // the arena's start; views take their root's offset.
   for (Buffer &buffer : program.buffers)
@@ -208,7 +218,6 @@ void ArenaPlanner::writeInPlace() {
           continue;
         handedOn[id] = true;
         out.inPlaceOf = id;
-        ++plan.inPlaceBuffers;
         break;
       }
     }

@@ -5,7 +5,7 @@
 //
 // The schedule is the training step's kernels, then the forward step's, each
 // step in the order of its kernel list: the lowering's, or the memory-aware
-// order (MemoryAwareSchedule.h) planArena puts a step in first when that
+// order (KernelSchedule.h) planArena puts a step in first when that
 // lowers the step's peak. A per-step buffer lives from the kernel that
 // defines it to the last kernel that reads it (or one of its views);
 // persistent buffers (inputs, params, state_dict buffers, optimizer state,
@@ -38,12 +38,18 @@ struct ArenaPlanOptions {
   /// False: every buffer gets bytes of its own (`--no-reuse`), no in-place,
   /// no reordering.
   bool reuse = true;
-  /// Run each planned step in its memory-aware order (MemoryAwareSchedule.h)
+  /// Run each planned step in its memory-aware order (KernelSchedule.h)
   /// where that lowers its peak: the kernel lists change, and liveness is
   /// recomputed (`--no-reorder` turns it off).
   bool reorder = true;
-  /// Elementwise kernels may write over a dying input.
+  /// Decide which elementwise kernels write over a dying input
+  /// (Buffer::inPlaceOf). False keeps the graph's own decisions: none in a
+  /// graph fresh from the lowering, cairn-write-in-place's in one read from
+  /// the IR.
   bool inPlace = true;
+  /// Give the buffers their offsets. False stops after the lifetimes and
+  /// the in-place decisions (cairn-write-in-place).
+  bool place = true;
   /// The planner's exact-search budget, seconds (0: greedy only).
   double timeLimitSeconds = 1.0;
   /// Plan one step alone (the report of an inference-only or training-only

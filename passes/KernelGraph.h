@@ -14,6 +14,8 @@
 
 #include "ir/CairnEnums.h"
 
+#include "mlir/IR/Location.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -52,6 +54,8 @@ struct Buffer {
   BufferKind kind = BufferKind::temp;
   /// "file:line:col" in the model file.
   std::string loc;
+  /// Its location in the IR (null in graphs made by hand).
+  mlir::LocationAttr irLoc;
   /// PyTorch's default initialiser of a param, buffer or optimizer state
   /// (#cairn.init): uniform draws from U(-scale, scale), normal from
   /// N(0, scale^2).
@@ -170,6 +174,11 @@ public:
   const std::vector<double> &getDoubles(llvm::StringRef name) const;
   const std::vector<bool> &getBools(llvm::StringRef name) const;
 
+  /// Every attribute in the order it was set.
+  const std::vector<std::pair<std::string, Value>> &getEntries() const {
+    return entries;
+  }
+
 private:
   const Value *find(llvm::StringRef name) const;
   template <typename T> const T &get(llvm::StringRef name) const;
@@ -193,6 +202,8 @@ struct Kernel {
   std::string loc;
   std::string layer;
   std::string opName;
+  /// Its location in the IR (null in graphs made by hand).
+  mlir::LocationAttr irLoc;
 };
 
 /// The kernels of one step, in execution order.

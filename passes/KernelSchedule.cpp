@@ -1,4 +1,4 @@
-//===- MemoryAwareSchedule.cpp - Reordering kernels for memory ------------===//
+//===- KernelSchedule.cpp - Reordering kernels for memory -----------------===//
 //
 // The scheduler is a greedy list scheduler over the dependence DAG. Among
 // the kernels whose predecessors have all run, it takes one that frees more
@@ -279,6 +279,7 @@ StepScheduleResult cairn::scheduleStepForMemory(KernelGraph &program,
     identity[k] = k;
   result.peakBefore = computeStepPeakBytes(program, step, identity);
   result.peakAfter = result.peakBefore;
+  result.order = identity;
   std::vector<int> order = computeMemoryAwareOrder(program, step);
   int64_t peak = computeStepPeakBytes(program, step, order);
   // Keep it only where it wins: an equal peak is not worth a new order.
@@ -289,5 +290,6 @@ StepScheduleResult cairn::scheduleStepForMemory(KernelGraph &program,
   for (int p = 0; p < n; ++p)
     result.movedKernels += order[p] != p;
   applyKernelOrder(program, step, order);
+  result.order = std::move(order);
   return result;
 }

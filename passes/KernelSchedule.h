@@ -1,4 +1,4 @@
-//===- MemoryAwareSchedule.h - Reordering kernels for memory ---*- C++ -*-===//
+//===- KernelSchedule.h - Reordering kernels for memory --------*- C++ -*-===//
 //
 // The lowering emits a step's kernels in the order of its ops: the forward
 // part, the backward part, then every optimizer update. Kernels that do not
@@ -82,6 +82,9 @@ struct StepScheduleResult {
   bool reordered = false;
   /// Kernels not at their position before.
   int movedKernels = 0;
+  /// The order kept: order[p] is the index (in the list before) of the
+  /// kernel that runs p-th; the identity when not reordered.
+  std::vector<int> order;
 };
 
 /// Computes the memory-aware order of `step` and applies it when its peak

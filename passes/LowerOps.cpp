@@ -698,23 +698,6 @@ LogicalResult OpLowering::lowerUpdate(KernelKind kind, Operation *op,
   return success();
 }
 
-std::optional<DType> cairn::getDType(Type type) {
-  Type element = getElementTypeOrSelf(type);
-  if (element.isF16())
-    return DType::F16;
-  if (element.isBF16())
-    return DType::BF16;
-  if (element.isF32())
-    return DType::F32;
-  if (element.isF64())
-    return DType::F64;
-  if (element.isSignlessInteger(32))
-    return DType::I32;
-  if (element.isSignlessInteger(64))
-    return DType::I64;
-  return std::nullopt;
-}
-
 LogicalResult cairn::lowerOp(Operation *op, StepLowering &lowering) {
   return OpLowering(lowering).lower(op);
 }

@@ -1,4 +1,4 @@
-//===- Lowering.cpp - @train_step and @forward to kernel lists ------------===//
+//===- LowerSteps.cpp - @train_step and @forward to kernel lists ----------===//
 //
 // Arguments become persistent buffers, shared by name between the steps.
 // Each op becomes a kernel writing fresh buffers (LowerOps.cpp). Then the
@@ -24,40 +24,8 @@
 
 using namespace mlir;
 using namespace cairn;
-using namespace cairn;
 
 namespace {
-
-/// The model-file position inside `loc` (through names and call sites).
-FileLineColLoc getFileLineCol(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return file;
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return getFileLineCol(name.getChildLoc());
-  if (auto call = dyn_cast<CallSiteLoc>(loc))
-    return getFileLineCol(call.getCaller());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (FileLineColLoc file = getFileLineCol(inner))
-        return file;
-  return {};
-}
-
-std::string formatLoc(Location loc) {
-  FileLineColLoc file = getFileLineCol(loc);
-  if (!file)
-    return "";
-  return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-          Twine(file.getColumn()))
-      .str();
-}
-
-/// The layer an op belongs to: the name of its NameLoc ("fc1").
-std::string getLayerName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  return "";
-}
 
 std::optional<BufferKind> getArgumentKind(Role role) {
   switch (role) {
@@ -84,7 +52,8 @@ Buffer makeBuffer(std::string name, Type type, BufferKind kind, Location loc) {
   buffer.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   buffer.bytes = buffer.getNumElements() * getDTypeBytes(buffer.dtype);
   buffer.kind = kind;
-  buffer.loc = formatLoc(loc);
+  buffer.loc = formatModelLocation(loc);
+  buffer.irLoc = loc;
   return buffer;
 }
 
@@ -249,7 +218,8 @@ int StepLowering::createWorkspace(Operation *op, DType dtype,
   buffer.shape = {elements};
   buffer.bytes = elements * getDTypeBytes(dtype);
   buffer.kind = BufferKind::workspace;
-  buffer.loc = formatLoc(op->getLoc());
+  buffer.loc = formatModelLocation(op->getLoc());
+  buffer.irLoc = op->getLoc();
   buffer.step = step;
   return builder.addBuffer(std::move(buffer));
 }
@@ -262,7 +232,8 @@ Kernel &StepLowering::addKernel(KernelKind kind, Operation *op,
   kernel.inputs = std::move(inputs);
   kernel.outputs = std::move(outputs);
   kernel.tiedInputs.assign(kernel.outputs.size(), -1);
-  kernel.loc = formatLoc(op->getLoc());
+  kernel.loc = formatModelLocation(op->getLoc());
+  kernel.irLoc = op->getLoc();
   kernel.layer = getLayerName(op->getLoc());
   kernel.opName = op->getName().getStringRef().str();
   std::vector<Kernel> &kernels = step == StepKind::train_step
@@ -394,6 +365,7 @@ Kernel StepLowering::makeCopy(int from, int to, const Kernel &like) {
   copy.outputs = {to};
   copy.tiedInputs = {-1};
   copy.loc = like.loc;
+  copy.irLoc = like.irLoc;
   copy.layer = like.layer;
   copy.opName = like.opName;
   return copy;
@@ -527,7 +499,8 @@ void StepLowering::placeResults(const std::vector<Result> &results) {
     ret = Value(results.front().value).getParentBlock()->getTerminator();
   for (auto [from, to] : endCopies) {
     Kernel like;
-    like.loc = formatLoc(ret->getLoc());
+    like.loc = formatModelLocation(ret->getLoc());
+    like.irLoc = ret->getLoc();
     like.opName = ret->getName().getStringRef().str();
     placed.push_back(makeCopy(from, to, like));
     placedOps.push_back(ret);
@@ -608,8 +581,7 @@ cairn::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   program.optimizer =
       describeOptimizer(module->getAttr(CairnDialect::kOptimizerAttrName));
   program.target = target.name.str();
-  if (FileLineColLoc file = getFileLineCol(module.getLoc()))
-    program.sourceFile = file.getFilename().str();
+  program.sourceFile = getModelFileName(module.getLoc());
 
   StepLowering trainLowering(builder, StepKind::train_step);
   if (failed(trainLowering.lower(trainStep)))

@@ -68,4 +68,168 @@ def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["::cairn::CairnDialect", "::mlir::func::FuncDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// The planned step: lowering, schedule, in place, plan, verification
+//===----------------------------------------------------------------------===//
+
+def LowerToKernelsPass : Pass<"cairn-lower-to-kernels", "mlir::ModuleOp"> {
+  let summary = "Lower @train_step and @forward to a cairn.program of kernels";
+  let description = [{
+    Turns the tensor-level training step and forward pass (after
+    `cairn-autodiff`) into the buffer-level form (ir/CairnProgramOps.td,
+    ir/CairnKernelOps.td): every tensor becomes a buffer, every op a kernel
+    that writes its result's buffer, and the two functions are replaced by one
+    `cairn.program` holding both steps. Takes a module with `@train_step` and
+    `@forward`; leaves one `cairn.program`, no functions.
+
+    - Arguments are persistent buffers, shared by name between the steps
+      (`input`, `param`, `buffer`, `optimizer`); `loss` and `output` are
+      persistent `output` buffers; gradients are per-step `grad` buffers.
+    - A result with `cairn.updates = i` is written into argument i's buffer:
+      by the kernel computing it when nothing later reads the old value, by a
+      copy at the end otherwise; optimizer updates and running statistics
+      overwrite their state operands the same way.
+    - Reshapes, eval-mode dropout and broadcasts that add only 1s are views.
+    - Each per-step buffer gets its kind: `activation` (read by the forward
+      part only), `saved` (read by the backward part too), `temp`,
+      `workspace` (a kernel's scratch: im2col on the CPU, cuBLASLt's split-K
+      on CUDA, by the target's rule).
+    - The op a kernel comes from is its location's metadata
+      (`loc(fused<"cairn.linear">[...])`), so generated code and reports name
+      it.
+
+    ```mlir
+    // before
+    func.func @forward(%x: tensor<64x784xf32> {cairn.name = "image", ...}, ...)
+      %y = cairn.linear %x, %w, %b : ...
+    // after
+    cairn.program "MLP" attributes {...} {
+      %image = cairn.buffer input "image" : memref<64x784xf32>
+      cairn.step forward {
+        %fc.linear = cairn.buffer activation "fc.linear" : memref<64x10xf32>
+        cairn.kernel.linear ins(%image, %fc.weight, %fc.bias : ...) outs(%fc.linear : ...) {...}
+      }
+    }
+    ```
+
+    An op the target cannot run (half precision, a constant that is not
+    dense) is an error at its location.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target the kernels are for: cpu or cuda">,
+  ];
+  let dependentDialects = ["::cairn::CairnDialect"];
+}
+
+def ScheduleForMemoryPass : Pass<"cairn-schedule-for-memory", "mlir::ModuleOp"> {
+  let summary = "Reorder each step's kernels where that lowers its peak";
+  let description = [{
+    Builds the dependence DAG of each step's kernels from the buffers they
+    touch (read after write, write after read, write after write; a view as
+    its root) and runs a list scheduler that runs first a ready kernel that
+    frees more bytes than it allocates (passes/KernelSchedule.h): an optimizer
+    update moves to right after its gradient is complete, so the gradient
+    dies there. The new order is kept only when the step's peak of live
+    bytes (before in-place) is strictly lower. Every kernel reads the same
+    values in any order the DAG allows: results are bit-identical.
+
+    Records `peak_before`, `peak_after` and `moved_kernels` on each step.
+    A kernel marked `cairn.before_first_use` stays glued right before the
+    first kernel that reads what it writes (a recomputed value is produced
+    just before its use, never hoisted back).
+
+    ```mlir
+    cairn.step train_step attributes {moved_kernels = 6 : i64, peak_after = 2101248 : i64, peak_before = 2112768 : i64} {
+    ```
+  }];
+}
+
+def WriteInPlacePass : Pass<"cairn-write-in-place", "mlir::ModuleOp"> {
+  let summary = "Write element-wise results over dying inputs";
+  let description = [{
+    An element-wise kernel (add, sub, mul, div, the activations and their
+    gradients, dropout) whose output has the element type and size of an
+    input that dies at that kernel writes over that input: the output's
+    `cairn.buffer` gets `in_place(%input)`, and the two share their bytes.
+    Only the last buffer of such a chain may be written over again. Persistent
+    buffers and views are never written over.
+
+    ```mlir
+    %relu = cairn.buffer saved "relu" in_place(%fc1.linear : memref<64x256xf32>) : memref<64x256xf32>
+    ```
+  }];
+}
+
+def PlanArenaPass : Pass<"cairn-plan-arena", "mlir::ModuleOp"> {
+  let summary = "Give every buffer its offset in one arena";
+  let description = [{
+    The schedule is the training step's kernels, then the forward pass's
+    (they never run at once, so their per-step buffers share bytes). A
+    per-step buffer lives from the kernel that writes it first to the last
+    kernel that reads it or one of its views, a chain of in-place buffers as
+    one; persistent buffers live throughout. The planner
+    (passes/MemoryPlanner.h) packs these intervals, 256-byte aligned: greedy
+    by size, then an exact search under `time-limit` seconds when greedy is
+    above the lower bound. Writes each buffer's `at` offset, and on the
+    program `arena_bytes`, `plan_method` and `plan_optimal`.
+
+    With `reuse=false` every buffer gets bytes of its own (the reference
+    layout plans are checked against).
+
+    ```mlir
+    cairn.program "MLP" attributes {arena_bytes = 2701056 : i64, plan_method = "greedy-by-size", plan_optimal, ...} {
+      %fc1.weight = cairn.buffer param "fc1.weight" at 0 ...
+    ```
+  }];
+  let options = [
+    Option<"reuse", "reuse", "bool", /*default=*/"true",
+           "Reuse the bytes of dead buffers (false: every buffer its own)">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"1.0",
+           "Seconds the exact search may take (0: greedy only)">,
+  ];
+}
+
+def VerifyArenaPass : Pass<"cairn-verify-arena", "mlir::ModuleOp"> {
+  let summary = "Check the arena plan independently of the planner";
+  let description = [{
+    Recomputes every buffer's lifetime from the kernels that touch it with
+    code of its own (passes/ArenaVerifier.h) and checks that every buffer lies
+    inside the arena, 256-byte aligned, a view at its root's offset, and that
+    no two buffers live at once share a byte, except an in-place output of an
+    element-wise kernel over the input it reads last. A plan that fails is a
+    Cairn bug: the pass fails with an internal error naming the buffers.
+  }];
+}
+
+def ExtractStepPass : Pass<"cairn-extract-step", "mlir::ModuleOp"> {
+  let summary = "Keep one step and the persistent buffers it touches";
+  let description = [{
+    Erases the other step and every persistent buffer no kernel of `step`
+    touches: the program of inference alone (`step=forward`: no optimizer
+    state, no labels) or of training alone, whose plan is that step's own
+    footprint (`cairn plan --step`). Such a program is for reports; it is
+    never emitted.
+  }];
+  let options = [
+    Option<"step", "step", "std::string", /*default=*/"\"forward\"",
+           "The step to keep: train_step or forward">,
+  ];
+}
+
+def PrintArenaLivenessPass : Pass<"cairn-print-arena-liveness", "mlir::ModuleOp"> {
+  let summary = "Print the schedule's liveness: the peak and what is live there";
+  let description = [{
+    Prints what the ArenaLiveness analysis (passes/ArenaLiveness.h) tells any
+    pass that asks: the bytes live at each kernel of the schedule, the peak,
+    its kernel, and the buffers live there with their sizes, largest first.
+    The IR is not changed.
+
+    ```
+    peak: 2701056 bytes at schedule index 7 (train_step kernel 7: cairn.kernel.linear_grad_weight)
+      live: fc1.weight 802816 param, ...
+    ```
+  }];
+}
+
 #endif // CAIRN_PASSES_TD

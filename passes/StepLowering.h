@@ -8,6 +8,7 @@
 #ifndef CAIRN_PASSES_STEPLOWERING_H
 #define CAIRN_PASSES_STEPLOWERING_H
 
+#include "passes/KernelGraphIR.h"
 #include "passes/Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -109,8 +110,6 @@ private:
 /// error at `op` for ops the target cannot run.
 mlir::LogicalResult lowerOp(mlir::Operation *op, StepLowering &lowering);
 
-/// The element type of `type` as a DType; nullopt for unsupported ones.
-std::optional<DType> getDType(mlir::Type type);
 
 } // namespace cairn
 

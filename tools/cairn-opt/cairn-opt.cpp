@@ -7,6 +7,7 @@
 
 #include "ir/CairnDialect.h"
 #include "passes/Passes.h"
+#include "passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -15,6 +16,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<cairn::CairnDialect, mlir::func::FuncDialect>();
   cairn::registerCairnPasses();
+  cairn::registerTrainingPipeline();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Cairn optimizer driver\n", registry));
 }

@@ -19,7 +19,7 @@
 // prints CUDA C++ instead and compiles it with nvcc (CAIRN_NVCC overrides
 // it) against the CUDA runtime, when Cairn was built with it
 // (CAIRN_ENABLE_CUDA). Both `build` and `plan` lay out the arena with
-// planArena (codegen/ArenaPlan.h) and check it with the independent
+// planArena (passes/ArenaPlan.h) and check it with the independent
 // verifyArena before anything else uses it; the target decides what is in
 // the plan (the CUDA program's GEMMs have cuBLASLt workspaces).
 //
@@ -28,20 +28,20 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ArenaPlan.h"
-#include "passes/ArenaVerifier.h"
 #include "codegen/CpuEmitter.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/HostCompiler.h"
-#include "passes/Lowering.h"
 #include "codegen/MemoryReport.h"
 #include "codegen/MemoryReportHtml.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Elaborator.h"
+#include "passes/ArenaLiveness.h"
+#include "passes/ArenaVerifier.h"
 #include "passes/BufferCsv.h"
 #include "passes/MemoryPlanner.h"
 #include "passes/ModelSummary.h"
 #include "passes/Passes.h"
+#include "passes/Pipeline.h"
 #include "passes/PlanVerifier.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -172,6 +172,13 @@ cl::opt<EmitKind> emitKind(
                           "the CUDA C++ source of the --target cuda "
                           "executable")),
     cl::sub(buildCommand), cl::cat(cairnCategory));
+cl::opt<std::string> stopAfter(
+    "stop-after",
+    cl::desc("With --emit=mlir: print the IR after this stage of the "
+             "pipeline (elaborate, autodiff, lower, schedule, in-place, "
+             "plan, verify; default elaborate, the frontend's output)"),
+    cl::value_desc("STAGE"), cl::init("elaborate"), cl::sub(buildCommand),
+    cl::cat(cairnCategory));
 cl::opt<std::string> outputFile(
     "o",
     cl::desc("The executable to build, or the file --emit writes (default: "
@@ -210,15 +217,6 @@ cl::opt<long long> planCapacity(
                          "BYTES, as MiniMalloc does, and print whether it "
                          "fits (default: minimize the arena)"),
     cl::value_desc("BYTES"), cl::sub(planCommand), cl::cat(cairnCategory));
-
-/// Runs autodiff by its registered name: @loss -> @train_step. (The pass
-/// list is parsed into a module-anchored pass manager: no op anchor.)
-llvm::LogicalResult runAutodiff(mlir::ModuleOp module) {
-  mlir::PassManager pm(module->getName());
-  if (llvm::failed(mlir::parsePassPipeline("cairn-autodiff", pm)))
-    return llvm::failure();
-  return pm.run(module);
-}
 
 /// Reads a model file (or stdin for "-"), refusing files over
 /// kMaxModelFileBytes; prints the error and returns null on failure.
@@ -272,33 +270,13 @@ bool checkMemoryReportFlag() {
   return false;
 }
 
-/// Lays out `program`'s arena as the flags ask, and checks the result with
-/// the independent verifier. A plan that fails it is a Cairn bug: it is
-/// reported and never used.
-std::optional<ArenaPlan>
-planAndVerify(KernelGraph &program, std::optional<StepKind> onlyStep,
-              double timeLimitSeconds, llvm::raw_ostream &verifyOs) {
-  ArenaPlanOptions options;
-  options.reuse = !noReuse;
-  options.inPlace = !noReuse;
-  options.reorder = !noReuse && !noReorder;
-  options.timeLimitSeconds = timeLimitSeconds;
-  options.onlyStep = onlyStep;
-  ArenaPlan plan = planArena(program, options);
-  ArenaVerdict verdict = verifyArena(program, onlyStep);
-  if (!verdict.ok) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "internal error: the memory plan of model '" << program.model
-        << "' failed verification: " << verdict.message
-        << "\nThis is a bug in Cairn; please report it with the model file.\n";
-    return std::nullopt;
-  }
-  if (verifyPlanFlag)
-    verifyOs << "plan verified: " << verdict.buffers
-             << " buffers inside the " << program.arenaBytes
-             << "-byte arena, " << kArenaAlignment
-             << "-byte aligned, no two live at once share a byte\n";
-  return plan;
+/// Prints the independent verifier's verdict on the plan the pipeline made
+/// (cairn-verify-arena has checked it already; --verify-plan shows it).
+void printPlanVerdict(const KernelGraph &graph, llvm::raw_ostream &os) {
+  ArenaVerdict verdict = verifyArena(graph);
+  os << "plan verified: " << verdict.buffers << " buffers inside the "
+     << graph.arenaBytes << "-byte arena, " << kArenaAlignment
+     << "-byte aligned, no two live at once share a byte\n";
 }
 
 /// Writes the memory report to --memory-report in its format, atomically.
@@ -340,10 +318,61 @@ bool isCudaTarget() {
   return targetName == "cuda" || (buildCommand && emitKind == EmitKind::Cuda);
 }
 
-/// What the kernels are lowered for: the target decides what the plan
-/// holds (the CUDA program's GEMMs get cuBLASLt workspaces).
-LoweringTarget getLoweringTarget() {
-  return isCudaTarget() ? getCudaTarget() : getCpuTarget();
+/// The training pipeline as the flags ask for it, up to `stage`.
+PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
+  PipelineOptions options;
+  options.target = isCudaTarget() ? "cuda" : "cpu";
+  options.reuse = !noReuse;
+  options.reorder = !noReorder;
+  options.planSeconds = planSeconds;
+  options.stopAfter = stage;
+  if (planCommand && planStep == PlanStep::Train)
+    options.step = "train_step";
+  else if (planCommand && planStep == PlanStep::Forward)
+    options.step = "forward";
+  return options;
+}
+
+/// Elaborates the model (at `batch`, 0: the model's own) and runs the
+/// training pipeline; null after an error, which went to the context's
+/// handler.
+mlir::OwningOpRef<mlir::ModuleOp>
+compileModel(llvm::StringRef source, llvm::StringRef filename,
+             mlir::MLIRContext &context, long long batch,
+             const PipelineOptions &options,
+             PlanTimer *timer = nullptr) {
+  DiagnosticReporter diag(&context, filename);
+  ElaborateOptions elaborate;
+  if (batch > 0)
+    elaborate.batch = batch;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileModelSource(source, diag, elaborate);
+  if (!module)
+    return nullptr;
+  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+  std::string error;
+  if (llvm::failed(buildTrainingPipeline(pm, options, &error))) {
+    llvm::WithColor::error(llvm::errs(), "cairn") << error << "\n";
+    return nullptr;
+  }
+  if (timer)
+    addPlanTimer(pm, *timer);
+  if (llvm::failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+/// The planned program of `module` and the report's view of its plan.
+std::optional<ArenaLiveness> readPlan(mlir::ModuleOp module,
+                                      const PlanTimer &timer) {
+  ProgramOp program = getProgram(module);
+  if (!program)
+    return std::nullopt;
+  ArenaLiveness liveness(program);
+  if (!liveness.isValid())
+    return std::nullopt;
+  liveness.setPlanningSeconds(timer.seconds);
+  return liveness;
 }
 
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
@@ -376,27 +405,38 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
     os << "\n";
     return llvm::success();
   };
-  if (emitKind == EmitKind::MLIR)
+  PipelineStage stage = emitKind == EmitKind::MLIR
+                            ? *parsePipelineStage(stopAfter)
+                        : emitKind == EmitKind::TrainMLIR ? PipelineStage::Autodiff
+                                                          : PipelineStage::Verify;
+  if (stage == PipelineStage::Elaborate)
     return printModule();
-  if (llvm::failed(runAutodiff(*module)))
+  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
+  std::string error;
+  if (llvm::failed(buildTrainingPipeline(
+          pm, getPipelineOptions(stage, kDefaultPlanSeconds), &error))) {
+    llvm::WithColor::error(llvm::errs(), "cairn") << error << "\n";
     return llvm::failure();
-  if (emitKind == EmitKind::TrainMLIR)
+  }
+  PlanTimer timer;
+  addPlanTimer(pm, timer);
+  if (llvm::failed(pm.run(*module)))
+    return llvm::failure();
+  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)
     return printModule();
-  std::optional<KernelGraph> program =
-      lowerToKernels(*module, getLoweringTarget());
-  if (!program)
-    return llvm::failure();
-  std::optional<ArenaPlan> plan =
-      planAndVerify(*program, std::nullopt, kDefaultPlanSeconds, llvm::errs());
+  std::optional<ArenaLiveness> plan = readPlan(*module, timer);
   if (!plan)
     return llvm::failure();
+  const KernelGraph &graph = plan->getProgramGraph().graph;
+  if (verifyPlanFlag)
+    printPlanVerdict(graph, llvm::errs());
   if (!memoryReportFile.empty() &&
-      llvm::failed(writeMemoryReport(*program, *plan)))
+      llvm::failed(writeMemoryReport(graph, plan->getPlan())))
     return llvm::failure();
   if (isCudaTarget())
-    codegen::emitCudaProgram(*program, source, os);
+    codegen::emitCudaProgram(graph, source, os);
   else
-    codegen::emitCpuProgram(*program, source, os);
+    codegen::emitCpuProgram(graph, source, os);
   return llvm::success();
 }
 
@@ -464,28 +504,10 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   return std::nullopt;
 }
 
-/// The model at batch size `batch` (0: the model's own), lowered to kernels
-/// with liveness; errors go to the context's handler.
-std::optional<KernelGraph> compileProgram(llvm::StringRef source,
-                                               llvm::StringRef filename,
-                                               mlir::MLIRContext &context,
-                                               long long batch) {
-  DiagnosticReporter diag(&context, filename);
-  ElaborateOptions options;
-  if (batch > 0)
-    options.batch = batch;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileModelSource(source, diag, options);
-  if (!module || llvm::failed(runAutodiff(*module)))
-    return std::nullopt;
-  return lowerToKernels(*module, getLoweringTarget());
-}
-
 /// `cairn plan MODEL --fit SIZE`: plans the model at its batch size, says
 /// whether it fits, then bisects for the largest batch that does.
 int runFit(llvm::StringRef source, llvm::StringRef filename,
-           mlir::MLIRContext &context, int64_t budget,
-           std::optional<StepKind> onlyStep) {
+           mlir::MLIRContext &context, int64_t budget) {
   llvm::raw_ostream &os = llvm::outs();
   // The probes plan with a short exact-search budget; the answer is
   // planned again in full.
@@ -495,20 +517,16 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
     int64_t arena = 0;
     int64_t batch = 0;
   };
-  llvm::raw_null_ostream quiet;
   auto probe = [&](long long batch, double seconds) {
     Probe result;
-    std::optional<KernelGraph> program =
-        compileProgram(source, filename, context, batch);
-    if (!program)
+    mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
+        source, filename, context, batch, getPipelineOptions(PipelineStage::Verify, seconds));
+    if (!module)
       return result;
-    std::optional<ArenaPlan> plan =
-        planAndVerify(*program, onlyStep, seconds, quiet);
-    if (!plan)
-      return result;
+    ProgramOp program = getProgram(*module);
     result.ok = true;
-    result.arena = plan->arenaBytes;
-    result.batch = program->batch;
+    result.arena = program.getArenaBytes().value_or(0);
+    result.batch = program.getBatch();
     return result;
   };
 
@@ -594,27 +612,26 @@ int runPlanModel() {
   context.printStackTraceOnDiagnostic(false);
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
-  std::optional<StepKind> onlyStep;
-  if (planStep == PlanStep::Train)
-    onlyStep = StepKind::train_step;
-  else if (planStep == PlanStep::Forward)
-    onlyStep = StepKind::forward;
   if (budget)
-    return runFit(source, name, context, *budget, onlyStep);
+    return runFit(source, name, context, *budget);
 
-  std::optional<KernelGraph> program = compileProgram(
+  PlanTimer timer;
+  mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
       source, name, context,
-      batchSize.getNumOccurrences() ? batchSize.getValue() : 0);
-  if (!program)
+      batchSize.getNumOccurrences() ? batchSize.getValue() : 0,
+      getPipelineOptions(PipelineStage::Verify, timeLimit), &timer);
+  if (!module)
     return 1;
-  std::optional<ArenaPlan> plan =
-      planAndVerify(*program, onlyStep, timeLimit, llvm::outs());
+  std::optional<ArenaLiveness> plan = readPlan(*module, timer);
   if (!plan)
     return 1;
+  const KernelGraph &graph = plan->getProgramGraph().graph;
+  if (verifyPlanFlag)
+    printPlanVerdict(graph, llvm::outs());
   if (!memoryReportFile.empty() &&
-      llvm::failed(writeMemoryReport(*program, *plan)))
+      llvm::failed(writeMemoryReport(graph, plan->getPlan())))
     return 1;
-  codegen::printMemoryReportText(*program, *plan, llvm::outs());
+  codegen::printMemoryReportText(graph, plan->getPlan(), llvm::outs());
   return 0;
 }
 
@@ -734,6 +751,17 @@ int run() {
   }
   if (!checkBatchFlag())
     return 1;
+  if (stopAfter.getNumOccurrences() && emitKind != EmitKind::MLIR) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--stop-after goes with --emit=mlir (the IR after that stage)\n";
+    return 1;
+  }
+  if (!parsePipelineStage(stopAfter)) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "unknown --stop-after stage '" << stopAfter << "'; expected one of "
+        << listPipelineStages() << "\n";
+    return 1;
+  }
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input = readModelFile(inputFile);

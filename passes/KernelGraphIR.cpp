@@ -1,0 +1,477 @@
+//===- KernelGraphIR.cpp - A cairn.program as a KernelGraph ---------------===//
+
+#include "passes/KernelGraphIR.h"
+
+#include "ir/CairnAttrs.h"
+#include "ir/CairnKernelOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace cairn;
+
+//===----------------------------------------------------------------------===//
+// Locations and names
+//===----------------------------------------------------------------------===//
+
+/// The model-file position inside `loc`.
+static FileLineColLoc getFileLineCol(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file;
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return getFileLineCol(name.getChildLoc());
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return getFileLineCol(call.getCaller());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (FileLineColLoc file = getFileLineCol(inner))
+        return file;
+  return {};
+}
+
+std::string cairn::formatModelLocation(Location loc) {
+  FileLineColLoc file = getFileLineCol(loc);
+  if (!file)
+    return "";
+  return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+          Twine(file.getColumn()))
+      .str();
+}
+
+std::string cairn::getModelFileName(Location loc) {
+  FileLineColLoc file = getFileLineCol(loc);
+  return file ? file.getFilename().str() : "";
+}
+
+std::string cairn::getLayerName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  // A kernel's location: fused<"cairn.op">[the op's location].
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (fused.getLocations().size() == 1)
+      return getLayerName(fused.getLocations().front());
+  return "";
+}
+
+/// The op a kernel comes from: the metadata of its fused location.
+static std::string getSourceOpName(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (auto name = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      return name.str();
+  return "";
+}
+
+std::string cairn::getKernelOpName(KernelKind kind) {
+  // "ReduceSum" -> "reduce_sum", "Conv2dGradInput" -> "conv2d_grad_input".
+  std::string name = "cairn.kernel.";
+  llvm::StringRef camel = getKernelKindName(kind);
+  for (size_t i = 0; i < camel.size(); ++i) {
+    char c = camel[i];
+    if (llvm::isUpper(c)) {
+      if (i > 0)
+        name += '_';
+      name += llvm::toLower(c);
+    } else {
+      name += c;
+    }
+  }
+  return name;
+}
+
+/// The kernel kind of an op name, for every KernelKind.
+static std::optional<KernelKind> lookupKernelKind(StringRef opName) {
+  static const llvm::StringMap<KernelKind> kinds = [] {
+    llvm::StringMap<KernelKind> map;
+    for (int k = 0; k <= static_cast<int>(KernelKind::AdamUpdate); ++k)
+      map[getKernelOpName(static_cast<KernelKind>(k))] =
+          static_cast<KernelKind>(k);
+    return map;
+  }();
+  auto it = kinds.find(opName);
+  if (it == kinds.end())
+    return std::nullopt;
+  return it->second;
+}
+
+static Type getElementType(MLIRContext *context, DType dtype) {
+  Builder b(context);
+  switch (dtype) {
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  case DType::F32:
+    return b.getF32Type();
+  case DType::F64:
+    return b.getF64Type();
+  case DType::I32:
+    return b.getI32Type();
+  case DType::I64:
+    return b.getI64Type();
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+std::optional<DType> cairn::getDType(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF16())
+    return DType::F16;
+  if (element.isBF16())
+    return DType::BF16;
+  if (element.isF32())
+    return DType::F32;
+  if (element.isF64())
+    return DType::F64;
+  if (element.isSignlessInteger(32))
+    return DType::I32;
+  if (element.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelGraph -> IR
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class ProgramWriter {
+public:
+  ProgramWriter(const KernelGraph &graph, ModuleOp module)
+      : graph(graph), module(module), b(module.getContext()),
+        values(graph.buffers.size()) {}
+
+  ProgramOp write();
+
+private:
+  Location getLoc(LocationAttr loc) {
+    return loc ? Location(loc) : Location(b.getUnknownLoc());
+  }
+  /// Declares buffer `id` (after what it depends on) at the builder's point.
+  Value declare(int id);
+  LogicalResult writeKernel(const Kernel &kernel);
+  Attribute getAttribute(const KernelAttrs::Value &value);
+
+  const KernelGraph &graph;
+  ModuleOp module;
+  OpBuilder b;
+  std::vector<Value> values;
+};
+
+} // namespace
+
+Value ProgramWriter::declare(int id) {
+  if (values[id])
+    return values[id];
+  const Buffer &buffer = graph.buffers[id];
+  auto type = MemRefType::get(buffer.shape,
+                              getElementType(b.getContext(), buffer.dtype));
+  Location loc = getLoc(buffer.irLoc);
+  if (buffer.isAlias()) {
+    Value source = declare(buffer.aliasOf);
+    values[id] =
+        ViewOp::create(b, loc, type, buffer.kind, buffer.name, source);
+    return values[id];
+  }
+  Value inPlace =
+      buffer.inPlaceOf == kNoBuffer ? Value() : declare(buffer.inPlaceOf);
+  IntegerAttr offset =
+      buffer.offset >= 0 && graph.arenaBytes > 0
+          ? b.getI64IntegerAttr(buffer.offset)
+          : IntegerAttr();
+  InitAttr init = buffer.init ? InitAttr::get(b.getContext(), *buffer.init,
+                                              buffer.initScale)
+                              : InitAttr();
+  values[id] = BufferOp::create(b, loc, type, buffer.kind, buffer.name, offset,
+                                inPlace, init);
+  return values[id];
+}
+
+Attribute ProgramWriter::getAttribute(const KernelAttrs::Value &value) {
+  if (auto *v = std::get_if<bool>(&value))
+    return b.getBoolAttr(*v);
+  if (auto *v = std::get_if<int64_t>(&value))
+    return b.getI64IntegerAttr(*v);
+  if (auto *v = std::get_if<double>(&value))
+    return b.getF64FloatAttr(*v);
+  if (auto *v = std::get_if<std::string>(&value))
+    return b.getStringAttr(*v);
+  if (auto *v = std::get_if<std::vector<int64_t>>(&value))
+    return b.getDenseI64ArrayAttr(*v);
+  if (auto *v = std::get_if<std::vector<double>>(&value))
+    return b.getDenseF64ArrayAttr(*v);
+  const auto &bools = std::get<std::vector<bool>>(value);
+  return b.getDenseBoolArrayAttr(
+      llvm::SmallVector<bool>(bools.begin(), bools.end()));
+}
+
+LogicalResult ProgramWriter::writeKernel(const Kernel &kernel) {
+  std::string name = getKernelOpName(kernel.kind);
+  std::optional<KernelSignature> signature = getKernelSignature(name);
+  auto fail = [&](const Twine &why) {
+    return module.emitError() << "internal error: kernel '" << name << "' "
+                              << why;
+  };
+  if (!signature)
+    return fail("has no op");
+  // Each input group takes one buffer (none for an absent one), or a single
+  // variadic group takes them all; outputs missing at the end are absent.
+  SmallVector<Value> operands;
+  SmallVector<int32_t> sizes;
+  auto addGroup = [&](llvm::ArrayRef<int> ids) {
+    int32_t size = 0;
+    for (int id : ids)
+      if (id != kNoBuffer) {
+        operands.push_back(declare(id));
+        ++size;
+      }
+    sizes.push_back(size);
+  };
+  if (kernel.inputs.size() == signature->numInputs) {
+    for (int id : kernel.inputs)
+      addGroup(id);
+  } else if (signature->numInputs == 1) {
+    addGroup(kernel.inputs);
+  } else {
+    return fail("expects " + Twine(signature->numInputs) + " inputs but has " +
+                Twine(kernel.inputs.size()));
+  }
+  if (kernel.outputs.size() > signature->numOutputs)
+    return fail("expects " + Twine(signature->numOutputs) +
+                " outputs but has " + Twine(kernel.outputs.size()));
+  for (unsigned i = 0; i < signature->numOutputs; ++i)
+    addGroup(i < kernel.outputs.size() ? kernel.outputs[i] : kNoBuffer);
+  if (signature->hasWorkspace)
+    addGroup(kernel.workspace);
+  else if (kernel.workspace != kNoBuffer)
+    return fail("takes no workspace but has one");
+
+  Location loc = FusedLoc::get(b.getContext(), {getLoc(kernel.irLoc)},
+                               b.getStringAttr(kernel.opName));
+  OperationState state(loc, name);
+  state.addOperands(operands);
+  if (signature->segmented)
+    state.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(sizes));
+  for (const auto &[attrName, value] : kernel.attrs.getEntries())
+    state.addAttribute(attrName, getAttribute(value));
+  Operation *op = b.create(state);
+  // An attribute the op does not declare would pass as a discardable one.
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    return fail("has no attribute '" + attr.getName().getValue() + "'");
+  return success();
+}
+
+ProgramOp ProgramWriter::write() {
+  b.setInsertionPointToEnd(module.getBody());
+  std::string target = StringRef(graph.target).lower();
+  auto program = ProgramOp::create(
+      b, module.getLoc(), graph.model, graph.sourceFile, graph.batch,
+      graph.optimizer, target,
+      graph.arenaBytes > 0 ? b.getI64IntegerAttr(graph.arenaBytes)
+                           : IntegerAttr(),
+      StringAttr(), false);
+  Block &body = program.getBody().emplaceBlock();
+  b.setInsertionPointToEnd(&body);
+  for (const Buffer &buffer : graph.buffers)
+    if (isPersistent(buffer.kind) && !buffer.isAlias())
+      declare(buffer.id);
+  for (const StepKernels *step : {&graph.trainStep, &graph.forward}) {
+    b.setInsertionPointToEnd(&body);
+    auto stepOp = StepOp::create(b, module.getLoc(), step->step, IntegerAttr(),
+                                 IntegerAttr(), IntegerAttr());
+    b.setInsertionPointToEnd(&stepOp.getBody().emplaceBlock());
+    for (const Kernel &kernel : step->kernels)
+      if (failed(writeKernel(kernel))) {
+        program.erase();
+        return {};
+      }
+    for (const Buffer &buffer : graph.buffers)
+      if (buffer.step == step->step)
+        declare(buffer.id);
+  }
+  return program;
+}
+
+ProgramOp cairn::writeProgram(const KernelGraph &graph, ModuleOp module) {
+  return ProgramWriter(graph, module).write();
+}
+
+//===----------------------------------------------------------------------===//
+// IR -> KernelGraph
+//===----------------------------------------------------------------------===//
+
+static KernelAttrs::Value getValue(Attribute attr) {
+  if (auto boolean = dyn_cast<BoolAttr>(attr))
+    return boolean.getValue();
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getValue().getSExtValue();
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return real.getValueAsDouble();
+  if (auto string = dyn_cast<StringAttr>(attr))
+    return string.str();
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
+    return std::vector<int64_t>(ints.asArrayRef().begin(),
+                                ints.asArrayRef().end());
+  if (auto reals = dyn_cast<DenseF64ArrayAttr>(attr))
+    return std::vector<double>(reals.asArrayRef().begin(),
+                               reals.asArrayRef().end());
+  auto bools = cast<DenseBoolArrayAttr>(attr);
+  return std::vector<bool>(bools.asArrayRef().begin(),
+                           bools.asArrayRef().end());
+}
+
+FailureOr<ProgramGraph> cairn::readProgram(ProgramOp program) {
+  ProgramGraph result;
+  KernelGraph &graph = result.graph;
+  graph.model = program.getModel().str();
+  graph.sourceFile = program.getSource().str();
+  graph.batch = program.getBatch();
+  graph.optimizer = program.getOptimizer().str();
+  graph.target = StringRef(program.getTarget()).upper();
+  graph.arenaBytes = program.getArenaBytes().value_or(0);
+
+  auto add = [&](Buffer buffer, Value value, Location loc) {
+    auto type = cast<MemRefType>(value.getType());
+    buffer.id = graph.buffers.size();
+    buffer.dtype = *getDType(type);
+    buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+    buffer.loc = formatModelLocation(loc);
+    buffer.irLoc = loc;
+    result.ids[value] = buffer.id;
+    result.values.push_back(value);
+    graph.buffers.push_back(std::move(buffer));
+  };
+  auto addBuffer = [&](BufferOp op, std::optional<StepKind> step) {
+    Buffer buffer;
+    buffer.name = op.getName().str();
+    buffer.kind = op.getKind();
+    buffer.bytes = op.getBytes();
+    buffer.step = step;
+    if (InitAttr init = op.getInitAttr()) {
+      buffer.init = init.getKind();
+      buffer.initScale = init.getScale();
+    }
+    buffer.offset = op.getOffset().value_or(-1);
+    if (Value over = op.getInPlace())
+      buffer.inPlaceOf = result.ids.lookup(over);
+    add(std::move(buffer), op.getResult(), op.getLoc());
+  };
+  auto getId = [&](Value value) {
+    return value ? result.ids.lookup(value) : kNoBuffer;
+  };
+
+  for (Operation &op : program.getBody().front()) {
+    if (auto buffer = dyn_cast<BufferOp>(op)) {
+      addBuffer(buffer, std::nullopt);
+      continue;
+    }
+    auto step = cast<StepOp>(op);
+    StepKind kind = step.getKind();
+    std::vector<Kernel> &kernels = kind == StepKind::train_step
+                                       ? graph.trainStep.kernels
+                                       : graph.forward.kernels;
+    for (Operation &inner : step.getBody().front()) {
+      if (auto buffer = dyn_cast<BufferOp>(inner)) {
+        addBuffer(buffer, kind);
+      } else if (auto view = dyn_cast<ViewOp>(inner)) {
+        Buffer buffer;
+        buffer.name = view.getName().str();
+        buffer.kind = view.getKind();
+        buffer.step = kind;
+        buffer.aliasOf = result.ids.lookup(view.getSource());
+        add(std::move(buffer), view.getResult(), view.getLoc());
+      } else {
+        auto kernelOp = cast<KernelOpInterface>(inner);
+        std::optional<KernelKind> kernelKind =
+            lookupKernelKind(inner.getName().getStringRef());
+        if (!kernelKind)
+          return inner.emitError()
+                 << "internal error: no kernel kind for this op in the "
+                    "kernel graph";
+        Kernel kernel;
+        kernel.kind = *kernelKind;
+        for (Value input : kernelOp.getKernelInputs())
+          kernel.inputs.push_back(getId(input));
+        for (Value output : kernelOp.getKernelOutputs())
+          kernel.outputs.push_back(getId(output));
+        kernel.workspace = getId(kernelOp.getKernelWorkspace());
+        // An output that is one of the inputs is written in place.
+        for (int output : kernel.outputs) {
+          auto it = llvm::find(kernel.inputs, output);
+          kernel.tiedInputs.push_back(
+              output == kNoBuffer || it == kernel.inputs.end()
+                  ? -1
+                  : int(it - kernel.inputs.begin()));
+        }
+        if (auto properties = dyn_cast_or_null<DictionaryAttr>(
+                inner.getPropertiesAsAttribute()))
+          for (NamedAttribute attr : properties)
+            if (attr.getName() != "operandSegmentSizes")
+              kernel.attrs.set(attr.getName().getValue(),
+                               getValue(attr.getValue()));
+        kernel.loc = formatModelLocation(inner.getLoc());
+        kernel.layer = getLayerName(inner.getLoc());
+        kernel.opName = getSourceOpName(inner.getLoc());
+        kernel.irLoc = inner.getLoc();
+        kernels.push_back(std::move(kernel));
+        result.kernels[static_cast<unsigned>(kind)].push_back(&inner);
+      }
+    }
+  }
+  // A view sits at its root's offset.
+  for (Buffer &buffer : graph.buffers)
+    if (buffer.isAlias())
+      buffer.offset = graph.buffers[graph.getAliasRoot(buffer.id)].offset;
+  computeLiveness(graph);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Reordering
+//===----------------------------------------------------------------------===//
+
+void cairn::reorderStep(StepOp step, ArrayRef<Operation *> kernels) {
+  Block &block = step.getBody().front();
+  llvm::DenseSet<Operation *> placed;
+  // Moves `op` to the end of the block, after the declarations it uses.
+  std::function<void(Operation *)> place = [&](Operation *op) {
+    if (!op || op->getBlock() != &block || placed.contains(op))
+      return;
+    for (Value operand : op->getOperands())
+      place(operand.getDefiningOp());
+    op->moveBefore(&block, block.end());
+    placed.insert(op);
+  };
+  for (Operation *kernel : kernels)
+    place(kernel);
+  // Declarations no kernel touches keep their order, at the end.
+  SmallVector<Operation *> rest;
+  for (Operation &op : block)
+    if (!placed.contains(&op))
+      rest.push_back(&op);
+  for (Operation *op : rest)
+    place(op);
+}
+
+//===----------------------------------------------------------------------===//
+// The program of a module
+//===----------------------------------------------------------------------===//
+
+ProgramOp cairn::getProgram(ModuleOp module) {
+  auto programs = module.getOps<ProgramOp>();
+  return programs.empty() ? ProgramOp() : *programs.begin();
+}
+
+ProgramOp cairn::getProgramFor(ModuleOp module, StringRef pass) {
+  if (ProgramOp program = getProgram(module))
+    return program;
+  module.emitError() << pass
+                     << " expected a cairn.program (cairn-lower-to-kernels "
+                        "makes it from @train_step and @forward)";
+  return {};
+}

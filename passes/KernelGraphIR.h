@@ -1,0 +1,86 @@
+//===- KernelGraphIR.h - A cairn.program as a KernelGraph -------*- C++ -*-===//
+//
+// The bridge between the IR and the plain data the middle end's algorithms
+// work on (KernelGraph.h), as Glow and XLA keep their planners apart from
+// their IR: a pass reads the program as a KernelGraph, runs an algorithm on
+// it, and writes the decision back as IR (a kernel order, an `in_place`
+// operand, an offset).
+//
+// Both directions keep one canonical layout of a step: every buffer and view
+// is declared right before the first kernel that touches it (its views and
+// the buffer it is in place over first), and buffers no kernel touches come
+// last. Buffer ids are the order of declaration: the program's persistent
+// buffers, then the training step's, then the forward pass's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_PASSES_KERNELGRAPHIR_H
+#define CAIRN_PASSES_KERNELGRAPHIR_H
+
+#include "passes/KernelGraph.h"
+
+#include "ir/CairnProgramOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+/// "file:line:col" of the model-file position inside `loc` (through names,
+/// call sites and fused locations), or "".
+std::string formatModelLocation(mlir::Location loc);
+/// The model file of `loc`, or "".
+std::string getModelFileName(mlir::Location loc);
+/// The layer `loc` names ("fc1": its NameLoc), or "".
+std::string getLayerName(mlir::Location loc);
+
+/// The element type of `type` (a tensor, a memref or a scalar type) as a
+/// DType; nullopt for the types kernels do not take.
+std::optional<DType> getDType(mlir::Type type);
+
+/// The IR op name of a kernel kind ("cairn.kernel.reduce_sum").
+std::string getKernelOpName(KernelKind kind);
+
+/// Writes `graph` as a cairn.program at the end of `module`'s body: the
+/// kernels of each step in list order, the IR locations the graph carries
+/// (the op each kernel comes from as its location's metadata), every
+/// decision the graph holds (in-place buffers, offsets, the arena's size).
+/// Reports an internal error at the module and returns null when the graph
+/// does not fit a kernel op's signature.
+ProgramOp writeProgram(const KernelGraph &graph, mlir::ModuleOp module);
+
+/// A program read as a KernelGraph, with the IR each buffer and kernel came
+/// from.
+struct ProgramGraph {
+  KernelGraph graph;
+  /// By buffer id: the cairn.buffer's or cairn.view's result.
+  std::vector<mlir::Value> values;
+  llvm::DenseMap<mlir::Value, int> ids;
+  /// By step kind, then kernel index: the kernel op.
+  std::array<std::vector<mlir::Operation *>, 2> kernels;
+
+  mlir::Operation *getKernelOp(StepKind step, int index) const {
+    return kernels[static_cast<unsigned>(step)][index];
+  }
+};
+
+/// Reads `program` (liveness computed). Fails with an error at the kernel
+/// when a kernel has a kind the graph does not know.
+mlir::FailureOr<ProgramGraph> readProgram(ProgramOp program);
+
+/// The module's cairn.program, or null (there is at most one).
+ProgramOp getProgram(mlir::ModuleOp module);
+/// getProgram, or an error at the module naming `pass` and null.
+ProgramOp getProgramFor(mlir::ModuleOp module, llvm::StringRef pass);
+
+/// Runs `kernels` (every kernel op of `step`, in a new order) and declares
+/// each buffer and view right before the first kernel that touches it.
+void reorderStep(StepOp step, llvm::ArrayRef<mlir::Operation *> kernels);
+
+} // namespace cairn
+
+#endif // CAIRN_PASSES_KERNELGRAPHIR_H

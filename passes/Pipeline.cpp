@@ -1,0 +1,164 @@
+//===- Pipeline.cpp - The training pipeline, assembled in one place -------===//
+
+#include "passes/Pipeline.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+struct StageName {
+  PipelineStage stage;
+  llvm::StringLiteral name;
+};
+constexpr StageName kStages[] = {
+    {PipelineStage::Elaborate, "elaborate"}, {PipelineStage::Autodiff, "autodiff"},
+    {PipelineStage::Lower, "lower"},         {PipelineStage::Schedule, "schedule"},
+    {PipelineStage::InPlace, "in-place"},    {PipelineStage::Plan, "plan"},
+    {PipelineStage::Verify, "verify"},
+};
+} // namespace
+
+llvm::StringRef cairn::getPipelineStageName(PipelineStage stage) {
+  for (const StageName &entry : kStages)
+    if (entry.stage == stage)
+      return entry.name;
+  llvm_unreachable("unknown pipeline stage");
+}
+
+std::optional<PipelineStage> cairn::parsePipelineStage(llvm::StringRef name) {
+  for (const StageName &entry : kStages)
+    if (entry.name == name)
+      return entry.stage;
+  return std::nullopt;
+}
+
+std::string cairn::listPipelineStages() {
+  std::string list;
+  for (const StageName &entry : kStages)
+    list += (list.empty() ? "" : ", ") + entry.name.str();
+  return list;
+}
+
+LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
+                                           const PipelineOptions &options,
+                                           std::string *error) {
+  auto fail = [&](const llvm::Twine &message) {
+    if (error)
+      *error = message.str();
+    return failure();
+  };
+  std::optional<PipelineStage> last = options.stopAfter;
+  if (options.target != "cpu" && options.target != "cuda")
+    return fail("unknown target '" + options.target + "'; expected cpu or cuda");
+  if (options.step != "both" && options.step != "train_step" &&
+      options.step != "forward")
+    return fail("unknown step '" + options.step +
+                "'; expected both, train_step or forward");
+  auto runs = [&](PipelineStage stage) { return stage <= *last; };
+
+  if (runs(PipelineStage::Autodiff))
+    pm.addPass(createAutodiffPass());
+  if (runs(PipelineStage::Lower)) {
+    pm.addPass(createLowerToKernelsPass({options.target}));
+    if (options.step != "both")
+      pm.addPass(createExtractStepPass({options.step}));
+  }
+  // Without reuse the plan is the reference layout: the lowered order,
+  // nothing in place, every buffer its own bytes.
+  if (runs(PipelineStage::Schedule) && options.reuse && options.reorder)
+    pm.addPass(createScheduleForMemoryPass());
+  if (runs(PipelineStage::InPlace) && options.reuse)
+    pm.addPass(createWriteInPlacePass());
+  if (runs(PipelineStage::Plan))
+    pm.addPass(createPlanArenaPass({options.reuse, options.planSeconds}));
+  if (runs(PipelineStage::Verify))
+    pm.addPass(createVerifyArenaPass());
+  return success();
+}
+
+namespace {
+/// PipelineOptions as cairn-opt parses them.
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::desc("cpu or cuda"),
+                             llvm::cl::init("cpu")};
+  Option<bool> reuse{*this, "reuse",
+                     llvm::cl::desc("Reuse the bytes of dead buffers"),
+                     llvm::cl::init(true)};
+  Option<bool> reorder{*this, "reorder",
+                       llvm::cl::desc("The memory-aware kernel order"),
+                       llvm::cl::init(true)};
+  Option<double> planSeconds{*this, "plan-seconds",
+                             llvm::cl::desc("The exact plan search's budget"),
+                             llvm::cl::init(1.0)};
+  Option<std::string> step{*this, "step",
+                           llvm::cl::desc("both, train_step or forward"),
+                           llvm::cl::init("both")};
+  Option<std::string> stopAfter{*this, "stop-after",
+                                llvm::cl::desc("The last stage to run"),
+                                llvm::cl::init("verify")};
+};
+} // namespace
+
+void cairn::registerTrainingPipeline() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "cairn-training-pipeline",
+      "From the frontend's @forward and @loss to a planned, verified "
+      "cairn.program (passes/Pipeline.h)",
+      [](OpPassManager &pm, const TrainingPipelineOptions &parsed) {
+        PipelineOptions options;
+        options.target = parsed.target;
+        options.reuse = parsed.reuse;
+        options.reorder = parsed.reorder;
+        options.planSeconds = parsed.planSeconds;
+        options.step = parsed.step;
+        std::optional<PipelineStage> stage =
+            parsePipelineStage(parsed.stopAfter);
+        std::string error =
+            stage ? "" : "unknown stage '" + parsed.stopAfter +
+                             "'; expected one of " + listPipelineStages();
+        if (stage)
+          options.stopAfter = *stage;
+        if (!stage || failed(buildTrainingPipeline(pm, options, &error)))
+          llvm::report_fatal_error(
+              llvm::Twine("cairn-training-pipeline: ") + error, false);
+      });
+}
+
+namespace {
+class PlanTimerInstrumentation : public PassInstrumentation {
+public:
+  explicit PlanTimerInstrumentation(PlanTimer &timer) : timer(timer) {}
+
+  void runBeforePass(Pass *pass, Operation *) override {
+    if (isPlanPass(pass))
+      begin = std::chrono::steady_clock::now();
+  }
+  void runAfterPass(Pass *pass, Operation *) override {
+    if (isPlanPass(pass))
+      timer.seconds += std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - begin)
+                           .count();
+  }
+
+private:
+  static bool isPlanPass(Pass *pass) {
+    llvm::StringRef name = pass->getArgument();
+    return name == "cairn-schedule-for-memory" ||
+           name == "cairn-write-in-place" || name == "cairn-plan-arena";
+  }
+  PlanTimer &timer;
+  std::chrono::steady_clock::time_point begin;
+};
+} // namespace
+
+void cairn::addPlanTimer(PassManager &pm, PlanTimer &timer) {
+  pm.addInstrumentation(std::make_unique<PlanTimerInstrumentation>(timer));
+}

@@ -1,0 +1,42 @@
+//===- VerifyArena.cpp - The plan checked by code of its own --------------===//
+
+#include "passes/ArenaVerifier.h"
+#include "passes/KernelGraphIR.h"
+#include "passes/Passes.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_VERIFYARENAPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+struct VerifyArenaPass : cairn::impl::VerifyArenaPassBase<VerifyArenaPass> {
+  void runOnOperation() override {
+    ProgramOp program = getProgramFor(getOperation(), getArgument());
+    if (!program)
+      return signalPassFailure();
+    if (!program.getArenaBytes()) {
+      program.emitError() << "cairn-verify-arena expected a planned "
+                             "program (cairn-plan-arena gives it its arena)";
+      return signalPassFailure();
+    }
+    FailureOr<ProgramGraph> read = readProgram(program);
+    if (failed(read))
+      return signalPassFailure();
+    ArenaVerdict verdict = verifyArena(read->graph);
+    if (verdict.ok)
+      return markAllAnalysesPreserved();
+    program.emitError() << "internal error: the memory plan of model '"
+                        << program.getModel()
+                        << "' failed verification: " << verdict.message
+                        << "\nThis is a bug in Cairn; please report it with "
+                           "the model file.";
+    signalPassFailure();
+  }
+};
+
+} // namespace

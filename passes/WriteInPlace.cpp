@@ -1,0 +1,46 @@
+//===- WriteInPlace.cpp - Element-wise results over dying inputs ----------===//
+
+#include "passes/ArenaPlan.h"
+#include "passes/KernelGraphIR.h"
+#include "passes/Passes.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_WRITEINPLACEPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
+  void runOnOperation() override {
+    ProgramOp program = getProgramFor(getOperation(), getArgument());
+    if (!program)
+      return signalPassFailure();
+    FailureOr<ProgramGraph> read = readProgram(program);
+    if (failed(read))
+      return signalPassFailure();
+    ProgramGraph &graph = *read;
+    // The decisions alone: lifetimes and in-place, no offsets.
+    ArenaPlanOptions options;
+    options.reorder = false;
+    options.place = false;
+    planArena(graph.graph, options);
+    for (const Buffer &buffer : graph.graph.buffers) {
+      auto op = graph.values[buffer.id].getDefiningOp<BufferOp>();
+      if (!op)
+        continue;
+      Value over = buffer.inPlaceOf == kNoBuffer
+                       ? Value()
+                       : graph.values[buffer.inPlaceOf];
+      if (over)
+        op.getInPlaceMutable().assign(over);
+      else
+        op.getInPlaceMutable().clear();
+    }
+  }
+};
+
+} // namespace
