@@ -325,7 +325,8 @@ struct ModuleDef {
   Block body;
 };
 
-struct Program {
+/// A parsed model file: its module definitions (one of them the model).
+struct ModelFile {
   std::vector<std::unique_ptr<ModuleDef>> modules;
 };
 

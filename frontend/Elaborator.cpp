@@ -63,7 +63,7 @@ Elaborator::Elaborator(DiagnosticReporter &diag, const ElaborateOptions &options
 }
 
 mlir::OwningOpRef<mlir::ModuleOp>
-cairn::elaborateProgram(const ast::Program &program, DiagnosticReporter &diag,
+cairn::elaborateModelFile(const ast::ModelFile &program, DiagnosticReporter &diag,
                         const ElaborateOptions &options) {
   return Elaborator(diag, options).run(program);
 }
@@ -71,11 +71,11 @@ cairn::elaborateProgram(const ast::Program &program, DiagnosticReporter &diag,
 mlir::OwningOpRef<mlir::ModuleOp>
 cairn::compileModelSource(StringRef source, DiagnosticReporter &diag,
                           const ElaborateOptions &options) {
-  std::unique_ptr<ast::Program> program = parseProgram(source, diag);
+  std::unique_ptr<ast::ModelFile> program = parseModelFile(source, diag);
   if (diag.hadError())
     return nullptr;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      elaborateProgram(*program, diag, options);
+      elaborateModelFile(*program, diag, options);
   if (!module || diag.hadError())
     return nullptr;
   if (mlir::failed(mlir::verify(*module)))
@@ -101,7 +101,7 @@ bool Elaborator::step(ast::Loc loc) {
   return false;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::Program &program) {
+mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::ModelFile &program) {
   for (const auto &def : program.modules) {
     if (def->isModel) {
       if (model) {

@@ -32,7 +32,7 @@ struct ElaborateOptions {
 
 /// Elaborates the one `model` of `program`. Returns null after reporting
 /// errors through `diag`.
-mlir::OwningOpRef<mlir::ModuleOp> elaborateProgram(const ast::Program &program,
+mlir::OwningOpRef<mlir::ModuleOp> elaborateModelFile(const ast::ModelFile &program,
                                                    DiagnosticReporter &diag,
                                                    const ElaborateOptions &options);
 

@@ -75,7 +75,7 @@ class Elaborator {
 public:
   Elaborator(DiagnosticReporter &diag, const ElaborateOptions &options);
 
-  mlir::OwningOpRef<mlir::ModuleOp> run(const ast::Program &program);
+  mlir::OwningOpRef<mlir::ModuleOp> run(const ast::ModelFile &program);
 
   //===--- Expressions and statements (Elaborator.cpp) --------------------===//
 

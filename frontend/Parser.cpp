@@ -48,7 +48,7 @@ public:
   Parser(llvm::StringRef source, DiagnosticReporter &diag)
       : lexer(source, diag), tok(lexer.next()) {}
 
-  std::unique_ptr<Program> parseFile();
+  std::unique_ptr<ModelFile> parseFile();
 
 private:
   /// Counts nesting levels entered by one parse function and gives them back
@@ -204,8 +204,8 @@ void Parser::skipToStatementEnd() {
 //===----------------------------------------------------------------------===//
 
 /// file ::= { module | model }
-std::unique_ptr<Program> Parser::parseFile() {
-  auto program = std::make_unique<Program>();
+std::unique_ptr<ModelFile> Parser::parseFile() {
+  auto program = std::make_unique<ModelFile>();
   while (!tok.is(TokenKind::EndOfFile)) {
     if (consumeIf(TokenKind::Newline) || consumeIf(TokenKind::Semicolon))
       continue;
@@ -1039,7 +1039,7 @@ ExprPtr Parser::parseList() {
                                      /*isList=*/true);
 }
 
-std::unique_ptr<Program> cairn::parseProgram(llvm::StringRef source,
+std::unique_ptr<ModelFile> cairn::parseModelFile(llvm::StringRef source,
                                              DiagnosticReporter &diag) {
   return Parser(source, diag).parseFile();
 }

@@ -20,7 +20,7 @@ namespace cairn {
 
 /// Parses a whole model file. Errors go to `diag`; the returned program holds
 /// what could be parsed (never null). Check diag.hadError().
-std::unique_ptr<ast::Program> parseProgram(llvm::StringRef source,
+std::unique_ptr<ast::ModelFile> parseModelFile(llvm::StringRef source,
                                            DiagnosticReporter &diag);
 
 } // namespace cairn

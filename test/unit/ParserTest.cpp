@@ -35,7 +35,7 @@ struct Error {
 };
 
 struct Parsed {
-  std::unique_ptr<Program> program;
+  std::unique_ptr<ModelFile> program;
   std::vector<Error> errors;
 };
 
@@ -58,14 +58,14 @@ Parsed parse(llvm::StringRef source) {
   if (!source.empty())
     std::memcpy(buffer.get(), source.data(), source.size());
   DiagnosticReporter diag(&context, "test.cairn");
-  parsed.program = parseProgram(llvm::StringRef(buffer.get(), source.size()), diag);
+  parsed.program = parseModelFile(llvm::StringRef(buffer.get(), source.size()), diag);
   EXPECT_NE(parsed.program, nullptr);
   EXPECT_EQ(diag.errorCount(), parsed.errors.size());
   return parsed;
 }
 
 /// Parses a program that must have no errors.
-std::unique_ptr<Program> parseGood(llvm::StringRef source) {
+std::unique_ptr<ModelFile> parseGood(llvm::StringRef source) {
   Parsed parsed = parse(source);
   for (const Error &e : parsed.errors)
     ADD_FAILURE() << e.line << ":" << e.col << ": " << e.message;
@@ -74,7 +74,7 @@ std::unique_ptr<Program> parseGood(llvm::StringRef source) {
 
 /// The body of the only module of a good program.
 Block parseBody(llvm::StringRef source) {
-  std::unique_ptr<Program> program = parseGood(source);
+  std::unique_ptr<ModelFile> program = parseGood(source);
   if (program->modules.size() != 1) {
     ADD_FAILURE() << "expected one module";
     return {};
@@ -105,7 +105,7 @@ int64_t intOf(const Expr &e) {
 //===----------------------------------------------------------------------===//
 
 TEST(ParserTest, Tour) {
-  std::unique_ptr<Program> program = parseGood(R"(
+  std::unique_ptr<ModelFile> program = parseGood(R"(
 # examples/mlp.cairn: a two-layer perceptron for Fashion-MNIST.
 model MLP {
   batch B = 64                          # default batch
@@ -179,7 +179,7 @@ model MLP {
 }
 
 TEST(ParserTest, BasicBlock) {
-  std::unique_ptr<Program> program = parseGood(R"(
+  std::unique_ptr<ModelFile> program = parseGood(R"(
 module BasicBlock(in_planes: int, planes: int, stride: int = 1) {
   conv1 = Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=false)
   bn1 = BatchNorm2d(planes)
