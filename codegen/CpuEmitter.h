@@ -1,6 +1,6 @@
 //===- CpuEmitter.h - Kernel lists as C++ for the CPU -----------*- C++ -*-===//
 //
-// Prints a KernelGraph as one C++17 translation unit: `trainStep` and `forward`
+// Prints a planned program as one C++17 translation unit: `trainStep` and `forward`
 // as calls into cairn::kernels (runtime/kernels/*.h) and plain loops on
 // typed pointers into the arena, the ProgramSpec that describes every named
 // tensor to the runtime, and a main() that hands both to runMain
@@ -11,15 +11,17 @@
 #ifndef CAIRN_CODEGEN_CPUEMITTER_H
 #define CAIRN_CODEGEN_CPUEMITTER_H
 
-#include "passes/KernelGraph.h"
+#include "passes/KernelGraphIR.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 namespace cairn::codegen {
 
-/// Prints `program`. `modelSource` is the text of program.sourceFile: each
-/// kernel is preceded by a comment with its location and that line.
-void emitCpuProgram(const KernelGraph &program, llvm::StringRef modelSource,
+/// Prints the planned program `graph` (read from the IR by readProgram,
+/// KernelGraphIR.h: its buffers, and the typed kernel ops whose attributes
+/// the calls take). `modelSource` is the text of the model file: each kernel
+/// is preceded by a comment with its location and that line.
+void emitCpuProgram(const ProgramGraph &graph, llvm::StringRef modelSource,
                     llvm::raw_ostream &os);
 
 } // namespace cairn::codegen

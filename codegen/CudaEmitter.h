@@ -17,7 +17,7 @@
 #ifndef CAIRN_CODEGEN_CUDAEMITTER_H
 #define CAIRN_CODEGEN_CUDAEMITTER_H
 
-#include "passes/KernelGraph.h"
+#include "passes/KernelGraphIR.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -27,7 +27,7 @@ namespace cairn::codegen {
 /// planned.
 /// `modelSource` is the text of program.sourceFile: each call is preceded by
 /// a comment with its location and that line.
-void emitCudaProgram(const KernelGraph &program, llvm::StringRef modelSource,
+void emitCudaProgram(const ProgramGraph &graph, llvm::StringRef modelSource,
                      llvm::raw_ostream &os);
 
 } // namespace cairn::codegen

@@ -1,6 +1,11 @@
 //===- EmitterSupport.cpp - What the CPU and CUDA emitters share ----------===//
 
 #include "codegen/EmitterSupport.h"
+#include "codegen/KernelCalls.h"
+
+#include "ir/CairnKernelOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -13,6 +18,7 @@
 #include <cstdlib>
 #include <set>
 
+using namespace mlir;
 using namespace cairn;
 using namespace cairn::codegen;
 
@@ -20,24 +26,6 @@ namespace {
 
 /// Longest model-file line quoted in a comment.
 constexpr size_t kMaxQuotedLine = 72;
-
-const char *getRuntimeDType(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "F16";
-  case DType::BF16:
-    return "BF16";
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  }
-  llvm_unreachable("unknown dtype");
-}
 
 const char *getRuntimeRole(BufferKind kind) {
   switch (kind) {
@@ -119,6 +107,8 @@ const char *cairn::codegen::getCType(DType dtype) {
     return "int32_t";
   case DType::I64:
     return "int64_t";
+  case DType::U8:
+    return "uint8_t";
   case DType::F16:
   case DType::BF16:
     break;
@@ -371,7 +361,7 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
         "location\n";
   for (int id : getSpecOrder(program)) {
     const Buffer &b = program.buffers[id];
-    os << "      {" << quote(b.name) << ", DType::" << getRuntimeDType(b.dtype)
+    os << "      {" << quote(b.name) << ", DType::" << runtime::dtypeName(b.dtype)
        << ", {" << formatInts(b.shape)
        << "}, TensorRole::" << getRuntimeRole(b.kind)
        << ", InitKind::" << getRuntimeInit(b.init) << ", "
@@ -392,130 +382,117 @@ void cairn::codegen::emitMain(llvm::raw_ostream &os) {
      << "}\n";
 }
 
-bool cairn::codegen::isTableKernel(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Permute:
-  case KernelKind::Slice:
-  case KernelKind::SliceGrad:
-  case KernelKind::Concat:
-  case KernelKind::Broadcast:
-  case KernelKind::ReduceSum:
-    return true;
-  default:
-    return false;
-  }
+bool cairn::codegen::isTableKernel(Operation *op) {
+  return isa<PermuteKernelOp, SliceKernelOp, SliceGradKernelOp,
+             ConcatKernelOp, BroadcastKernelOp, ReduceSumKernelOp>(op);
 }
 
-void cairn::codegen::emitTableKernel(llvm::raw_ostream &os, unsigned indent,
-                                     const KernelGraph &program,
-                                     llvm::ArrayRef<std::string> identifiers,
-                                     const Kernel &k, const CallStyle &style) {
+void cairn::codegen::emitTableKernel(
+    llvm::raw_ostream &os, unsigned indent, Operation *op,
+    llvm::function_ref<std::string(Value)> pointer, const CallStyle &style) {
   auto line = [&]() -> llvm::raw_ostream & { return os.indent(indent); };
-  auto buffer = [&](int id) -> const Buffer & { return program.buffers[id]; };
-  auto in = [&](unsigned i) { return identifiers[k.inputs[i]]; };
-  const Buffer &result = buffer(k.outputs[0]);
-  std::string out = identifiers[k.outputs[0]];
-  std::string sizeOf =
-      std::string("sizeof(") + getCType(result.dtype) + ")";
+  auto shapeOf = [](Value value) {
+    return cast<MemRefType>(value.getType()).getShape();
+  };
+  Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
+  const char *type = getElementCType(result);
+  std::string out = pointer(result);
+  std::string sizeOf = std::string("sizeof(") + type + ")";
   // `ns::name<float>(context` for the typed calls, `ns::name(context` for
   // the byte copies.
   auto typed = [&](llvm::StringRef name) {
-    return (style.ns + name + "<" + getCType(result.dtype) + ">(" +
-            style.context)
-        .str();
+    return (style.ns + name + "<" + type + ">(" + style.context).str();
   };
   auto untyped = [&](llvm::StringRef name) {
     return (style.ns + name + "(" + style.context).str();
   };
   auto real = [&](double value) {
-    return formatReal(value, result.dtype == DType::F32);
+    return formatReal(
+        value, cast<MemRefType>(result.getType()).getElementType().isF32());
   };
-  const KernelAttrs &at = k.attrs;
 
-  switch (k.kind) {
-  case KernelKind::Permute: {
-    const Buffer &input = buffer(k.inputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kInShape[] = {" << formatInts(input.shape)
-           << "};\n";
-    line() << "  static const int64_t kPerm[] = {"
-           << formatInts(at.getInts("perm")) << "};\n";
-    line() << "  " << untyped("permute") << input.shape.size()
-           << ", kInShape, kPerm, " << sizeOf << ", " << in(0) << ", " << out
-           << ");\n";
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::Slice:
-  case KernelKind::SliceGrad: {
-    // slice reads part of its input; slice_grad writes dy into dx.
-    bool grad = k.kind == KernelKind::SliceGrad;
-    const Buffer &full = buffer(grad ? k.outputs[0] : k.inputs[0]);
-    const Buffer &part = buffer(grad ? k.inputs[0] : k.outputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kFull[] = {" << formatInts(full.shape)
-           << "};\n";
-    line() << "  static const int64_t kStart[] = {"
-           << formatInts(at.getInts("start")) << "};\n";
-    line() << "  static const int64_t kStep[] = {"
-           << formatInts(at.getInts("step")) << "};\n";
-    line() << "  static const int64_t kPart[] = {" << formatInts(part.shape)
-           << "};\n";
-    line() << "  " << untyped(grad ? "insertSlice" : "extractSlice")
-           << full.shape.size() << ", kFull, kStart, kStep, kPart, " << sizeOf
-           << ", " << in(0) << ", " << out << ");\n";
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::Concat: {
-    int64_t dim = at.getInt("dim");
-    size_t rank = result.shape.size();
-    line() << "{\n";
-    line() << "  static const int64_t kFull[] = {" << formatInts(result.shape)
-           << "};\n";
-    line() << "  static const int64_t kStep[] = {"
-           << formatInts(std::vector<int64_t>(rank, 1)) << "};\n";
-    for (auto [i, start] : llvm::enumerate(at.getInts("starts"))) {
-      std::vector<int64_t> starts(rank, 0);
-      starts[dim] = start;
-      line() << "  {\n";
-      line() << "    static const int64_t kStart[] = {" << formatInts(starts)
-             << "};\n";
-      line() << "    static const int64_t kPart[] = {"
-             << formatInts(buffer(k.inputs[i]).shape) << "};\n";
-      line() << "    " << untyped("insertSlice") << rank
-             << ", kFull, kStart, kStep, kPart, " << sizeOf << ", " << in(i)
-             << ", " << out << ");\n";
-      line() << "  }\n";
-    }
-    line() << "}\n";
-    return;
-  }
-  case KernelKind::Broadcast:
-    line() << "{\n";
-    line() << "  static const int64_t kShape[] = {" << formatInts(result.shape)
-           << "};\n";
-    line() << "  static const int64_t kStrides[] = {"
-           << formatInts(at.getInts("in_strides")) << "};\n";
-    line() << "  " << typed("broadcastTo") << result.shape.size()
-           << ", kShape, kStrides, " << real(1) << ", " << in(0) << ", " << out
-           << ");\n";
-    line() << "}\n";
-    return;
-  case KernelKind::ReduceSum: {
-    const Buffer &input = buffer(k.inputs[0]);
-    line() << "{\n";
-    line() << "  static const int64_t kShape[] = {" << formatInts(input.shape)
-           << "};\n";
-    line() << "  static const bool kReduced[] = {"
-           << formatList(at.getBools("reduced"), formatBool) << "};\n";
-    line() << "  " << typed("reduceSum") << input.shape.size()
-           << ", kShape, kReduced, " << real(at.getDouble("alpha")) << ", "
-           << in(0) << ", " << out << ");\n";
-    line() << "}\n";
-    return;
-  }
-  default:
-    llvm_unreachable("not a table kernel (isTableKernel)");
-  }
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](PermuteKernelOp k) {
+        llvm::ArrayRef<int64_t> in = shapeOf(k.getInput());
+        line() << "{\n";
+        line() << "  static const int64_t kInShape[] = {" << formatInts(in)
+               << "};\n";
+        line() << "  static const int64_t kPerm[] = {"
+               << formatInts(k.getPerm()) << "};\n";
+        line() << "  " << untyped("permute") << in.size()
+               << ", kInShape, kPerm, " << sizeOf << ", "
+               << pointer(k.getInput()) << ", " << out << ");\n";
+        line() << "}\n";
+      })
+      .Case<SliceKernelOp, SliceGradKernelOp>([&](auto k) {
+        // slice reads part of its input; slice_grad writes dy into dx.
+        bool grad = isa<SliceGradKernelOp>(k.getOperation());
+        Value source = k.getOperation()->getOperand(0);
+        llvm::ArrayRef<int64_t> full = shapeOf(grad ? result : source);
+        llvm::ArrayRef<int64_t> part = shapeOf(grad ? source : result);
+        line() << "{\n";
+        line() << "  static const int64_t kFull[] = {" << formatInts(full)
+               << "};\n";
+        line() << "  static const int64_t kStart[] = {"
+               << formatInts(k.getStart()) << "};\n";
+        line() << "  static const int64_t kStep[] = {"
+               << formatInts(k.getStep()) << "};\n";
+        line() << "  static const int64_t kPart[] = {" << formatInts(part)
+               << "};\n";
+        line() << "  " << untyped(grad ? "insertSlice" : "extractSlice")
+               << full.size() << ", kFull, kStart, kStep, kPart, " << sizeOf
+               << ", " << pointer(source) << ", " << out << ");\n";
+        line() << "}\n";
+      })
+      .Case([&](ConcatKernelOp k) {
+        int64_t dim = k.getDim();
+        llvm::ArrayRef<int64_t> shape = shapeOf(result);
+        size_t rank = shape.size();
+        line() << "{\n";
+        line() << "  static const int64_t kFull[] = {" << formatInts(shape)
+               << "};\n";
+        line() << "  static const int64_t kStep[] = {"
+               << formatInts(std::vector<int64_t>(rank, 1)) << "};\n";
+        for (auto [input, start] : llvm::zip(k.getInputs(), k.getStarts())) {
+          std::vector<int64_t> starts(rank, 0);
+          starts[dim] = start;
+          line() << "  {\n";
+          line() << "    static const int64_t kStart[] = {"
+                 << formatInts(starts) << "};\n";
+          line() << "    static const int64_t kPart[] = {"
+                 << formatInts(shapeOf(input)) << "};\n";
+          line() << "    " << untyped("insertSlice") << rank
+                 << ", kFull, kStart, kStep, kPart, " << sizeOf << ", "
+                 << pointer(input) << ", " << out << ");\n";
+          line() << "  }\n";
+        }
+        line() << "}\n";
+      })
+      .Case([&](BroadcastKernelOp k) {
+        llvm::ArrayRef<int64_t> shape = shapeOf(result);
+        line() << "{\n";
+        line() << "  static const int64_t kShape[] = {" << formatInts(shape)
+               << "};\n";
+        line() << "  static const int64_t kStrides[] = {"
+               << formatInts(k.getInStrides()) << "};\n";
+        line() << "  " << typed("broadcastTo") << shape.size()
+               << ", kShape, kStrides, " << real(1) << ", "
+               << pointer(k.getInput()) << ", " << out << ");\n";
+        line() << "}\n";
+      })
+      .Case([&](ReduceSumKernelOp k) {
+        llvm::ArrayRef<int64_t> in = shapeOf(k.getInput());
+        line() << "{\n";
+        line() << "  static const int64_t kShape[] = {" << formatInts(in)
+               << "};\n";
+        line() << "  static const bool kReduced[] = {"
+               << formatList(k.getReduced(), formatBool) << "};\n";
+        line() << "  " << typed("reduceSum") << in.size()
+               << ", kShape, kReduced, " << real(k.getAlpha()) << ", "
+               << pointer(k.getInput()) << ", " << out << ");\n";
+        line() << "}\n";
+      })
+      .Default([](Operation *) {
+        llvm_unreachable("not a table kernel (isTableKernel)");
+      });
 }

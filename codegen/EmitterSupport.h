@@ -13,7 +13,9 @@
 
 #include "passes/KernelGraph.h"
 
+#include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
@@ -102,15 +104,15 @@ struct CallStyle {
   llvm::StringRef context;
 };
 
-/// Whether emitTableKernel prints kernel `kind`.
-bool isTableKernel(KernelKind kind);
+/// Whether emitTableKernel prints kernel `op`.
+bool isTableKernel(mlir::Operation *op);
 
 /// Permute, Slice, SliceGrad (its copy: the caller zeroes dx first),
 /// Concat, Broadcast and ReduceSum: calls whose shapes go in static tables,
 /// in a block of their own. The same code on both backends but for `style`.
 void emitTableKernel(llvm::raw_ostream &os, unsigned indent,
-                     const KernelGraph &program,
-                     llvm::ArrayRef<std::string> identifiers, const Kernel &k,
+                     mlir::Operation *op,
+                     llvm::function_ref<std::string(mlir::Value)> pointer,
                      const CallStyle &style);
 
 /// The buffers to report and to poison after one kernel.

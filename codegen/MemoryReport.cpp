@@ -2,6 +2,12 @@
 
 #include "codegen/MemoryReport.h"
 
+#include "codegen/MemoryReportHtml.h"
+#include "passes/ByteSize.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
 #include "llvm/Support/Format.h"
 
 #include <nlohmann/json.hpp>
@@ -11,21 +17,6 @@
 
 using namespace cairn;
 using namespace cairn::codegen;
-
-std::string cairn::codegen::formatByteSize(int64_t bytes) {
-  if (bytes < 1024)
-    return std::to_string(bytes) + " B";
-  const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = bytes;
-  int unit = -1;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f %s", value, units[unit]);
-  return text;
-}
 
 namespace {
 
@@ -232,4 +223,51 @@ void cairn::codegen::printMemoryReportText(const KernelGraph &program,
                        static_cast<long long>(b.offset), life.c_str(),
                        b.loc.c_str());
   }
+}
+
+std::optional<ReportFormat>
+cairn::codegen::getReportFormat(llvm::StringRef path) {
+  if (path.ends_with_insensitive(".json"))
+    return ReportFormat::Json;
+  if (path.ends_with_insensitive(".txt"))
+    return ReportFormat::Text;
+  if (path.ends_with_insensitive(".html") || path.ends_with_insensitive(".htm"))
+    return ReportFormat::Html;
+  return std::nullopt;
+}
+
+llvm::LogicalResult cairn::codegen::writeMemoryReportFile(
+    const KernelGraph &program, const ArenaPlan &plan, llvm::StringRef path,
+    std::string &error) {
+  std::optional<ReportFormat> format = getReportFormat(path);
+  if (!format) {
+    error = ("--memory-report '" + path +
+             "': expected a file ending in .json, .txt or .html")
+                .str();
+    return llvm::failure();
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(path, &error);
+  if (!output)
+    return llvm::failure();
+  switch (*format) {
+  case ReportFormat::Json:
+    output->os() << formatMemoryReportJson(program, plan);
+    break;
+  case ReportFormat::Text:
+    printMemoryReportText(program, plan, output->os());
+    break;
+  case ReportFormat::Html:
+    writeMemoryReportHtml(formatMemoryReportJson(program, plan), output->os());
+    break;
+  }
+  output->os().flush();
+  if (output->os().has_error()) {
+    error = ("cannot write '" + path + "': " + output->os().error().message())
+                .str();
+    output->os().clear_error();
+    return llvm::failure();
+  }
+  output->keep();
+  return llvm::success();
 }

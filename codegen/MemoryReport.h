@@ -24,11 +24,27 @@
 
 #include "passes/ArenaPlan.h"
 
+#include "llvm/Support/LogicalResult.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 #include <string>
 
 namespace cairn::codegen {
+
+/// The report's formats, named by a file's extension (.json, .txt, .html or
+/// .htm, any case); nullopt for another.
+enum class ReportFormat { Json, Text, Html };
+std::optional<ReportFormat> getReportFormat(llvm::StringRef path);
+
+/// Writes the report to `path` ("-": stdout) in the format its extension
+/// names, atomically: a file that cannot be written completely is not left
+/// behind. On failure `error` says why.
+llvm::LogicalResult writeMemoryReportFile(const KernelGraph &program,
+                                          const ArenaPlan &plan,
+                                          llvm::StringRef path,
+                                          std::string &error);
 
 /// The report as a JSON document (pretty-printed, trailing newline).
 std::string formatMemoryReportJson(const KernelGraph &program,
@@ -38,9 +54,6 @@ std::string formatMemoryReportJson(const KernelGraph &program,
 /// largest buffers, planned vs no-reuse vs lower bound.
 void printMemoryReportText(const KernelGraph &program, const ArenaPlan &plan,
                            llvm::raw_ostream &os);
-
-/// "1.50 MiB"; plain bytes below 1 KiB.
-std::string formatByteSize(int64_t bytes);
 
 } // namespace cairn::codegen
 

@@ -159,6 +159,18 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  // A kernel the scheduler keeps right before its first reader.
+  if (name == kBeforeFirstUseAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' to be a unit attribute but got " << value;
+    if (!isa<KernelOpInterface>(op))
+      return op->emitError() << "expected '" << name
+                             << "' on a kernel but found it on '"
+                             << op->getName() << "'";
+    return success();
+  }
+
   // Attributes of the builtin module.
   if (name == kModelAttrName || name == kBatchAttrName ||
       name == kOptimizerAttrName) {

@@ -30,7 +30,10 @@ def Cairn_Dialect : Dialect {
       and `cairn.updates` (i64, the index of the argument of the same type
       that the result replaces: an in-place update, as in @train_step);
     - on the builtin module: `cairn.model` (string), `cairn.batch` (integer
-      > 0), `cairn.optimizer` (`#cairn.sgd<..>` or `#cairn.adam<..>`).
+      > 0), `cairn.optimizer` (`#cairn.sgd<..>` or `#cairn.adam<..>`);
+    - on kernels (the buffer-level form): `cairn.before_first_use` (unit), a
+      kernel the scheduler runs right before the first kernel that reads
+      what it writes, never earlier (a recomputation).
   }];
 
   let dependentDialects = ["::mlir::func::FuncDialect"];
@@ -52,6 +55,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kModelAttrName = "cairn.model";
     static constexpr ::llvm::StringLiteral kBatchAttrName = "cairn.batch";
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "cairn.optimizer";
+    static constexpr ::llvm::StringLiteral kBeforeFirstUseAttrName = "cairn.before_first_use";
 
   private:
     void registerAttributes();

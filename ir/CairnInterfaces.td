@@ -49,6 +49,12 @@ def KernelOpInterface : OpInterface<"KernelOpInterface"> {
         return ::cairn::detail::getKernelOperands(
             $_op, ConcreteOp::kNumInputs, ConcreteOp::kNumOutputs);
       }]>,
+    StaticInterfaceMethod<
+      /*desc=*/[{Each ODS operand group in order: '1' one buffer, '?' an
+                 optional one, '+' one or more.}],
+      /*retTy=*/"::llvm::StringRef",
+      /*methodName=*/"getKernelGroupKinds", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{ return ConcreteOp::kGroups; }]>,
     InterfaceMethod<
       /*desc=*/"The kernel's scratch buffer, or null.",
       /*retTy=*/"::mlir::Value",

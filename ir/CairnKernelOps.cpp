@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace cairn;
@@ -149,6 +150,8 @@ ParseResult cairn::detail::parseKernelOp(OpAsmParser &parser,
 
 /// The name a diagnostic gives the buffer or view `value`.
 static std::string describe(Value value) {
+  if (!value)
+    return "an absent operand";
   if (auto buffer = value.getDefiningOp<BufferOp>())
     return ("'" + buffer.getName() + "'").str();
   if (auto view = value.getDefiningOp<ViewOp>())
@@ -158,6 +161,29 @@ static std::string describe(Value value) {
 
 LogicalResult cairn::detail::verifyKernelOp(Operation *op) {
   auto kernel = cast<KernelOpInterface>(op);
+  // ODS checks the operand counts of most kernels; where it records group
+  // sizes it does not check that a required group is there.
+  std::optional<Attribute> sizes = op->getInherentAttr(kSegmentSizes);
+  if (auto segments =
+          sizes ? dyn_cast_or_null<DenseI32ArrayAttr>(*sizes) : nullptr) {
+    StringRef kinds = kernel.getKernelGroupKinds();
+    llvm::ArrayRef<int32_t> groups = segments.asArrayRef();
+    for (auto [index, kind] : llvm::enumerate(kinds)) {
+      int32_t size = index < groups.size() ? groups[index] : 0;
+      if ((kind == '1' && size != 1) || (kind == '?' && size > 1) ||
+          (kind == '+' && size < 1))
+        return op->emitOpError()
+               << "expected operand group #" << index
+               << (kind == '1'   ? " to be one buffer"
+                   : kind == '?' ? " to be at most one buffer"
+                                 : " to have a buffer or more")
+               << " but got " << size;
+    }
+  }
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (!attr.getName().getValue().starts_with("cairn."))
+      return op->emitOpError() << "has an attribute no kernel takes: '"
+                               << attr.getName().getValue() << "'";
   for (Value value : op->getOperands())
     if (!value.getDefiningOp<BufferOp>() && !value.getDefiningOp<ViewOp>())
       return op->emitOpError()
@@ -208,12 +234,75 @@ static LogicalResult verifyTied(Operation *op, ArrayRef<unsigned> tied) {
   auto kernel = cast<KernelOpInterface>(op);
   SmallVector<Value> inputs = kernel.getKernelInputs();
   SmallVector<Value> outputs = kernel.getKernelOutputs();
-  for (auto [output, input] : llvm::zip(outputs, tied))
-    if (output != inputs[input])
-      return op->emitOpError()
-             << "updates in place: expected output " << describe(output)
-             << " to be its input " << describe(inputs[input]);
+  for (auto [index, pair] : llvm::enumerate(llvm::zip(outputs, tied))) {
+    auto [output, input] = pair;
+    if (output == inputs[input])
+      continue;
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "updates in place: expected output #" << index
+                              << " to be its input " << describe(inputs[input]);
+    if (output)
+      diag << " but got " << describe(output);
+    return diag;
+  }
   return success();
+}
+
+LogicalResult ConcatKernelOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "expected at least one input";
+  if (getStarts().size() != getInputs().size())
+    return emitOpError() << "expected one start per input (" << getInputs().size()
+                         << ") but got " << getStarts().size();
+  return success();
+}
+
+LogicalResult ElementwiseChainKernelOp::verify() {
+  unsigned numInputs = getInputs().size();
+  ArrayAttr ops = getOps();
+  if (ops.empty())
+    return emitOpError() << "expected at least one op";
+  if (getArgs().size() != 2 * ops.size())
+    return emitOpError() << "expected two args per op (" << 2 * ops.size()
+                         << ") but got " << getArgs().size();
+  MemRefType result = getResult().getType();
+  if (!isa<FloatType>(result.getElementType()))
+    return emitOpError() << "expected a float result but got " << result;
+  for (Value input : getInputs()) {
+    auto type = cast<MemRefType>(input.getType());
+    if (type.getElementType() != result.getElementType() ||
+        (type.getNumElements() != getN() && type.getNumElements() != 1))
+      return emitOpError() << "expected inputs of " << getN()
+                           << " elements or one, of the result's element "
+                              "type, but got "
+                           << type;
+  }
+  for (auto [index, attr] : llvm::enumerate(ops)) {
+    StringRef kind = cast<StringAttr>(attr).getValue();
+    std::optional<unsigned> arity = getChainOpArity(kind);
+    if (!arity)
+      return emitOpError() << "unknown op '" << kind << "' in the chain";
+    auto [a, b] = getOpArgs(index);
+    int64_t registers = numInputs + index;
+    auto valid = [&](int64_t r) { return r >= 0 && r < registers; };
+    if (!valid(a) || (*arity == 2 && !valid(b)) || (*arity == 1 && b != -1))
+      return emitOpError() << "op " << index << " ('" << kind
+                           << "') reads registers " << a << ", " << b
+                           << " but may read "
+                           << (*arity == 2 ? "two" : "one (then -1)")
+                           << " of registers 0.." << registers - 1;
+  }
+  return success();
+}
+
+std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
+  return llvm::StringSwitch<std::optional<unsigned>>(kind)
+      .Cases({"add", "sub", "mul", "div"}, 2)
+      .Cases({"relu", "sigmoid", "tanh", "gelu_exact", "gelu_tanh"}, 1)
+      .Cases({"relu_grad", "sigmoid_grad", "tanh_grad", "gelu_exact_grad",
+              "gelu_tanh_grad"},
+             2)
+      .Default(std::nullopt);
 }
 
 LogicalResult SgdUpdateKernelOp::verify() { return verifyTied(*this, {0, 2}); }

@@ -54,6 +54,10 @@ struct KernelSignature {
 /// or nullopt for another name.
 std::optional<KernelSignature> getKernelSignature(llvm::StringRef opName);
 
+/// The operands of an op of cairn.kernel.elementwise_chain ("add": 2,
+/// "relu": 1), or nullopt for an unknown one.
+std::optional<unsigned> getChainOpArity(llvm::StringRef kind);
+
 /// Whether `op` may write its output over a dying input of the same size.
 inline bool isElementwiseKernel(mlir::Operation *op) {
   return op->hasTrait<OpTrait::ElementwiseKernel>();

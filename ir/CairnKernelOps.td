@@ -39,9 +39,11 @@ def Cairn_ElementwiseKernel : NativeOpTrait<"ElementwiseKernel"> {
 /// A kernel with `numInputs` input groups, `numOutputs` output groups and,
 /// when `hasWorkspace`, an optional workspace buffer last; `segmented` when
 /// two or more of the groups are optional or variadic (ODS then records each
-/// group's size).
+/// group's size); `groups` spells each group: 1 (one buffer), ? (optional),
+/// + (one or more).
 class Cairn_KernelOp<string mnemonic, int numInputs, int numOutputs,
-                     bit hasWorkspace, bit segmented, list<Trait> traits = []>
+                     bit hasWorkspace, bit segmented, string groups,
+                     list<Trait> traits = []>
     : Op<Cairn_Dialect, "kernel." # mnemonic,
          !listconcat(traits, [HasParent<"StepOp">, KernelOpInterface],
                      !if(segmented, [AttrSizedOperandSegments], []))> {
@@ -49,13 +51,17 @@ class Cairn_KernelOp<string mnemonic, int numInputs, int numOutputs,
     A kernel of the planned step (see CairnKernelOps.td for the printed
     form shared by every kernel).
   }];
+  /// C++ a kind adds to its op class.
+  code extraKernelDeclaration = "";
   let extraClassDeclaration =
       "static constexpr unsigned kNumInputs = " # numInputs # ";\n" #
       "static constexpr unsigned kNumOutputs = " # numOutputs # ";\n" #
       "static constexpr bool kHasWorkspace = " #
       !if(hasWorkspace, "true", "false") # ";\n" #
       "static constexpr bool kSegmented = " #
-      !if(segmented, "true", "false") # ";\n" # [{
+      !if(segmented, "true", "false") # ";\n" #
+      "static constexpr ::llvm::StringLiteral kGroups = \"" # groups #
+      "\";\n" # extraKernelDeclaration # [{
     static ::mlir::ParseResult parse(::mlir::OpAsmParser &parser,
                                      ::mlir::OperationState &result) {
       return ::cairn::detail::parseKernelOp(parser, result, kNumInputs,
@@ -72,21 +78,21 @@ class Cairn_KernelOp<string mnemonic, int numInputs, int numOutputs,
 // Data
 //===----------------------------------------------------------------------===//
 
-def Cairn_FillKernelOp : Cairn_KernelOp<"fill", 0, 1, 0, 0> {
+def Cairn_FillKernelOp : Cairn_KernelOp<"fill", 0, 1, 0, 0, "1"> {
   let summary = "fills a buffer with one value";
   let arguments = (ins Cairn_MemRef:$result,
                        Cairn_I64Attr:$n,
                        AnyAttrOf<[Cairn_F64Attr, Cairn_I64Attr]>:$value);
 }
 
-def Cairn_ConstantKernelOp : Cairn_KernelOp<"constant", 0, 1, 0, 0> {
+def Cairn_ConstantKernelOp : Cairn_KernelOp<"constant", 0, 1, 0, 0, "1"> {
   let summary = "copies a table of values into a buffer";
   let arguments = (ins Cairn_MemRef:$result,
                        Cairn_I64Attr:$n,
                        AnyAttrOf<[DenseF64ArrayAttr, DenseI64ArrayAttr]>:$values);
 }
 
-def Cairn_CopyKernelOp : Cairn_KernelOp<"copy", 1, 1, 0, 0> {
+def Cairn_CopyKernelOp : Cairn_KernelOp<"copy", 1, 1, 0, 0, "11"> {
   let summary = "copies a buffer into another of the same size";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result);
@@ -96,7 +102,7 @@ def Cairn_CopyKernelOp : Cairn_KernelOp<"copy", 1, 1, 0, 0> {
 // Element-wise
 //===----------------------------------------------------------------------===//
 
-def Cairn_AddKernelOp : Cairn_KernelOp<"add", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_AddKernelOp : Cairn_KernelOp<"add", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "result = lhs + rhs, NumPy broadcasting by strides (0 repeats)";
   let arguments = (ins Cairn_MemRef:$lhs,
                        Cairn_MemRef:$rhs,
@@ -106,7 +112,7 @@ def Cairn_AddKernelOp : Cairn_KernelOp<"add", 2, 1, 0, 0, [Cairn_ElementwiseKern
                        DenseI64ArrayAttr:$rhs_strides);
 }
 
-def Cairn_SubKernelOp : Cairn_KernelOp<"sub", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_SubKernelOp : Cairn_KernelOp<"sub", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "result = lhs - rhs, NumPy broadcasting by strides (0 repeats)";
   let arguments = (ins Cairn_MemRef:$lhs,
                        Cairn_MemRef:$rhs,
@@ -116,7 +122,7 @@ def Cairn_SubKernelOp : Cairn_KernelOp<"sub", 2, 1, 0, 0, [Cairn_ElementwiseKern
                        DenseI64ArrayAttr:$rhs_strides);
 }
 
-def Cairn_MulKernelOp : Cairn_KernelOp<"mul", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_MulKernelOp : Cairn_KernelOp<"mul", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "result = lhs * rhs, NumPy broadcasting by strides (0 repeats)";
   let arguments = (ins Cairn_MemRef:$lhs,
                        Cairn_MemRef:$rhs,
@@ -126,7 +132,7 @@ def Cairn_MulKernelOp : Cairn_KernelOp<"mul", 2, 1, 0, 0, [Cairn_ElementwiseKern
                        DenseI64ArrayAttr:$rhs_strides);
 }
 
-def Cairn_DivKernelOp : Cairn_KernelOp<"div", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_DivKernelOp : Cairn_KernelOp<"div", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "result = lhs / rhs, NumPy broadcasting by strides (0 repeats)";
   let arguments = (ins Cairn_MemRef:$lhs,
                        Cairn_MemRef:$rhs,
@@ -136,28 +142,28 @@ def Cairn_DivKernelOp : Cairn_KernelOp<"div", 2, 1, 0, 0, [Cairn_ElementwiseKern
                        DenseI64ArrayAttr:$rhs_strides);
 }
 
-def Cairn_ReluKernelOp : Cairn_KernelOp<"relu", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_ReluKernelOp : Cairn_KernelOp<"relu", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "result = relu(input)";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_SigmoidKernelOp : Cairn_KernelOp<"sigmoid", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_SigmoidKernelOp : Cairn_KernelOp<"sigmoid", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "result = sigmoid(input)";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_TanhKernelOp : Cairn_KernelOp<"tanh", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_TanhKernelOp : Cairn_KernelOp<"tanh", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "result = tanh(input)";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_GeluKernelOp : Cairn_KernelOp<"gelu", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_GeluKernelOp : Cairn_KernelOp<"gelu", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "result = gelu(input), exact or tanh-approximated";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -165,7 +171,7 @@ def Cairn_GeluKernelOp : Cairn_KernelOp<"gelu", 1, 1, 0, 0, [Cairn_ElementwiseKe
                        BoolAttr:$tanh);
 }
 
-def Cairn_ReluGradKernelOp : Cairn_KernelOp<"relu_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_ReluGradKernelOp : Cairn_KernelOp<"relu_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "gradient of relu from its result";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$output,
@@ -173,7 +179,7 @@ def Cairn_ReluGradKernelOp : Cairn_KernelOp<"relu_grad", 2, 1, 0, 0, [Cairn_Elem
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_SigmoidGradKernelOp : Cairn_KernelOp<"sigmoid_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_SigmoidGradKernelOp : Cairn_KernelOp<"sigmoid_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "gradient of sigmoid from its result";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$output,
@@ -181,7 +187,7 @@ def Cairn_SigmoidGradKernelOp : Cairn_KernelOp<"sigmoid_grad", 2, 1, 0, 0, [Cair
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_TanhGradKernelOp : Cairn_KernelOp<"tanh_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_TanhGradKernelOp : Cairn_KernelOp<"tanh_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "gradient of tanh from its result";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$output,
@@ -189,7 +195,7 @@ def Cairn_TanhGradKernelOp : Cairn_KernelOp<"tanh_grad", 2, 1, 0, 0, [Cairn_Elem
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_GeluGradKernelOp : Cairn_KernelOp<"gelu_grad", 2, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_GeluGradKernelOp : Cairn_KernelOp<"gelu_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "gradient of gelu from its input";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -198,11 +204,46 @@ def Cairn_GeluGradKernelOp : Cairn_KernelOp<"gelu_grad", 2, 1, 0, 0, [Cairn_Elem
                        BoolAttr:$tanh);
 }
 
+def Cairn_ElementwiseChainKernelOp : Cairn_KernelOp<"elementwise_chain", 1, 1, 0, 0, "+1", [Cairn_ElementwiseKernel]> {
+  let summary = "element-wise ops fused into one pass over the elements";
+  let description = [{
+    What `cairn-fuse-elementwise` makes of a chain of element-wise kernels
+    whose intermediate results only the next one reads: one kernel, one loop
+    (one launch on CUDA), no buffers for the intermediates. It computes, for
+    each element i, a small program on registers: registers 0 .. inputs-1
+    hold element i of each input (element 0 of a one-element input), op j
+    writes register inputs + j, and the last op's register is the result.
+    `ops` names each op (add, sub, mul, div, relu, sigmoid, tanh,
+    gelu_exact, gelu_tanh, relu_grad, sigmoid_grad, tanh_grad,
+    gelu_exact_grad, gelu_tanh_grad: the kernels of the same names, one
+    element at a time); `args` holds two registers per op, the second -1 for
+    an op of one operand (a grad op takes dy, then what its forward saved).
+
+    ```mlir
+    cairn.kernel.elementwise_chain ins(%x, %s : memref<64x256xf32>, memref<f32>)
+        outs(%y : memref<64x256xf32>)
+        {args = array<i64: 0, 1, 2, -1>, n = 16384 : i64, ops = ["mul", "relu"]}
+    ```
+  }];
+  let arguments = (ins Variadic<Cairn_MemRef>:$inputs,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       StrArrayAttr:$ops,
+                       DenseI64ArrayAttr:$args);
+  let hasVerifier = 1;
+  let extraKernelDeclaration = [{
+    /// The registers op `index` reads: b is -1 for an op of one operand.
+    std::pair<int64_t, int64_t> getOpArgs(unsigned index) {
+      return {getArgs()[2 * index], getArgs()[2 * index + 1]};
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax
 //===----------------------------------------------------------------------===//
 
-def Cairn_SoftmaxKernelOp : Cairn_KernelOp<"softmax", 1, 1, 0, 0> {
+def Cairn_SoftmaxKernelOp : Cairn_KernelOp<"softmax", 1, 1, 0, 0, "11"> {
   let summary = "softmax along the middle of [outer, dim, inner]";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -211,7 +252,7 @@ def Cairn_SoftmaxKernelOp : Cairn_KernelOp<"softmax", 1, 1, 0, 0> {
                        Cairn_I64Attr:$inner);
 }
 
-def Cairn_SoftmaxGradKernelOp : Cairn_KernelOp<"softmax_grad", 2, 1, 0, 0> {
+def Cairn_SoftmaxGradKernelOp : Cairn_KernelOp<"softmax_grad", 2, 1, 0, 0, "111"> {
   let summary = "gradient of softmax from its result";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$output,
@@ -221,7 +262,7 @@ def Cairn_SoftmaxGradKernelOp : Cairn_KernelOp<"softmax_grad", 2, 1, 0, 0> {
                        Cairn_I64Attr:$inner);
 }
 
-def Cairn_LogSoftmaxKernelOp : Cairn_KernelOp<"log_softmax", 1, 1, 0, 0> {
+def Cairn_LogSoftmaxKernelOp : Cairn_KernelOp<"log_softmax", 1, 1, 0, 0, "11"> {
   let summary = "log_softmax along the middle of [outer, dim, inner]";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -230,7 +271,7 @@ def Cairn_LogSoftmaxKernelOp : Cairn_KernelOp<"log_softmax", 1, 1, 0, 0> {
                        Cairn_I64Attr:$inner);
 }
 
-def Cairn_LogSoftmaxGradKernelOp : Cairn_KernelOp<"log_softmax_grad", 2, 1, 0, 0> {
+def Cairn_LogSoftmaxGradKernelOp : Cairn_KernelOp<"log_softmax_grad", 2, 1, 0, 0, "111"> {
   let summary = "gradient of log_softmax from its result";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$output,
@@ -244,7 +285,7 @@ def Cairn_LogSoftmaxGradKernelOp : Cairn_KernelOp<"log_softmax_grad", 2, 1, 0, 0
 // Products
 //===----------------------------------------------------------------------===//
 
-def Cairn_MatmulKernelOp : Cairn_KernelOp<"matmul", 2, 1, 1, 0> {
+def Cairn_MatmulKernelOp : Cairn_KernelOp<"matmul", 2, 1, 1, 0, "111?"> {
   let summary = "a batch of row-major GEMMs; each operand steps by a stride or a table of offsets";
   let arguments = (ins Cairn_MemRef:$lhs,
                        Cairn_MemRef:$rhs,
@@ -265,8 +306,13 @@ def Cairn_MatmulKernelOp : Cairn_KernelOp<"matmul", 2, 1, 1, 0> {
                        OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
 }
 
-def Cairn_LinearKernelOp : Cairn_KernelOp<"linear", 3, 1, 1, 1> {
+def Cairn_LinearKernelOp : Cairn_KernelOp<"linear", 3, 1, 1, 1, "11?1?"> {
   let summary = "result = input weight^T + bias, rows x in by out x in";
+  let description = [{
+    `relu` (cairn-fuse-elementwise): the result is relu(input weight^T +
+    bias), the relu that alone read the product folded in (on CUDA,
+    cuBLASLt's epilogue).
+  }];
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$weight,
                        Optional<Cairn_MemRef>:$bias,
@@ -275,10 +321,11 @@ def Cairn_LinearKernelOp : Cairn_KernelOp<"linear", 3, 1, 1, 1> {
                        Cairn_I64Attr:$rows,
                        Cairn_I64Attr:$in,
                        Cairn_I64Attr:$out,
-                       OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
+                       OptionalAttr<Cairn_I64Attr>:$workspace_bytes,
+                       OptionalAttr<BoolAttr>:$relu);
 }
 
-def Cairn_LinearGradInputKernelOp : Cairn_KernelOp<"linear_grad_input", 2, 1, 1, 0> {
+def Cairn_LinearGradInputKernelOp : Cairn_KernelOp<"linear_grad_input", 2, 1, 1, 0, "111?"> {
   let summary = "dx = dy weight";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$weight,
@@ -290,7 +337,7 @@ def Cairn_LinearGradInputKernelOp : Cairn_KernelOp<"linear_grad_input", 2, 1, 1,
                        OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
 }
 
-def Cairn_LinearGradWeightKernelOp : Cairn_KernelOp<"linear_grad_weight", 2, 1, 1, 0> {
+def Cairn_LinearGradWeightKernelOp : Cairn_KernelOp<"linear_grad_weight", 2, 1, 1, 0, "111?"> {
   let summary = "dweight = dy^T input";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -302,7 +349,7 @@ def Cairn_LinearGradWeightKernelOp : Cairn_KernelOp<"linear_grad_weight", 2, 1, 
                        OptionalAttr<Cairn_I64Attr>:$workspace_bytes);
 }
 
-def Cairn_Conv2dKernelOp : Cairn_KernelOp<"conv2d", 3, 1, 1, 1> {
+def Cairn_Conv2dKernelOp : Cairn_KernelOp<"conv2d", 3, 1, 1, 1, "11?1?"> {
   let summary = "a 2-d convolution; shape: n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$weight,
@@ -313,7 +360,7 @@ def Cairn_Conv2dKernelOp : Cairn_KernelOp<"conv2d", 3, 1, 1, 1> {
                        Cairn_I64Attr:$workspace_elements);
 }
 
-def Cairn_Conv2dGradInputKernelOp : Cairn_KernelOp<"conv2d_grad_input", 2, 1, 1, 0> {
+def Cairn_Conv2dGradInputKernelOp : Cairn_KernelOp<"conv2d_grad_input", 2, 1, 1, 0, "111?"> {
   let summary = "a convolution's input gradient";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$weight,
@@ -323,7 +370,7 @@ def Cairn_Conv2dGradInputKernelOp : Cairn_KernelOp<"conv2d_grad_input", 2, 1, 1,
                        Cairn_I64Attr:$workspace_elements);
 }
 
-def Cairn_Conv2dGradWeightKernelOp : Cairn_KernelOp<"conv2d_grad_weight", 2, 1, 1, 0> {
+def Cairn_Conv2dGradWeightKernelOp : Cairn_KernelOp<"conv2d_grad_weight", 2, 1, 1, 0, "111?"> {
   let summary = "a convolution's weight gradient";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -337,7 +384,7 @@ def Cairn_Conv2dGradWeightKernelOp : Cairn_KernelOp<"conv2d_grad_weight", 2, 1, 
 // Normalization
 //===----------------------------------------------------------------------===//
 
-def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1, 0, 1> {
+def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1, 0, 1, "1??1"> {
   let summary = "batch norm on the batch statistics";
   let arguments = (ins Cairn_MemRef:$input,
                        Optional<Cairn_MemRef>:$weight,
@@ -349,7 +396,7 @@ def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1
                        Cairn_F64Attr:$eps);
 }
 
-def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5, 1, 0, 1> {
+def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5, 1, 0, 1, "1????1"> {
   let summary = "batch norm on the running statistics";
   let arguments = (ins Cairn_MemRef:$input,
                        Optional<Cairn_MemRef>:$weight,
@@ -363,7 +410,7 @@ def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5,
                        Cairn_F64Attr:$eps);
 }
 
-def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1> {
+def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1, "11?1??"> {
   let summary = "batch norm's gradients, the batch statistics recomputed from the input";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -377,7 +424,7 @@ def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1> 
                        Cairn_F64Attr:$eps);
 }
 
-def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_update", 4, 3, 0, 0> {
+def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_update", 4, 3, 0, 0, "1111111"> {
   let summary = "the running statistics updated in place from a batch";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$running_mean,
@@ -393,7 +440,7 @@ def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_up
   let hasVerifier = 1;
 }
 
-def Cairn_LayerNormKernelOp : Cairn_KernelOp<"layer_norm", 3, 1, 0, 1> {
+def Cairn_LayerNormKernelOp : Cairn_KernelOp<"layer_norm", 3, 1, 0, 1, "1??1"> {
   let summary = "layer norm over the last cols elements of each row";
   let arguments = (ins Cairn_MemRef:$input,
                        Optional<Cairn_MemRef>:$weight,
@@ -404,7 +451,7 @@ def Cairn_LayerNormKernelOp : Cairn_KernelOp<"layer_norm", 3, 1, 0, 1> {
                        Cairn_F64Attr:$eps);
 }
 
-def Cairn_LayerNormGradKernelOp : Cairn_KernelOp<"layer_norm_grad", 3, 3, 0, 1> {
+def Cairn_LayerNormGradKernelOp : Cairn_KernelOp<"layer_norm_grad", 3, 3, 0, 1, "11?1??"> {
   let summary = "layer norm's gradients";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -417,7 +464,7 @@ def Cairn_LayerNormGradKernelOp : Cairn_KernelOp<"layer_norm_grad", 3, 3, 0, 1> 
                        Cairn_F64Attr:$eps);
 }
 
-def Cairn_EmbeddingKernelOp : Cairn_KernelOp<"embedding", 2, 1, 0, 0> {
+def Cairn_EmbeddingKernelOp : Cairn_KernelOp<"embedding", 2, 1, 0, 0, "111"> {
   let summary = "rows of weight gathered by index";
   let arguments = (ins Cairn_MemRef:$indices,
                        Cairn_MemRef:$weight,
@@ -427,7 +474,7 @@ def Cairn_EmbeddingKernelOp : Cairn_KernelOp<"embedding", 2, 1, 0, 0> {
                        Cairn_I64Attr:$num_embeddings);
 }
 
-def Cairn_EmbeddingGradKernelOp : Cairn_KernelOp<"embedding_grad", 2, 1, 0, 0> {
+def Cairn_EmbeddingGradKernelOp : Cairn_KernelOp<"embedding_grad", 2, 1, 0, 0, "111"> {
   let summary = "rows of dy summed into the embedding's gradient (padding_idx -1: none)";
   let arguments = (ins Cairn_MemRef:$indices,
                        Cairn_MemRef:$dy,
@@ -438,7 +485,7 @@ def Cairn_EmbeddingGradKernelOp : Cairn_KernelOp<"embedding_grad", 2, 1, 0, 0> {
                        Cairn_I64Attr:$padding_idx);
 }
 
-def Cairn_DropoutKernelOp : Cairn_KernelOp<"dropout", 1, 1, 0, 0, [Cairn_ElementwiseKernel]> {
+def Cairn_DropoutKernelOp : Cairn_KernelOp<"dropout", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "training-mode dropout; the mask is Philox of (seed, step, stream, element)";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -451,14 +498,14 @@ def Cairn_DropoutKernelOp : Cairn_KernelOp<"dropout", 1, 1, 0, 0, [Cairn_Element
 // Pooling
 //===----------------------------------------------------------------------===//
 
-def Cairn_MaxPool2dKernelOp : Cairn_KernelOp<"max_pool2d", 1, 1, 0, 0> {
+def Cairn_MaxPool2dKernelOp : Cairn_KernelOp<"max_pool2d", 1, 1, 0, 0, "11"> {
   let summary = "max pooling; shape: n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        DenseI64ArrayAttr:$shape);
 }
 
-def Cairn_MaxPool2dGradKernelOp : Cairn_KernelOp<"max_pool2d_grad", 2, 1, 0, 0> {
+def Cairn_MaxPool2dGradKernelOp : Cairn_KernelOp<"max_pool2d_grad", 2, 1, 0, 0, "111"> {
   let summary = "max pooling's input gradient";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -466,7 +513,7 @@ def Cairn_MaxPool2dGradKernelOp : Cairn_KernelOp<"max_pool2d_grad", 2, 1, 0, 0> 
                        DenseI64ArrayAttr:$shape);
 }
 
-def Cairn_AvgPool2dKernelOp : Cairn_KernelOp<"avg_pool2d", 1, 1, 0, 0> {
+def Cairn_AvgPool2dKernelOp : Cairn_KernelOp<"avg_pool2d", 1, 1, 0, 0, "11"> {
   let summary = "average pooling";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -474,7 +521,7 @@ def Cairn_AvgPool2dKernelOp : Cairn_KernelOp<"avg_pool2d", 1, 1, 0, 0> {
                        BoolAttr:$count_include_pad);
 }
 
-def Cairn_AvgPool2dGradKernelOp : Cairn_KernelOp<"avg_pool2d_grad", 1, 1, 0, 0> {
+def Cairn_AvgPool2dGradKernelOp : Cairn_KernelOp<"avg_pool2d_grad", 1, 1, 0, 0, "11"> {
   let summary = "average pooling's input gradient";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$result,
@@ -482,14 +529,14 @@ def Cairn_AvgPool2dGradKernelOp : Cairn_KernelOp<"avg_pool2d_grad", 1, 1, 0, 0> 
                        BoolAttr:$count_include_pad);
 }
 
-def Cairn_AdaptiveAvgPool2dKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d", 1, 1, 0, 0> {
+def Cairn_AdaptiveAvgPool2dKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d", 1, 1, 0, 0, "11"> {
   let summary = "adaptive average pooling; shape: n, c, h, w, ho, wo";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        DenseI64ArrayAttr:$shape);
 }
 
-def Cairn_AdaptiveAvgPool2dGradKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d_grad", 1, 1, 0, 0> {
+def Cairn_AdaptiveAvgPool2dGradKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d_grad", 1, 1, 0, 0, "11"> {
   let summary = "adaptive average pooling's input gradient";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$result,
@@ -500,22 +547,23 @@ def Cairn_AdaptiveAvgPool2dGradKernelOp : Cairn_KernelOp<"adaptive_avg_pool2d_gr
 // Data movement and reductions
 //===----------------------------------------------------------------------===//
 
-def Cairn_PermuteKernelOp : Cairn_KernelOp<"permute", 1, 1, 0, 0> {
+def Cairn_PermuteKernelOp : Cairn_KernelOp<"permute", 1, 1, 0, 0, "11"> {
   let summary = "the dimensions of input permuted";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        DenseI64ArrayAttr:$perm);
 }
 
-def Cairn_ConcatKernelOp : Cairn_KernelOp<"concat", 1, 1, 0, 0> {
+def Cairn_ConcatKernelOp : Cairn_KernelOp<"concat", 1, 1, 0, 0, "+1"> {
   let summary = "inputs joined along dim, input i from starts[i]";
   let arguments = (ins Variadic<Cairn_MemRef>:$inputs,
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$dim,
                        DenseI64ArrayAttr:$starts);
+  let hasVerifier = 1;
 }
 
-def Cairn_SliceKernelOp : Cairn_KernelOp<"slice", 1, 1, 0, 0> {
+def Cairn_SliceKernelOp : Cairn_KernelOp<"slice", 1, 1, 0, 0, "11"> {
   let summary = "a strided slice of input";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -523,7 +571,7 @@ def Cairn_SliceKernelOp : Cairn_KernelOp<"slice", 1, 1, 0, 0> {
                        DenseI64ArrayAttr:$step);
 }
 
-def Cairn_SliceGradKernelOp : Cairn_KernelOp<"slice_grad", 1, 1, 0, 0> {
+def Cairn_SliceGradKernelOp : Cairn_KernelOp<"slice_grad", 1, 1, 0, 0, "11"> {
   let summary = "a slice's input gradient: zeros, dy scattered into them";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$result,
@@ -531,14 +579,14 @@ def Cairn_SliceGradKernelOp : Cairn_KernelOp<"slice_grad", 1, 1, 0, 0> {
                        DenseI64ArrayAttr:$step);
 }
 
-def Cairn_BroadcastKernelOp : Cairn_KernelOp<"broadcast", 1, 1, 0, 0> {
+def Cairn_BroadcastKernelOp : Cairn_KernelOp<"broadcast", 1, 1, 0, 0, "11"> {
   let summary = "input repeated over the result (stride 0)";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        DenseI64ArrayAttr:$in_strides);
 }
 
-def Cairn_ReduceSumKernelOp : Cairn_KernelOp<"reduce_sum", 1, 1, 0, 0> {
+def Cairn_ReduceSumKernelOp : Cairn_KernelOp<"reduce_sum", 1, 1, 0, 0, "11"> {
   let summary = "alpha times the sum over the reduced dimensions";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
@@ -550,7 +598,7 @@ def Cairn_ReduceSumKernelOp : Cairn_KernelOp<"reduce_sum", 1, 1, 0, 0> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Cairn_CrossEntropyKernelOp : Cairn_KernelOp<"cross_entropy", 2, 1, 0, 0> {
+def Cairn_CrossEntropyKernelOp : Cairn_KernelOp<"cross_entropy", 2, 1, 0, 0, "111"> {
   let summary = "mean cross-entropy of logits against class labels";
   let arguments = (ins Cairn_MemRef:$logits,
                        Cairn_MemRef:$labels,
@@ -560,7 +608,7 @@ def Cairn_CrossEntropyKernelOp : Cairn_KernelOp<"cross_entropy", 2, 1, 0, 0> {
                        Cairn_F64Attr:$label_smoothing);
 }
 
-def Cairn_CrossEntropyGradKernelOp : Cairn_KernelOp<"cross_entropy_grad", 3, 1, 0, 0> {
+def Cairn_CrossEntropyGradKernelOp : Cairn_KernelOp<"cross_entropy_grad", 3, 1, 0, 0, "1111"> {
   let summary = "cross-entropy's logits gradient";
   let arguments = (ins Cairn_MemRef:$dloss,
                        Cairn_MemRef:$logits,
@@ -571,7 +619,7 @@ def Cairn_CrossEntropyGradKernelOp : Cairn_KernelOp<"cross_entropy_grad", 3, 1, 
                        Cairn_F64Attr:$label_smoothing);
 }
 
-def Cairn_MseLossKernelOp : Cairn_KernelOp<"mse_loss", 2, 1, 0, 0> {
+def Cairn_MseLossKernelOp : Cairn_KernelOp<"mse_loss", 2, 1, 0, 0, "111"> {
   let summary = "mean squared error";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$target,
@@ -579,7 +627,7 @@ def Cairn_MseLossKernelOp : Cairn_KernelOp<"mse_loss", 2, 1, 0, 0> {
                        Cairn_I64Attr:$n);
 }
 
-def Cairn_MseLossGradKernelOp : Cairn_KernelOp<"mse_loss_grad", 3, 1, 0, 0> {
+def Cairn_MseLossGradKernelOp : Cairn_KernelOp<"mse_loss_grad", 3, 1, 0, 0, "1111"> {
   let summary = "mean squared error's input gradient";
   let arguments = (ins Cairn_MemRef:$dloss,
                        Cairn_MemRef:$input,
@@ -592,7 +640,7 @@ def Cairn_MseLossGradKernelOp : Cairn_KernelOp<"mse_loss_grad", 3, 1, 0, 0> {
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1> {
+def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1, "11?1?"> {
   let summary = "torch.optim.SGD's update of one param, in place";
   let arguments = (ins Cairn_MemRef:$param,
                        Cairn_MemRef:$grad,
@@ -608,7 +656,7 @@ def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1> {
   let hasVerifier = 1;
 }
 
-def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 4, 3, 0, 0> {
+def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 4, 3, 0, 0, "1111111"> {
   let summary = "torch.optim.Adam's update of one param, in place";
   let arguments = (ins Cairn_MemRef:$param,
                        Cairn_MemRef:$grad,

@@ -11,6 +11,7 @@
 #include "ir/CairnKernelOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -18,6 +19,12 @@ using namespace cairn;
 
 /// Every offset is a multiple of this (passes/KernelGraph.h's kArenaAlignment).
 static constexpr int64_t kOffsetAlignment = 256;
+
+/// "an input", "a param".
+static std::string getArticle(StringRef word) {
+  bool vowel = !word.empty() && StringRef("aeiou").contains(word.front());
+  return ((vowel ? "an " : "a ") + word).str();
+}
 
 static int64_t getElementBytes(MemRefType type) {
   return (type.getElementTypeBitWidth() + 7) / 8;
@@ -97,10 +104,11 @@ LogicalResult ProgramOp::verifyRegions() {
       buffer.emitOpError() << "has no offset in the planned arena";
       return WalkResult::interrupt();
     }
-    if (*buffer.getOffset() + buffer.getBytes() > *arena) {
-      buffer.emitOpError() << "ends at byte "
-                           << *buffer.getOffset() + buffer.getBytes()
-                           << ", past the arena's " << *arena;
+    int64_t offset = *buffer.getOffset();
+    if (offset > *arena || buffer.getBytes() > *arena - offset) {
+      buffer.emitOpError() << "of " << buffer.getBytes()
+                           << " bytes at offset " << offset
+                           << " ends past the arena's " << *arena << " bytes";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -113,10 +121,34 @@ LogicalResult ProgramOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult StepOp::verifyRegions() {
-  for (Operation &op : getBody().front())
-    if (!isa<BufferOp, ViewOp, KernelOpInterface>(op))
+  // A per-step buffer holds nothing until a kernel of the step writes it.
+  llvm::DenseSet<Value> written;
+  auto rootOf = [](Value value) -> Value {
+    while (auto view = value.getDefiningOp<ViewOp>())
+      value = view.getSource();
+    return value;
+  };
+  for (Operation &op : getBody().front()) {
+    if (isa<BufferOp, ViewOp>(op))
+      continue;
+    auto kernel = dyn_cast<KernelOpInterface>(op);
+    if (!kernel)
       return op.emitOpError() << "cannot be in a cairn.step (it holds "
                                  "cairn.buffer, cairn.view and kernel ops)";
+    for (Value input : kernel.getKernelInputs()) {
+      if (!input)
+        continue;
+      auto buffer = rootOf(input).getDefiningOp<BufferOp>();
+      if (buffer && !buffer.isPersistent() && !written.contains(buffer))
+        return op.emitOpError() << "reads '" << buffer.getName()
+                                << "' before any kernel of the step writes it";
+    }
+    for (Value output : kernel.getKernelOutputs())
+      if (output)
+        written.insert(rootOf(output));
+    if (Value scratch = kernel.getKernelWorkspace())
+      written.insert(scratch);
+  }
   return success();
 }
 
@@ -154,11 +186,11 @@ LogicalResult BufferOp::verify() {
   bool inProgram = isa<ProgramOp>((*this)->getParentOp());
   bool inStep = isa<StepOp>((*this)->getParentOp());
   if (isPersistent() && !inProgram)
-    return emitOpError() << "is a " << stringifyBufferKind(getKind())
+    return emitOpError() << "is " << getArticle(stringifyBufferKind(getKind()))
                          << " buffer, which lives for the whole run: it "
                             "belongs in the cairn.program's body";
   if (!isPersistent() && !inStep)
-    return emitOpError() << "is a " << stringifyBufferKind(getKind())
+    return emitOpError() << "is " << getArticle(stringifyBufferKind(getKind()))
                          << " buffer, which lives within one step: it "
                             "belongs in a cairn.step";
   if (std::optional<int64_t> offset = getOffset())

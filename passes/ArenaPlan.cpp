@@ -18,9 +18,7 @@ int64_t cairn::alignToArena(int64_t bytes) {
   return static_cast<int64_t>(llvm::alignTo(bytes, kArenaAlignment));
 }
 
-bool cairn::mayWriteInPlace(KernelKind kind) {
-  return isElementwiseArithmetic(kind) || kind == KernelKind::Dropout;
-}
+bool cairn::mayWriteInPlace(const Kernel &kernel) { return kernel.elementwise; }
 
 namespace {
 
@@ -196,7 +194,7 @@ void ArenaPlanner::writeInPlace() {
     int base = step == StepKind::train_step ? trainBase : forwardBase;
     for (int index = 0, e = kernels.size(); index < e; ++index) {
       const Kernel &k = kernels[index];
-      if (!mayWriteInPlace(k.kind) || k.outputs.size() != 1 ||
+      if (!mayWriteInPlace(k) || k.outputs.size() != 1 ||
           k.outputs[0] == kNoBuffer || k.workspace != kNoBuffer)
         continue;
       Buffer &out = program.buffers[k.outputs[0]];

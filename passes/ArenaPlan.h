@@ -116,7 +116,7 @@ int64_t alignToArena(int64_t bytes);
 
 /// The element-wise kernels that may write their output over an input: each
 /// reads element i of every same-shape operand before it writes element i.
-bool mayWriteInPlace(KernelKind kind);
+bool mayWriteInPlace(const Kernel &kernel);
 
 } // namespace cairn
 

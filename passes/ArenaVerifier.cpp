@@ -11,6 +11,8 @@
 
 #include "passes/ArenaVerifier.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include "passes/PlanVerifier.h"
 
 #include <algorithm>
@@ -37,6 +39,7 @@ bool isElementwise(KernelKind kind) {
   case KernelKind::TanhGrad:
   case KernelKind::GeluGrad:
   case KernelKind::Dropout:
+  case KernelKind::ElementwiseChain:
     return true;
   default:
     return false;
@@ -185,15 +188,26 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program,
   }
   cairn::PlanVerdict intervals = cairn::verifyPlan(placed, program.arenaBytes);
   if (!intervals.ok) {
-    // Name the buffers: the interval verifier speaks of ids.
-    std::string message = intervals.message;
-    for (const Buffer &buffer : buffers) {
-      std::string id = "buffer " + std::to_string(buffer.id);
-      size_t at = message.find(id);
-      if (at != std::string::npos &&
-          (at + id.size() == message.size() ||
-           !std::isdigit(static_cast<unsigned char>(message[at + id.size()]))))
-        message.replace(at, id.size(), "buffer '" + buffer.name + "'");
+    // Name the buffers: the interval verifier speaks of ids ("buffer 11").
+    const std::string &raw = intervals.message;
+    std::string message;
+    static constexpr llvm::StringLiteral kPrefix = "buffer ";
+    for (size_t at = 0; at < raw.size();) {
+      size_t digits = at + kPrefix.size();
+      size_t end = digits;
+      while (end < raw.size() &&
+             std::isdigit(static_cast<unsigned char>(raw[end])))
+        ++end;
+      if (raw.compare(at, kPrefix.size(), kPrefix.data()) == 0 &&
+          end > digits && end - digits < 10) {
+        size_t id = std::stoul(raw.substr(digits, end - digits));
+        if (id < buffers.size()) {
+          message += "buffer '" + buffers[id].name + "'";
+          at = end;
+          continue;
+        }
+      }
+      message += raw[at++];
     }
     return fail(message);
   }

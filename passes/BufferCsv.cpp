@@ -2,6 +2,8 @@
 
 #include "passes/BufferCsv.h"
 
+#include <cstdio>
+
 #include <limits>
 #include <unordered_map>
 
@@ -128,3 +130,37 @@ std::string formatPlanCsv(const std::vector<BufferInterval> &buffers,
 }
 
 } // namespace cairn
+
+std::string cairn::formatPlanSummary(const std::vector<BufferInterval> &buffers,
+                                     const MemoryPlan &plan,
+                                     std::optional<int64_t> capacity) {
+  auto ratio = [&](int64_t arena) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f",
+                  plan.lowerBound ? double(arena) / plan.lowerBound : 1.0);
+    return std::string(text);
+  };
+  std::string text;
+  auto line = [&](const std::string &name, const std::string &value) {
+    text += name + ": " + value + "\n";
+  };
+  line("buffers", std::to_string(buffers.size()));
+  line("lower bound", std::to_string(plan.lowerBound));
+  line("greedy arena", std::to_string(plan.greedyArenaSize) + " (" +
+                           ratio(plan.greedyArenaSize) + "x)");
+  line("arena", std::to_string(plan.arenaSize));
+  line("ratio", ratio(plan.arenaSize) + "x");
+  line("method", getPlanMethodName(plan.method));
+  line("optimal", plan.provedOptimal ? "yes" : "not proven");
+  if (capacity) {
+    line("capacity", std::to_string(*capacity));
+    line("fits", plan.capacityStatus == SearchStatus::Found ? "yes"
+                 : plan.capacityStatus == SearchStatus::Infeasible
+                     ? "no (proven)"
+                     : "no (none found in time)");
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f s", plan.seconds);
+  line("time", seconds);
+  return text;
+}

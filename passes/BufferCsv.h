@@ -6,7 +6,8 @@
 //   0,0,10,4096                  a buffer of 4096 bytes live over [0, 10)
 //
 // A plan adds a fifth column, `offset`. Empty lines and lines starting with
-// `#` are skipped.
+// `#` are skipped. `cairn plan --buffers FILE.csv` reads, plans, verifies
+// (PlanVerifier.h) and prints formatPlanSummary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "passes/MemoryPlanner.h"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,14 @@ bool parseBufferCsv(std::string_view text, std::vector<BufferInterval> &buffers,
 /// `id,lower,upper,size,offset`, a header line and one line per buffer.
 std::string formatPlanCsv(const std::vector<BufferInterval> &buffers,
                           const std::vector<int64_t> &offsets);
+
+/// What `cairn plan --buffers` prints of a plan of `buffers`: the count, the
+/// lower bound, greedy's arena and the final one with their ratios to the
+/// bound, the method, whether it is proven optimal, with `capacity` whether
+/// the buffers fit it, and the time.
+std::string formatPlanSummary(const std::vector<BufferInterval> &buffers,
+                              const MemoryPlan &plan,
+                              std::optional<int64_t> capacity);
 
 } // namespace cairn
 

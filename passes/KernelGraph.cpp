@@ -9,20 +9,7 @@
 
 using namespace cairn;
 
-int64_t cairn::getDTypeBytes(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-    return 8;
-  }
-  llvm_unreachable("unknown dtype");
-}
+int64_t cairn::getDTypeBytes(DType dtype) { return runtime::dtypeSize(dtype); }
 
 llvm::StringRef cairn::getDTypeName(DType dtype) {
   switch (dtype) {
@@ -38,13 +25,13 @@ llvm::StringRef cairn::getDTypeName(DType dtype) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::U8:
+    return "u8";
   }
   llvm_unreachable("unknown dtype");
 }
 
-bool cairn::isFloat(DType dtype) {
-  return dtype != DType::I32 && dtype != DType::I64;
-}
+bool cairn::isFloat(DType dtype) { return runtime::isFloatDType(dtype); }
 
 bool cairn::isPersistent(BufferKind kind) {
   switch (kind) {
@@ -92,7 +79,7 @@ llvm::StringRef cairn::getKernelKindName(KernelKind kind) {
     CASE(Permute) CASE(Concat) CASE(Slice) CASE(SliceGrad) CASE(Broadcast)
     CASE(ReduceSum)
     CASE(CrossEntropy) CASE(CrossEntropyGrad) CASE(MseLoss) CASE(MseLossGrad)
-    CASE(SgdUpdate) CASE(AdamUpdate)
+    CASE(SgdUpdate) CASE(AdamUpdate) CASE(ElementwiseChain)
     // clang-format on
 #undef CASE
   }
@@ -150,6 +137,10 @@ const std::vector<double> &KernelAttrs::getDoubles(llvm::StringRef name) const {
 const std::vector<bool> &KernelAttrs::getBools(llvm::StringRef name) const {
   return get<std::vector<bool>>(name);
 }
+const std::vector<std::string> &
+KernelAttrs::getStrings(llvm::StringRef name) const {
+  return get<std::vector<std::string>>(name);
+}
 
 //===----------------------------------------------------------------------===//
 // Liveness and offsets
@@ -198,22 +189,3 @@ void cairn::computeLiveness(KernelGraph &program) {
   }
 }
 
-bool cairn::isElementwiseArithmetic(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Relu:
-  case KernelKind::Sigmoid:
-  case KernelKind::Tanh:
-  case KernelKind::Gelu:
-  case KernelKind::ReluGrad:
-  case KernelKind::SigmoidGrad:
-  case KernelKind::TanhGrad:
-  case KernelKind::GeluGrad:
-    return true;
-  default:
-    return false;
-  }
-}

@@ -13,6 +13,7 @@
 #define CAIRN_PASSES_KERNELGRAPH_H
 
 #include "ir/CairnEnums.h"
+#include "runtime/DType.h"
 
 #include "mlir/IR/Location.h"
 
@@ -27,8 +28,8 @@
 
 namespace cairn {
 
-/// Element types of tensors in the arena.
-enum class DType { F16, BF16, F32, F64, I32, I64 };
+/// Element types: the runtime's (runtime/DType.h), one enum for all of Cairn.
+using DType = runtime::DType;
 int64_t getDTypeBytes(DType dtype);
 /// "f32", "i64", ...: the model language's spelling.
 llvm::StringRef getDTypeName(DType dtype);
@@ -148,19 +149,22 @@ enum class KernelKind {
   // Optimizer updates, in place.
   SgdUpdate,
   AdamUpdate,
+  // Element-wise kernels fused into one (cairn-fuse-elementwise).
+  ElementwiseChain,
 };
+constexpr KernelKind kLastKernelKind = KernelKind::ElementwiseChain;
 llvm::StringRef getKernelKindName(KernelKind kind);
-/// Add, Sub, Mul, Div, the activations and their gradients: output element
-/// i depends on input element i alone (or a broadcast one).
-bool isElementwiseArithmetic(KernelKind kind);
 
-/// The values a kernel call needs besides its buffers: sizes, strides and
-/// the op's settings, by name.
+/// The attributes the lowering gives a kernel, by the names its op declares
+/// (ir/CairnKernelOps.td): writeProgram turns them into the typed op's
+/// attributes, and the op's verifier checks every name and type. Nothing
+/// reads them back: passes and emitters read the typed op.
 class KernelAttrs {
 public:
   using Value =
       std::variant<bool, int64_t, double, std::string, std::vector<int64_t>,
-                   std::vector<double>, std::vector<bool>>;
+                   std::vector<double>, std::vector<bool>,
+                   std::vector<std::string>>;
 
   void set(llvm::StringRef name, Value value);
   bool has(llvm::StringRef name) const { return find(name) != nullptr; }
@@ -173,6 +177,7 @@ public:
   const std::vector<int64_t> &getInts(llvm::StringRef name) const;
   const std::vector<double> &getDoubles(llvm::StringRef name) const;
   const std::vector<bool> &getBools(llvm::StringRef name) const;
+  const std::vector<std::string> &getStrings(llvm::StringRef name) const;
 
   /// Every attribute in the order it was set.
   const std::vector<std::pair<std::string, Value>> &getEntries() const {
@@ -191,6 +196,7 @@ struct Kernel {
   /// optional operand (a bias, an affine weight) or an output nobody reads.
   std::vector<int> inputs;
   std::vector<int> outputs;
+  /// Set by the lowering only (KernelAttrs).
   KernelAttrs attrs;
   int workspace = kNoBuffer;
   /// In-place kernels (optimizer updates, running statistics) write an
@@ -204,6 +210,14 @@ struct Kernel {
   std::string opName;
   /// Its location in the IR (null in graphs made by hand).
   mlir::LocationAttr irLoc;
+  /// Element i of its output depends on element i of its inputs alone,
+  /// read before element i is written (the op's ElementwiseKernel trait):
+  /// its output may be written over a same-size input that dies here.
+  bool elementwise = false;
+  /// Runs right before the first kernel that reads what it writes, never
+  /// earlier (`cairn.before_first_use`: a recomputation is not hoisted back
+  /// into the forward part).
+  bool beforeFirstUse = false;
 };
 
 /// The kernels of one step, in execution order.

@@ -3,6 +3,7 @@
 #include "passes/KernelGraphIR.h"
 
 #include "ir/CairnAttrs.h"
+#include "ir/CairnDialect.h"
 #include "ir/CairnKernelOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -51,9 +52,10 @@ std::string cairn::getModelFileName(Location loc) {
 std::string cairn::getLayerName(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
-  // A kernel's location: fused<"cairn.op">[the op's location].
+  // A kernel's location: fused<"cairn.op">[the op's location], or for a
+  // fused kernel the locations of its parts, the first naming the layer.
   if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (fused.getLocations().size() == 1)
+    if (!fused.getLocations().empty())
       return getLayerName(fused.getLocations().front());
   return "";
 }
@@ -87,7 +89,7 @@ std::string cairn::getKernelOpName(KernelKind kind) {
 static std::optional<KernelKind> lookupKernelKind(StringRef opName) {
   static const llvm::StringMap<KernelKind> kinds = [] {
     llvm::StringMap<KernelKind> map;
-    for (int k = 0; k <= static_cast<int>(KernelKind::AdamUpdate); ++k)
+    for (int k = 0; k <= static_cast<int>(kLastKernelKind); ++k)
       map[getKernelOpName(static_cast<KernelKind>(k))] =
           static_cast<KernelKind>(k);
     return map;
@@ -113,8 +115,10 @@ static Type getElementType(MLIRContext *context, DType dtype) {
     return b.getI32Type();
   case DType::I64:
     return b.getI64Type();
+  case DType::U8:
+    break;
   }
-  llvm_unreachable("unknown dtype");
+  llvm_unreachable("no buffer of the planned step holds u8 (only data files)");
 }
 
 std::optional<DType> cairn::getDType(Type type) {
@@ -205,6 +209,9 @@ Attribute ProgramWriter::getAttribute(const KernelAttrs::Value &value) {
     return b.getDenseI64ArrayAttr(*v);
   if (auto *v = std::get_if<std::vector<double>>(&value))
     return b.getDenseF64ArrayAttr(*v);
+  if (auto *v = std::get_if<std::vector<std::string>>(&value))
+    return b.getStrArrayAttr(
+        llvm::SmallVector<StringRef>(v->begin(), v->end()));
   const auto &bools = std::get<std::vector<bool>>(value);
   return b.getDenseBoolArrayAttr(
       llvm::SmallVector<bool>(bools.begin(), bools.end()));
@@ -263,6 +270,8 @@ LogicalResult ProgramWriter::writeKernel(const Kernel &kernel) {
   // An attribute the op does not declare would pass as a discardable one.
   for (NamedAttribute attr : op->getDiscardableAttrs())
     return fail("has no attribute '" + attr.getName().getValue() + "'");
+  if (kernel.beforeFirstUse)
+    op->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
   return success();
 }
 
@@ -304,26 +313,6 @@ ProgramOp cairn::writeProgram(const KernelGraph &graph, ModuleOp module) {
 //===----------------------------------------------------------------------===//
 // IR -> KernelGraph
 //===----------------------------------------------------------------------===//
-
-static KernelAttrs::Value getValue(Attribute attr) {
-  if (auto boolean = dyn_cast<BoolAttr>(attr))
-    return boolean.getValue();
-  if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return integer.getValue().getSExtValue();
-  if (auto real = dyn_cast<FloatAttr>(attr))
-    return real.getValueAsDouble();
-  if (auto string = dyn_cast<StringAttr>(attr))
-    return string.str();
-  if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
-    return std::vector<int64_t>(ints.asArrayRef().begin(),
-                                ints.asArrayRef().end());
-  if (auto reals = dyn_cast<DenseF64ArrayAttr>(attr))
-    return std::vector<double>(reals.asArrayRef().begin(),
-                               reals.asArrayRef().end());
-  auto bools = cast<DenseBoolArrayAttr>(attr);
-  return std::vector<bool>(bools.asArrayRef().begin(),
-                           bools.asArrayRef().end());
-}
 
 FailureOr<ProgramGraph> cairn::readProgram(ProgramOp program) {
   ProgramGraph result;
@@ -408,16 +397,13 @@ FailureOr<ProgramGraph> cairn::readProgram(ProgramOp program) {
                   ? -1
                   : int(it - kernel.inputs.begin()));
         }
-        if (auto properties = dyn_cast_or_null<DictionaryAttr>(
-                inner.getPropertiesAsAttribute()))
-          for (NamedAttribute attr : properties)
-            if (attr.getName() != "operandSegmentSizes")
-              kernel.attrs.set(attr.getName().getValue(),
-                               getValue(attr.getValue()));
+        kernel.elementwise = isElementwiseKernel(&inner);
         kernel.loc = formatModelLocation(inner.getLoc());
         kernel.layer = getLayerName(inner.getLoc());
         kernel.opName = getSourceOpName(inner.getLoc());
         kernel.irLoc = inner.getLoc();
+        kernel.beforeFirstUse =
+            inner.hasAttr(CairnDialect::kBeforeFirstUseAttrName);
         kernels.push_back(std::move(kernel));
         result.kernels[static_cast<unsigned>(kind)].push_back(&inner);
       }
@@ -474,4 +460,11 @@ ProgramOp cairn::getProgramFor(ModuleOp module, StringRef pass) {
                      << " expected a cairn.program (cairn-lower-to-kernels "
                         "makes it from @train_step and @forward)";
   return {};
+}
+
+void cairn::dropPlan(ProgramOp program) {
+  program.walk([](BufferOp buffer) { buffer.removeOffsetAttr(); });
+  program.removeArenaBytesAttr();
+  program.removePlanMethodAttr();
+  program.setPlanOptimal(false);
 }

@@ -77,6 +77,11 @@ ProgramOp getProgram(mlir::ModuleOp module);
 /// getProgram, or an error at the module naming `pass` and null.
 ProgramOp getProgramFor(mlir::ModuleOp module, llvm::StringRef pass);
 
+/// Removes the plan from `program` (every offset, arena_bytes, plan_method,
+/// plan_optimal): what a pass that changes lifetimes must do, so that a
+/// stale plan is never taken for the program's.
+void dropPlan(ProgramOp program);
+
 /// Runs `kernels` (every kernel op of `step`, in a new order) and declares
 /// each buffer and view right before the first kernel that touches it.
 void reorderStep(StepOp step, llvm::ArrayRef<mlir::Operation *> kernels);

@@ -139,91 +139,214 @@ cairn::computeKernelDependences(const KernelGraph &program, StepKind step) {
   return deps;
 }
 
-std::vector<int> cairn::computeMemoryAwareOrder(const KernelGraph &program,
-                                                         StepKind step) {
+std::vector<int> cairn::getScheduleAnchors(const KernelGraph &program,
+                                           StepKind step) {
   const std::vector<Kernel> &kernels = program.getStep(step).kernels;
   int n = kernels.size();
-  KernelDependences deps = computeKernelDependences(program, step);
-  StepUses uses = getStepUses(program, step);
-
-  size_t numBuffers = program.buffers.size();
-  std::vector<int64_t> bytes(numBuffers, 0);
-  for (const Buffer &buffer : program.buffers)
-    bytes[buffer.id] = alignToArena(buffer.bytes);
-  // Kernels still to run that touch each buffer; whether it is defined yet.
-  std::vector<int> remaining(numBuffers, 0);
-  std::vector<bool> defined(numBuffers, false);
-  for (const std::vector<int> &touches : uses.touches)
-    for (int id : touches)
-      ++remaining[id];
-
-  std::vector<int> waitingOn(n);
-  std::set<int> ready;
-  for (int k = 0; k < n; ++k) {
-    waitingOn[k] = deps.predecessors[k].size();
-    if (waitingOn[k] == 0)
-      ready.insert(k);
+  std::vector<int> anchor(n);
+  for (int k = 0; k < n; ++k)
+    anchor[k] = k;
+  // The first later kernel that reads a root a glued kernel writes; the
+  // anchor of a kernel glued to a glued kernel is that kernel's anchor
+  // (resolved from the back, where anchors are final).
+  for (int k = n - 1; k >= 0; --k) {
+    if (!kernels[k].beforeFirstUse)
+      continue;
+    std::vector<int> written;
+    for (Access access : getAccesses(program, kernels[k]))
+      if (access.writes)
+        written.push_back(access.root);
+    for (int j = k + 1; j < n && anchor[k] == k; ++j)
+      for (int id : kernels[j].inputs)
+        if (id != kNoBuffer &&
+            std::find(written.begin(), written.end(),
+                      program.getAliasRoot(id)) != written.end()) {
+          anchor[k] = anchor[j];
+          break;
+        }
   }
+  return anchor;
+}
 
-  // What kernel k would do to the live bytes if it ran now: the bytes it
-  // defines (live while it runs, its inputs still live too), and the bytes
-  // it touches last (free after it). A buffer it both defines and touches
-  // last, a workspace, is in both.
+namespace {
+
+/// The list scheduler behind computeMemoryAwareOrder and
+/// computeConstrainedListOrder: it schedules groups (a kernel and the
+/// kernels glued to it, getScheduleAnchors), each run whole, members in list
+/// order. `memoryAware` picks by the bytes a group frees and allocates, else
+/// the group first in the list.
+class ListScheduler {
+public:
+  ListScheduler(const KernelGraph &program, StepKind step, bool memoryAware)
+      : program(program), step(step), memoryAware(memoryAware),
+        n(program.getStep(step).kernels.size()),
+        deps(computeKernelDependences(program, step)),
+        uses(getStepUses(program, step)),
+        anchor(getScheduleAnchors(program, step)) {}
+
+  std::vector<int> run();
+
+private:
   struct Effect {
     int64_t allocated = 0, freed = 0;
   };
-  auto getEffect = [&](int k) {
-    Effect effect;
-    const std::vector<int> &defines = uses.defines[k];
-    for (int id : defines)
-      if (!defined[id])
+  /// What running group `g` now would do to the live bytes: the bytes its
+  /// members define, and those they touch last.
+  Effect getEffect(int g) const;
+  /// Builds the groups of the kernels not run yet, and the ready ones.
+  void buildGroups();
+
+  const KernelGraph &program;
+  StepKind step;
+  bool memoryAware;
+  int n;
+  KernelDependences deps;
+  StepUses uses;
+  std::vector<int> anchor;
+
+  std::vector<int64_t> bytes;
+  std::vector<int> remaining;
+  std::vector<bool> defined;
+  std::vector<bool> done;
+  /// By anchor: the members still to run, in list order.
+  std::vector<std::vector<int>> members;
+  /// By anchor: predecessor groups not run yet.
+  std::vector<int> waitingOn;
+  std::vector<std::vector<int>> successors;
+  std::set<int> ready;
+};
+
+ListScheduler::Effect ListScheduler::getEffect(int g) const {
+  Effect effect;
+  std::vector<int> newlyDefined, touched;
+  for (int k : members[g]) {
+    for (int id : uses.defines[k])
+      if (!defined[id] && std::find(newlyDefined.begin(), newlyDefined.end(),
+                                    id) == newlyDefined.end()) {
+        newlyDefined.push_back(id);
         effect.allocated += bytes[id];
-    for (int id : uses.touches[k]) {
-      bool live = defined[id] || std::find(defines.begin(), defines.end(),
-                                           id) != defines.end();
-      if (live && remaining[id] == 1)
-        effect.freed += bytes[id];
-    }
-    return effect;
-  };
+      }
+    llvm::append_range(touched, uses.touches[k]);
+  }
+  std::sort(touched.begin(), touched.end());
+  for (size_t i = 0; i < touched.size();) {
+    int id = touched[i];
+    size_t count = 0;
+    while (i < touched.size() && touched[i] == id)
+      ++i, ++count;
+    bool live = defined[id] || std::find(newlyDefined.begin(),
+                                         newlyDefined.end(),
+                                         id) != newlyDefined.end();
+    if (live && size_t(remaining[id]) == count)
+      effect.freed += bytes[id];
+  }
+  return effect;
+}
+
+void ListScheduler::buildGroups() {
+  members.assign(n, {});
+  waitingOn.assign(n, 0);
+  successors.assign(n, {});
+  ready.clear();
+  for (int k = 0; k < n; ++k)
+    if (!done[k])
+      members[anchor[k]].push_back(k);
+  std::vector<std::set<int>> preds(n);
+  for (int k = 0; k < n; ++k) {
+    if (done[k])
+      continue;
+    for (int pred : deps.predecessors[k])
+      if (!done[pred] && anchor[pred] != anchor[k])
+        preds[anchor[k]].insert(anchor[pred]);
+  }
+  for (int g = 0; g < n; ++g) {
+    if (members[g].empty())
+      continue;
+    waitingOn[g] = preds[g].size();
+    for (int pred : preds[g])
+      successors[pred].push_back(g);
+    if (waitingOn[g] == 0)
+      ready.insert(g);
+  }
+}
+
+std::vector<int> ListScheduler::run() {
+  size_t numBuffers = program.buffers.size();
+  bytes.assign(numBuffers, 0);
+  for (const Buffer &buffer : program.buffers)
+    bytes[buffer.id] = alignToArena(buffer.bytes);
+  // Kernels still to run that touch each buffer; whether it is defined yet.
+  remaining.assign(numBuffers, 0);
+  defined.assign(numBuffers, false);
+  for (const std::vector<int> &touches : uses.touches)
+    for (int id : touches)
+      ++remaining[id];
+  done.assign(n, false);
+  buildGroups();
 
   std::vector<int> order;
   order.reserve(n);
-  while (!ready.empty()) {
-    // Of the kernels that free more than they allocate, the one allocating
+  while (order.size() < size_t(n)) {
+    if (ready.empty()) {
+      // Gluing closed a cycle (a kernel between a glued kernel and its
+      // anchor must run after the one and before the other): the rest is
+      // scheduled without glue.
+      for (int k = 0; k < n; ++k)
+        anchor[k] = k;
+      buildGroups();
+    }
+    // Of the groups that free more than they allocate, the one allocating
     // least: its own peak (the live bytes plus what it allocates) is the
     // lowest, and running it first lowers the others'. Ties go to the one
     // freeing more, then to the list's order, which is also the choice
-    // when no kernel frees: the first kernel of the list not run yet.
+    // when none frees: the group whose anchor comes first in the list.
     int pick = *ready.begin();
-    Effect best;
-    bool frees = false;
-    for (int k : ready) {
-      Effect effect = getEffect(k);
-      if (effect.freed <= effect.allocated)
-        continue;
-      int64_t net = effect.freed - effect.allocated;
-      if (!frees || effect.allocated < best.allocated ||
-          (effect.allocated == best.allocated &&
-           net > best.freed - best.allocated)) {
-        frees = true;
-        best = effect;
-        pick = k;
+    if (memoryAware) {
+      Effect best;
+      bool frees = false;
+      for (int g : ready) {
+        Effect effect = getEffect(g);
+        if (effect.freed <= effect.allocated)
+          continue;
+        int64_t net = effect.freed - effect.allocated;
+        if (!frees || effect.allocated < best.allocated ||
+            (effect.allocated == best.allocated &&
+             net > best.freed - best.allocated)) {
+          frees = true;
+          best = effect;
+          pick = g;
+        }
       }
     }
     ready.erase(pick);
-    order.push_back(pick);
-    for (int id : uses.defines[pick])
-      defined[id] = true;
-    for (int id : uses.touches[pick])
-      --remaining[id];
-    for (int succ : deps.successors[pick])
+    for (int k : members[pick]) {
+      order.push_back(k);
+      done[k] = true;
+      for (int id : uses.defines[k])
+        defined[id] = true;
+      for (int id : uses.touches[k])
+        --remaining[id];
+    }
+    members[pick].clear();
+    for (int succ : successors[pick])
       if (--waitingOn[succ] == 0)
         ready.insert(succ);
   }
-  // Every edge goes forward in the list, so the DAG has no cycle and every
-  // kernel was scheduled.
+  // Every edge goes forward in the list, so the DAG of single kernels has no
+  // cycle and every kernel was scheduled.
   return order;
+}
+
+} // namespace
+
+std::vector<int> cairn::computeMemoryAwareOrder(const KernelGraph &program,
+                                                StepKind step) {
+  return ListScheduler(program, step, /*memoryAware=*/true).run();
+}
+
+std::vector<int> cairn::computeConstrainedListOrder(const KernelGraph &program,
+                                                    StepKind step) {
+  return ListScheduler(program, step, /*memoryAware=*/false).run();
 }
 
 int64_t cairn::computeStepPeakBytes(const KernelGraph &program, StepKind step,
@@ -278,18 +401,23 @@ StepScheduleResult cairn::scheduleStepForMemory(KernelGraph &program,
   for (int k = 0; k < n; ++k)
     identity[k] = k;
   result.peakBefore = computeStepPeakBytes(program, step, identity);
-  result.peakAfter = result.peakBefore;
-  result.order = identity;
+  // The order to beat: the list's, with glued kernels moved to their
+  // anchors (the list itself when no kernel is glued).
+  std::vector<int> baseline = computeConstrainedListOrder(program, step);
   std::vector<int> order = computeMemoryAwareOrder(program, step);
+  int64_t baselinePeak = computeStepPeakBytes(program, step, baseline);
   int64_t peak = computeStepPeakBytes(program, step, order);
   // Keep it only where it wins: an equal peak is not worth a new order.
-  if (peak >= result.peakBefore)
-    return result;
+  if (peak >= baselinePeak) {
+    order = std::move(baseline);
+    peak = baselinePeak;
+  }
   result.peakAfter = peak;
-  result.reordered = true;
   for (int p = 0; p < n; ++p)
     result.movedKernels += order[p] != p;
-  applyKernelOrder(program, step, order);
+  result.reordered = result.movedKernels > 0;
+  if (result.reordered)
+    applyKernelOrder(program, step, order);
   result.order = std::move(order);
   return result;
 }

@@ -59,6 +59,17 @@ KernelDependences computeKernelDependences(const KernelGraph &program, StepKind 
 /// free memory earlier.
 std::vector<int> computeMemoryAwareOrder(const KernelGraph &program, StepKind step);
 
+/// By kernel index of `step`: the kernel each one runs right before, through
+/// chains of glued kernels, or itself. A kernel marked beforeFirstUse (a
+/// recomputation) is glued to the first later kernel that reads what it
+/// writes; the scheduler runs it right before that kernel, never earlier.
+std::vector<int> getScheduleAnchors(const KernelGraph &program, StepKind step);
+
+/// The step's list order with each glued kernel moved right before its
+/// anchor; the list's own order when no kernel is glued.
+std::vector<int> computeConstrainedListOrder(const KernelGraph &program,
+                                             StepKind step);
+
 /// The most bytes of `step`'s own buffers (each rounded up to the arena
 /// alignment) live at one kernel when its kernels run in `order`: a buffer
 /// lives from the kernel that defines it to the last kernel that touches it
@@ -88,8 +99,9 @@ struct StepScheduleResult {
 };
 
 /// Computes the memory-aware order of `step` and applies it when its peak
-/// is strictly lower than the step's current order's (the lowered one);
-/// else leaves the program as it is.
+/// is strictly lower than the constrained list order's
+/// (computeConstrainedListOrder), else applies that order (which is the
+/// list's own when no kernel is glued: the program is left as it is).
 StepScheduleResult scheduleStepForMemory(KernelGraph &program, StepKind step);
 
 } // namespace cairn

@@ -11,7 +11,6 @@
 #include "passes/ArenaPlan.h"
 
 #include "ir/CairnOps.h"
-#include "runtime/kernels/Conv.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -64,30 +63,6 @@ std::vector<int64_t> convShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w,
           w[0],        w[2],       w[3],       stride[0],
           stride[1],   padding[0], padding[1], dilation[0],
           dilation[1], groups,     y[2],       y[3]};
-}
-
-/// The GEMM library's scratch for an m x n x k GEMM writing `outputBytes`,
-/// when the target asks for one (LoweringTarget::gemmWorkspaceBytes).
-/// cuBLASLt needs it for split-K, which keeps partial sums of the output (m x
-/// n in the compute type) there. Split-K pays only when K is longer than
-/// both output sides (few output tiles, a long reduction each), so those
-/// GEMMs get about the output's bytes, under the target's cap, and the rest
-/// none: a workspace that no algorithm would use still takes arena bytes
-/// when its kernel is at the peak (an MLP's weight gradient, K = the batch,
-/// would grow the plan by a quarter). Rounded up to the arena's granule.
-int64_t gemmWorkspaceBytes(int64_t m, int64_t n, int64_t k, int64_t outputBytes,
-                           int64_t cap) {
-  if (k <= std::max(m, n))
-    return 0;
-  return std::min(cap, std::max(kArenaAlignment, alignToArena(outputBytes)));
-}
-
-/// Conv2d's scratch, by the kernels' own rule.
-int64_t convWorkspaceElements(ArrayRef<int64_t> s) {
-  kernels::Conv2dShape shape{s[0],  s[1],  s[2],  s[3],  s[4],  s[5],
-                             s[6],  s[7],  s[8],  s[9],  s[10], s[11],
-                             s[12], s[13], s[14], s[15]};
-  return kernels::conv2dWorkspaceElements(shape);
 }
 
 /// Pool2dShape's fields in order: n, c, h, w, kh, kw, sh, sw, ph, pw, dh,
@@ -627,13 +602,13 @@ LogicalResult OpLowering::lowerLinear(KernelKind kind, Operation *op,
 
 void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
                                   int64_t n, int64_t kDepth) {
-  int64_t cap = l.getTarget().gemmWorkspaceBytes;
-  if (cap <= 0)
+  auto rule = l.getTarget().gemmWorkspaceBytes;
+  if (!rule)
     return;
   Type result = op->getResult(0).getType();
   DType dtype = *getDType(result);
-  int64_t bytes = gemmWorkspaceBytes(
-      m, n, kDepth, numel(op->getResult(0)) * getDTypeBytes(dtype), cap);
+  int64_t bytes =
+      rule(m, n, kDepth, numel(op->getResult(0)) * getDTypeBytes(dtype));
   if (bytes == 0)
     return;
   // Workspace buffers count elements of a dtype: the GEMM's own, whose
@@ -646,7 +621,7 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
 LogicalResult OpLowering::lowerConv(KernelKind kind, Operation *op,
                                     ValueRange inputs,
                                     std::vector<int64_t> shape) {
-  int64_t elements = convWorkspaceElements(shape);
+  int64_t elements = l.getTarget().convWorkspaceElements(shape);
   Kernel &k = add(kind, op, inputs);
   k.workspace =
       l.createWorkspace(op, *getDType(op->getResult(0).getType()), elements);

@@ -550,16 +550,6 @@ void classifyBuffers(KernelGraph &program, int forwardEnd) {
 
 } // namespace
 
-LoweringTarget cairn::getCpuTarget() { return LoweringTarget{}; }
-
-LoweringTarget cairn::getCudaTarget() {
-  LoweringTarget target;
-  target.name = "CUDA";
-  target.halfPrecision = false;
-  target.gemmWorkspaceBytes = kCudaGemmWorkspaceBytes;
-  return target;
-}
-
 std::optional<KernelGraph>
 cairn::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");

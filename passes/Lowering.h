@@ -17,27 +17,38 @@
 
 namespace cairn {
 
+/// What a target's kernels take and need: the lowering asks it, so that
+/// every byte of scratch a library or kernel uses is a buffer of the plan.
 struct LoweringTarget {
   /// For messages: "cannot lower 'cairn.xyz' to the CPU backend".
   llvm::StringRef name = "CPU";
   /// Whether the target's kernels take f16 and bf16 tensors.
   bool halfPrecision = false;
-  /// When > 0, a GEMM kernel (Linear, LinearGradInput, LinearGradWeight,
-  /// Matmul) whose K is longer than both sides of its output gets a
-  /// Workspace buffer of at most this many bytes for the GEMM library
-  /// (cuBLASLt's split-K partial sums), so that scratch memory is part of
-  /// the plan like im2col's. The CPU's GEMMs need none.
-  int64_t gemmWorkspaceBytes = 0;
+  /// Bytes of scratch an m x n x k GEMM (Linear and its gradients, Matmul)
+  /// writing `outputBytes` gets (0: none; a multiple of the arena's 256).
+  int64_t (*gemmWorkspaceBytes)(int64_t m, int64_t n, int64_t k,
+                                int64_t outputBytes) = nullptr;
+  /// Elements (of the convolution's type) of scratch a Conv2d kernel and its
+  /// gradients get, given Conv2dKernelOp's `shape`: n, c, h, w, o, kh, kw,
+  /// sh, sw, ph, pw, dh, dw, groups, ho, wo.
+  int64_t (*convWorkspaceElements)(llvm::ArrayRef<int64_t> shape) = nullptr;
 };
 
 /// The most bytes of cuBLASLt workspace one GEMM gets in a CUDA plan.
 constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
 
-/// What the CPU backend takes: f32 and f64, no GEMM workspace.
+/// What the CPU backend takes: f32 and f64; OpenBLAS's GEMMs need no
+/// scratch; a convolution is im2col + GEMM over one image's column matrix
+/// for one group ((c / groups) kh kw x ho wo elements: what
+/// runtime/kernels/Conv.cpp walks; test/unit/plan/WorkspaceRuleTest.cpp
+/// holds the two to each other).
 LoweringTarget getCpuTarget();
 /// What the CUDA backend takes: named "CUDA" in messages, f32 and f64 (no
-/// half precision yet), and a planned cuBLASLt workspace for the GEMMs
-/// split-K can help (LowerOps.cpp, gemmWorkspaceBytes).
+/// half precision yet); a GEMM whose K is longer than both sides of its
+/// output gets cuBLASLt's split-K scratch (the output's bytes, at most
+/// kCudaGemmWorkspaceBytes), the others none; a convolution gives cuDNN the
+/// CPU's im2col size as its budget, and cuDNN's algorithms are chosen among
+/// those that fit it.
 LoweringTarget getCudaTarget();
 
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays

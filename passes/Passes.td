@@ -122,6 +122,43 @@ def LowerToKernelsPass : Pass<"cairn-lower-to-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["::cairn::CairnDialect"];
 }
 
+def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuse element-wise chains into one kernel, before the plan";
+  let description = [{
+    A chain of element-wise kernels (add, sub, mul, div, the activations and
+    their gradients, on operands of the result's size or of one element),
+    each reading the result of the one before, which nothing else reads and
+    the runtime does not read by name, becomes one
+    `cairn.kernel.elementwise_chain`: one loop on the CPU, one launch on
+    CUDA, and no buffer for the intermediates, so they take no arena bytes.
+    One-element fills that only the next member reads move ahead and are
+    read as scalar inputs. A relu that alone reads a linear's result folds
+    into the linear (`relu = true`). Runs before the schedule and the plan.
+
+    ```mlir
+    // before
+    %t = cairn.buffer activation "add" : memref<64x256xf32>
+    cairn.kernel.add ins(%x, %y : ...) outs(%t : ...) {...}
+    %r = cairn.buffer activation "relu" : memref<64x256xf32>
+    cairn.kernel.relu ins(%t : ...) outs(%r : ...) {n = 16384 : i64}
+    // after
+    %r = cairn.buffer activation "relu" : memref<64x256xf32>
+    cairn.kernel.elementwise_chain ins(%x, %y : ...) outs(%r : ...)
+        {args = array<i64: 0, 1, 2, -1>, n = 16384 : i64, ops = ["add", "relu"]}
+    ```
+
+    Every element is computed by the same operations in the same order as
+    the kernels it replaces (the CPU code is compiled without contracting
+    a * b + c), so results do not change.
+  }];
+  let options = [
+    Option<"maxInputs", "max-inputs", "unsigned", /*default=*/"4",
+           "Distinct buffers one chain reads (CUDA's kMaxChainInputs)">,
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"8",
+           "Ops in one chain (CUDA's kMaxChainOps)">,
+  ];
+}
+
 def ScheduleForMemoryPass : Pass<"cairn-schedule-for-memory", "mlir::ModuleOp"> {
   let summary = "Reorder each step's kernels where that lowers its peak";
   let description = [{

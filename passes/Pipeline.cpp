@@ -19,7 +19,8 @@ struct StageName {
 };
 constexpr StageName kStages[] = {
     {PipelineStage::Elaborate, "elaborate"}, {PipelineStage::Autodiff, "autodiff"},
-    {PipelineStage::Lower, "lower"},         {PipelineStage::Schedule, "schedule"},
+    {PipelineStage::Lower, "lower"},         {PipelineStage::Fuse, "fuse"},
+    {PipelineStage::Schedule, "schedule"},
     {PipelineStage::InPlace, "in-place"},    {PipelineStage::Plan, "plan"},
     {PipelineStage::Verify, "verify"},
 };
@@ -70,6 +71,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
   }
+  if (runs(PipelineStage::Fuse) && options.fuse)
+    pm.addPass(createFuseElementwisePass());
   // Without reuse the plan is the reference layout: the lowered order,
   // nothing in place, every buffer its own bytes.
   if (runs(PipelineStage::Schedule) && options.reuse && options.reorder)
@@ -95,6 +98,9 @@ struct TrainingPipelineOptions
   Option<bool> reorder{*this, "reorder",
                        llvm::cl::desc("The memory-aware kernel order"),
                        llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse element-wise chains"),
+                    llvm::cl::init(true)};
   Option<double> planSeconds{*this, "plan-seconds",
                              llvm::cl::desc("The exact plan search's budget"),
                              llvm::cl::init(1.0)};
@@ -117,6 +123,7 @@ void cairn::registerTrainingPipeline() {
         options.target = parsed.target;
         options.reuse = parsed.reuse;
         options.reorder = parsed.reorder;
+        options.fuse = parsed.fuse;
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;
         std::optional<PipelineStage> stage =

@@ -7,6 +7,8 @@
 //   autodiff   cairn-autodiff              @forward, @loss      + @train_step
 //   lower      cairn-lower-to-kernels      @train_step,         a cairn.program: buffers and
 //              (cairn-extract-step)        @forward             kernels, no functions
+//   fuse       cairn-fuse-elementwise      a program            element-wise chains as one
+//                                                               kernel, relu in its linear
 //   schedule   cairn-schedule-for-memory   a program            kernels in their memory-aware
 //                                                               order (where the peak drops)
 //   in-place   cairn-write-in-place        a program            in_place buffers
@@ -30,9 +32,19 @@
 
 namespace cairn {
 
-enum class PipelineStage { Elaborate, Autodiff, Lower, Schedule, InPlace, Plan, Verify };
+enum class PipelineStage {
+  Elaborate,
+  Autodiff,
+  Lower,
+  Fuse,
+  Schedule,
+  InPlace,
+  Plan,
+  Verify
+};
 
-/// "elaborate", "autodiff", "lower", "schedule", "in-place", "plan", "verify".
+/// "elaborate", "autodiff", "lower", "fuse", "schedule", "in-place", "plan",
+/// "verify".
 llvm::StringRef getPipelineStageName(PipelineStage stage);
 std::optional<PipelineStage> parsePipelineStage(llvm::StringRef name);
 /// The stage names in order, comma-separated (for messages and --help).
@@ -48,6 +60,8 @@ struct PipelineOptions {
   bool reuse = true;
   /// Run the kernels in the memory-aware order where that lowers the peak.
   bool reorder = true;
+  /// Fuse element-wise chains before planning.
+  bool fuse = true;
   /// The exact plan search's budget.
   double planSeconds = 1.0;
   /// both, or train_step or forward alone (a plan for reports).

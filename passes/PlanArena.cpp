@@ -6,6 +6,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
+
 namespace cairn {
 #define GEN_PASS_DEF_PLANARENAPASS
 #include "passes/Passes.h.inc"
@@ -23,8 +25,10 @@ struct PlanArenaPass : cairn::impl::PlanArenaPassBase<PlanArenaPass> {
     ProgramOp program = getProgramFor(getOperation(), getArgument());
     if (!program)
       return signalPassFailure();
-    if (!(timeLimit >= 0)) {
-      program.emitError() << "cairn-plan-arena: time-limit must be >= 0";
+    if (!(timeLimit >= 0) || !std::isfinite(timeLimit)) {
+      program.emitError() << "cairn-plan-arena: time-limit must be a number "
+                             "of seconds >= 0 but got "
+                          << timeLimit;
       return signalPassFailure();
     }
     FailureOr<ProgramGraph> read = readProgram(program);

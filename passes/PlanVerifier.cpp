@@ -88,3 +88,15 @@ PlanVerdict verifyPlan(const std::vector<PlacedBuffer> &buffers, int64_t arenaSi
 }
 
 } // namespace cairn
+
+cairn::PlanVerdict cairn::verifyPlan(const std::vector<BufferInterval> &buffers,
+                              const std::vector<int64_t> &offsets,
+                              int64_t arenaSize) {
+  std::vector<PlacedBuffer> placed;
+  placed.reserve(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferInterval &b = buffers[i];
+    placed.push_back({b.id, b.lower, b.upper, b.size, offsets[i], b.alignment});
+  }
+  return verifyPlan(placed, arenaSize);
+}

@@ -12,6 +12,8 @@
 #ifndef CAIRN_PASSES_PLANVERIFIER_H
 #define CAIRN_PASSES_PLANVERIFIER_H
 
+#include "passes/MemoryPlanner.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +38,10 @@ struct PlanVerdict {
 
 /// Checks `buffers` against an arena of `arenaSize` bytes.
 PlanVerdict verifyPlan(const std::vector<PlacedBuffer> &buffers, int64_t arenaSize);
+
+/// verifyPlan of `buffers` at `offsets` (one each, in order).
+PlanVerdict verifyPlan(const std::vector<BufferInterval> &buffers,
+                       const std::vector<int64_t> &offsets, int64_t arenaSize);
 
 } // namespace cairn
 

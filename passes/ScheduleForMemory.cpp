@@ -31,6 +31,7 @@ struct ScheduleForMemoryPass
       StepScheduleResult result =
           scheduleStepForMemory(graph.graph, step.getKind());
       if (result.reordered) {
+        dropPlan(program);
         SmallVector<Operation *> kernels;
         for (int index : result.order)
           kernels.push_back(graph.getKernelOp(step.getKind(), index));

@@ -28,6 +28,20 @@ struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
     options.reorder = false;
     options.place = false;
     planArena(graph.graph, options);
+    // New decisions change lifetimes: a plan made before is stale.
+    bool changed = false;
+    for (const Buffer &buffer : graph.graph.buffers) {
+      auto op = graph.values[buffer.id].getDefiningOp<BufferOp>();
+      if (!op)
+        continue;
+      Value over = buffer.inPlaceOf == kNoBuffer
+                       ? Value()
+                       : graph.values[buffer.inPlaceOf];
+      changed |= over != op.getInPlace();
+    }
+    if (!changed)
+      return markAllAnalysesPreserved();
+    dropPlan(program);
     for (const Buffer &buffer : graph.graph.buffers) {
       auto op = graph.values[buffer.id].getDefiningOp<BufferOp>();
       if (!op)

@@ -6,37 +6,11 @@
 
 namespace cairn::runtime {
 
-namespace {
-struct DTypeInfo {
-  DType dtype;
-  const char *name;
-  size_t size;
-};
-constexpr DTypeInfo kDTypes[] = {
-    {DType::F32, "F32", 4},  {DType::F64, "F64", 8}, {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2}, {DType::I32, "I32", 4}, {DType::I64, "I64", 8},
-    {DType::U8, "U8", 1},
-};
-} // namespace
-
-const char *dtypeName(DType dtype) {
-  for (const DTypeInfo &info : kDTypes)
-    if (info.dtype == dtype)
-      return info.name;
-  return "?";
-}
-
-size_t dtypeSize(DType dtype) {
-  for (const DTypeInfo &info : kDTypes)
-    if (info.dtype == dtype)
-      return info.size;
-  return 0;
-}
-
 std::optional<DType> parseDType(const std::string &name) {
-  for (const DTypeInfo &info : kDTypes)
-    if (name == info.name)
-      return info.dtype;
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16,
+                      DType::I32, DType::I64, DType::U8})
+    if (name == dtypeName(dtype))
+      return dtype;
   return std::nullopt;
 }
 

@@ -8,6 +8,8 @@
 #ifndef CAIRN_RUNTIME_TENSOR_H
 #define CAIRN_RUNTIME_TENSOR_H
 
+#include "runtime/DType.h"
+
 #include "absl/status/statusor.h"
 
 #include <cstddef>
@@ -18,13 +20,8 @@
 
 namespace cairn::runtime {
 
-enum class DType { F32, F64, F16, BF16, I32, I64, U8 };
-
-/// The dtype as safetensors spells it: "F32", "BF16", "U8", ...
-const char *dtypeName(DType dtype);
-/// Bytes per element.
-size_t dtypeSize(DType dtype);
-/// Inverse of dtypeName; nullopt for names the runtime does not support.
+/// Inverse of dtypeName (DType.h); nullopt for names the runtime does not
+/// support.
 std::optional<DType> parseDType(const std::string &name);
 
 /// "[256, 784]"; "[]" for a scalar.

@@ -3,25 +3,23 @@
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--verify-plan]
-//   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--batch N] [-o FILE]
+//              [--no-fuse] [--verify-plan]
+//   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
+//              [--batch N] [-o FILE]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--verify-plan] [--time-limit SECONDS]
+//              [--no-fuse] [--verify-plan] [--time-limit SECONDS]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
-// `cairn build` parses and elaborates the model, runs autodiff
-// (cairn-autodiff), lowers @train_step and @forward to kernel lists, prints
-// them as C++ and compiles that with the host compiler into a training
-// executable (CAIRN_CXX overrides the compiler). With --target cuda it
-// prints CUDA C++ instead and compiles it with nvcc (CAIRN_NVCC overrides
-// it) against the CUDA runtime, when Cairn was built with it
-// (CAIRN_ENABLE_CUDA). Both `build` and `plan` lay out the arena with
-// planArena (passes/ArenaPlan.h) and check it with the independent
-// verifyArena before anything else uses it; the target decides what is in
-// the plan (the CUDA program's GEMMs have cuBLASLt workspaces).
+// The driver drives: it parses the flags, elaborates the model (frontend/),
+// runs the training pipeline once (passes/Pipeline.h: autodiff, lowering to
+// kernels, fusion, the memory-aware schedule, in-place decisions, the arena
+// plan and its independent verification), and writes what was asked: the
+// IR after a stage, the C++ or CUDA C++ the emitters print from the planned
+// program (codegen/), an executable (the host compiler or nvcc; CAIRN_CXX
+// and CAIRN_NVCC override them), the plan's report.
 //
 // Exit code 0 on success, 1 on any error in the model or the command line.
 // Errors are printed as file:line:col with the source line and a caret.
@@ -37,7 +35,9 @@
 #include "frontend/Elaborator.h"
 #include "passes/ArenaLiveness.h"
 #include "passes/ArenaVerifier.h"
+#include "passes/BatchFit.h"
 #include "passes/BufferCsv.h"
+#include "passes/ByteSize.h"
 #include "passes/MemoryPlanner.h"
 #include "passes/ModelSummary.h"
 #include "passes/Passes.h"
@@ -121,6 +121,11 @@ cl::opt<bool> noReorder(
              "memory-aware order that lowers the peak (--no-reuse implies "
              "it)"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<bool> noFuse(
+    "no-fuse",
+    cl::desc("Run every element-wise kernel alone: no chains fused into one "
+             "kernel, no relu folded into its linear (cairn-fuse-elementwise)"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> verifyPlanFlag(
     "verify-plan",
     cl::desc("Report the independent check of the memory plan (it always "
@@ -175,8 +180,9 @@ cl::opt<EmitKind> emitKind(
 cl::opt<std::string> stopAfter(
     "stop-after",
     cl::desc("With --emit=mlir: print the IR after this stage of the "
-             "pipeline (elaborate, autodiff, lower, schedule, in-place, "
-             "plan, verify; default elaborate, the frontend's output)"),
+             "pipeline (elaborate, autodiff, lower, fuse, schedule, "
+             "in-place, plan, verify; default elaborate, the frontend's "
+             "output)"),
     cl::value_desc("STAGE"), cl::init("elaborate"), cl::sub(buildCommand),
     cl::cat(cairnCategory));
 cl::opt<std::string> outputFile(
@@ -248,21 +254,9 @@ bool checkBatchFlag() {
   return false;
 }
 
-/// The memory report's format, from its file name's extension.
-enum class ReportFormat { Json, Text, Html };
-std::optional<ReportFormat> getReportFormat(llvm::StringRef path) {
-  if (path.ends_with_insensitive(".json"))
-    return ReportFormat::Json;
-  if (path.ends_with_insensitive(".txt"))
-    return ReportFormat::Text;
-  if (path.ends_with_insensitive(".html") || path.ends_with_insensitive(".htm"))
-    return ReportFormat::Html;
-  return std::nullopt;
-}
-
 /// --memory-report, when given, names a format; prints the error if not.
 bool checkMemoryReportFlag() {
-  if (!memoryReportFile.getNumOccurrences() || getReportFormat(memoryReportFile))
+  if (!memoryReportFile.getNumOccurrences() || codegen::getReportFormat(memoryReportFile))
     return true;
   llvm::WithColor::error(llvm::errs(), "cairn")
       << "--memory-report '" << memoryReportFile
@@ -279,38 +273,16 @@ void printPlanVerdict(const KernelGraph &graph, llvm::raw_ostream &os) {
      << "-byte aligned, no two live at once share a byte\n";
 }
 
-/// Writes the memory report to --memory-report in its format, atomically.
+/// Writes the memory report to --memory-report; prints the error if it
+/// cannot.
 llvm::LogicalResult writeMemoryReport(const KernelGraph &program,
                                       const ArenaPlan &plan) {
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(memoryReportFile, &errorMessage);
-  if (!output) {
-    llvm::WithColor::error(llvm::errs(), "cairn") << errorMessage << "\n";
-    return llvm::failure();
-  }
-  switch (*getReportFormat(memoryReportFile)) {
-  case ReportFormat::Json:
-    output->os() << codegen::formatMemoryReportJson(program, plan);
-    break;
-  case ReportFormat::Text:
-    codegen::printMemoryReportText(program, plan, output->os());
-    break;
-  case ReportFormat::Html:
-    codegen::writeMemoryReportHtml(codegen::formatMemoryReportJson(program, plan),
-                                   output->os());
-    break;
-  }
-  output->os().flush();
-  if (output->os().has_error()) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "cannot write '" << memoryReportFile
-        << "': " << output->os().error().message() << "\n";
-    output->os().clear_error();
-    return llvm::failure();
-  }
-  output->keep();
-  return llvm::success();
+  std::string error;
+  if (llvm::succeeded(
+          codegen::writeMemoryReportFile(program, plan, memoryReportFile, error)))
+    return llvm::success();
+  llvm::WithColor::error(llvm::errs(), "cairn") << error << "\n";
+  return llvm::failure();
 }
 
 /// Whether the program is for CUDA: --target cuda, or --emit=cuda.
@@ -324,6 +296,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.target = isCudaTarget() ? "cuda" : "cpu";
   options.reuse = !noReuse;
   options.reorder = !noReorder;
+  options.fuse = !noFuse;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
   if (planCommand && planStep == PlanStep::Train)
@@ -434,9 +407,9 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
       llvm::failed(writeMemoryReport(graph, plan->getPlan())))
     return llvm::failure();
   if (isCudaTarget())
-    codegen::emitCudaProgram(graph, source, os);
+    codegen::emitCudaProgram(plan->getProgramGraph(), source, os);
   else
-    codegen::emitCpuProgram(graph, source, os);
+    codegen::emitCpuProgram(plan->getProgramGraph(), source, os);
   return llvm::success();
 }
 
@@ -475,115 +448,31 @@ bool checkTarget() {
   return true;
 }
 
-/// "16GiB", "512 MiB", "8GB", "1000000" as bytes: binary units KiB..TiB,
-/// decimal units kB..TB (case-insensitive), B or none for bytes.
-std::optional<int64_t> parseByteSize(llvm::StringRef text) {
-  text = text.trim();
-  size_t numberEnd = 0;
-  while (numberEnd < text.size() &&
-         (llvm::isDigit(text[numberEnd]) || text[numberEnd] == '.'))
-    ++numberEnd;
-  llvm::StringRef number = text.take_front(numberEnd);
-  std::string unit = text.drop_front(numberEnd).trim().lower();
-  double value;
-  if (number.empty() || number.getAsDouble(value) || !(value > 0))
-    return std::nullopt;
-  static const std::pair<const char *, double> units[] = {
-      {"", 1},         {"b", 1},           {"kib", 1024.0},
-      {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
-      {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},
-      {"tb", 1e12}};
-  for (auto [name, scale] : units) {
-    if (unit != name)
-      continue;
-    double bytes = value * scale;
-    if (bytes >= 9.2e18)
-      return std::nullopt;
-    return static_cast<int64_t>(bytes);
-  }
-  return std::nullopt;
-}
-
-/// `cairn plan MODEL --fit SIZE`: plans the model at its batch size, says
-/// whether it fits, then bisects for the largest batch that does.
+/// `cairn plan MODEL --fit SIZE` (passes/BatchFit.h): exit code 0 when the
+/// model fits at its batch size, 2 when it does not.
 int runFit(llvm::StringRef source, llvm::StringRef filename,
            mlir::MLIRContext &context, int64_t budget) {
-  llvm::raw_ostream &os = llvm::outs();
-  // The probes plan with a short exact-search budget; the answer is
-  // planned again in full.
+  // The probes plan with a short exact-search budget; the model's own batch
+  // with the full one.
   constexpr double kProbeSeconds = 0.1;
-  struct Probe {
-    bool ok = false; // compiled and planned
-    int64_t arena = 0;
-    int64_t batch = 0;
-  };
-  auto probe = [&](long long batch, double seconds) {
-    Probe result;
-    mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
-        source, filename, context, batch, getPipelineOptions(PipelineStage::Verify, seconds));
-    if (!module)
-      return result;
-    ProgramOp program = getProgram(*module);
-    result.ok = true;
-    result.arena = program.getArenaBytes().value_or(0);
-    result.batch = program.getBatch();
-    return result;
-  };
-
-  Probe first = probe(batchSize.getNumOccurrences() ? batchSize.getValue() : 0,
-                      timeLimit);
-  if (!first.ok)
+  std::optional<BatchFit> fit = findLargestBatch(
+      batchSize.getNumOccurrences() ? batchSize.getValue() : 0, budget,
+      kMaxBatch,
+      [&](int64_t batch, bool first) -> std::optional<PlannedBatch> {
+        mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
+            source, filename, context, batch,
+            getPipelineOptions(PipelineStage::Verify,
+                               first ? timeLimit.getValue() : kProbeSeconds));
+        if (!module)
+          return std::nullopt;
+        ProgramOp program = getProgram(*module);
+        return PlannedBatch{program.getBatch(),
+                            program.getArenaBytes().value_or(0)};
+      });
+  if (!fit)
     return 1;
-  bool fits = first.arena <= budget;
-  os << "model " << filename << " at batch " << first.batch << ": arena "
-     << codegen::formatByteSize(first.arena) << " (" << first.arena
-     << " bytes) " << (fits ? "fits" : "does not fit") << " in "
-     << codegen::formatByteSize(budget) << " (" << budget
-     << " bytes) per device\n";
-
-  // Bisect on [good, bad): good fits (0: none known), bad does not.
-  int64_t good = fits ? first.batch : 0, bad = fits ? 0 : first.batch;
-  int64_t goodArena = fits ? first.arena : 0, badArena = fits ? 0 : first.arena;
-  if (fits) {
-    for (int64_t batch = first.batch * 2; !bad; batch *= 2) {
-      if (batch > kMaxBatch) {
-        bad = kMaxBatch + 1;
-        break;
-      }
-      Probe p = probe(batch, kProbeSeconds);
-      if (!p.ok)
-        return 1;
-      if (p.arena <= budget)
-        good = batch, goodArena = p.arena;
-      else
-        bad = batch, badArena = p.arena;
-    }
-  }
-  while (bad - good > 1) {
-    int64_t batch = good + (bad - good) / 2;
-    Probe p = probe(batch, kProbeSeconds);
-    if (!p.ok)
-      return 1;
-    if (p.arena <= budget)
-      good = batch, goodArena = p.arena;
-    else
-      bad = batch, badArena = p.arena;
-  }
-  // Exit code 0 when the model fits at its batch size, 2 when it does not.
-  int code = fits ? 0 : 2;
-  if (good == 0) {
-    os << "no batch size fits: batch 1 needs "
-       << codegen::formatByteSize(badArena) << "\n";
-    return code;
-  }
-  if (bad > kMaxBatch) {
-    os << "every batch size up to " << kMaxBatch << " fits\n";
-    return code;
-  }
-  os << "largest batch that fits: " << good << " (arena "
-     << codegen::formatByteSize(goodArena) << "; batch " << bad << " needs "
-     << codegen::formatByteSize(badArena) << ")\n";
-  return code;
+  printBatchFit(*fit, filename, kMaxBatch, llvm::outs());
+  return fit->fits ? 0 : 2;
 }
 
 /// `cairn plan MODEL`: the memory plan without building; the text report
@@ -676,14 +565,7 @@ int runPlan() {
     options.capacity = planCapacity;
   }
   MemoryPlan plan = planMemory(buffers, options);
-
-  std::vector<PlacedBuffer> placed;
-  placed.reserve(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const BufferInterval &b = buffers[i];
-    placed.push_back({b.id, b.lower, b.upper, b.size, plan.offsets[i], b.alignment});
-  }
-  PlanVerdict verdict = verifyPlan(placed, plan.arenaSize);
+  PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
   if (!verdict.ok) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "internal error: the plan failed verification: " << verdict.message << "\n";
@@ -701,28 +583,9 @@ int runPlan() {
     output->os() << formatPlanCsv(buffers, plan.offsets);
     output->keep();
   }
-
-  auto ratio = [&](int64_t arena) {
-    return plan.lowerBound ? static_cast<double>(arena) / plan.lowerBound : 1.0;
-  };
-  llvm::raw_ostream &os = llvm::outs();
-  os << "buffers: " << buffers.size() << "\n";
-  os << "lower bound: " << plan.lowerBound << "\n";
-  os << "greedy arena: " << plan.greedyArenaSize << " ("
-     << llvm::format("%.3f", ratio(plan.greedyArenaSize)) << "x)\n";
-  os << "arena: " << plan.arenaSize << "\n";
-  os << "ratio: " << llvm::format("%.3f", ratio(plan.arenaSize)) << "x\n";
-  os << "method: " << getPlanMethodName(plan.method) << "\n";
-  os << "optimal: " << (plan.provedOptimal ? "yes" : "not proven") << "\n";
-  if (fixedCapacity) {
-    os << "capacity: " << planCapacity << "\n";
-    os << "fits: "
-       << (plan.capacityStatus == SearchStatus::Found        ? "yes"
-           : plan.capacityStatus == SearchStatus::Infeasible ? "no (proven)"
-                                                             : "no (none found in time)")
-       << "\n";
-  }
-  os << "time: " << llvm::format("%.3f", plan.seconds) << " s\n";
+  llvm::outs() << formatPlanSummary(
+      buffers, plan,
+      fixedCapacity ? std::optional<int64_t>(planCapacity) : std::nullopt);
   return 0;
 }
 
@@ -861,11 +724,12 @@ int main(int argc, char **argv) {
       "  cairn check MODEL [--batch N] [--json]\n"
       "  cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]\n"
       "             [--memory-report FILE.json|txt|html] [--no-reuse] [--no-reorder]\n"
-      "             [--verify-plan]\n"
-      "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--batch N] [-o FILE]\n"
+      "             [--no-fuse] [--verify-plan]\n"
+      "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]\n"
+      "             [--batch N] [-o FILE]\n"
       "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step both|train|forward]\n"
       "             [--fit SIZE] [--memory-report FILE.json|txt|html] [--no-reuse]\n"
-      "             [--no-reorder] [--verify-plan] [--time-limit SECONDS]\n"
+      "             [--no-reorder] [--no-fuse] [--verify-plan] [--time-limit SECONDS]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] [--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");

@@ -35,6 +35,8 @@ def main():
     parser.add_argument("report")
     parser.add_argument("--max-ratio", type=float)
     parser.add_argument("--expect-steps")
+    parser.add_argument("--max-arena", type=int,
+                        help="fail when the arena is larger (a plan must never grow)")
     args = parser.parse_args()
     with open(args.report) as f:
         report = json.load(f)
@@ -51,6 +53,8 @@ def main():
         if key not in dev:
             fail(f"device: missing '{key}'")
     arena, schedule, buffers = dev["arena_bytes"], dev["schedule"], dev["buffers"]
+    if args.max_arena is not None and arena > args.max_arena:
+        fail(f"arena {arena} bytes is larger than {args.max_arena}")
     steps = len(schedule)
     if [s["index"] for s in schedule] != list(range(steps)):
         fail("schedule indices are not 0..n-1")

@@ -18,8 +18,7 @@
 #include <random>
 
 using namespace cairn;
-using namespace cairn::codegen;
-using namespace cairn::codegen::testing;
+using namespace cairn::testing;
 
 namespace {
 
@@ -133,6 +132,27 @@ TEST(ArenaVerifierTest, CatchesTwoLiveBuffersSharingBytes) {
   EXPECT_NE(verdict.message.find("overlaps"), std::string::npos)
       << verdict.message;
   EXPECT_NE(verdict.message.find("'c'"), std::string::npos) << verdict.message;
+}
+
+TEST(ArenaVerifierTest, NamesBuffersWhoseIdsShareDigits) {
+  // Twelve params; p11 put on p1: the message names both by name, not p11
+  // and "buffer 1".
+  ProgramMaker m;
+  std::vector<int> params;
+  for (int i = 0; i < 12; ++i)
+    params.push_back(m.add("p" + std::to_string(i), BufferKind::param, 64));
+  int loss = m.add("loss", BufferKind::output, 1);
+  m.kernel(KernelKind::Add, {params[1], params[11]}, {loss});
+  KernelGraph &program = m.finish();
+  planArena(program);
+  ASSERT_TRUE(verifyArena(program).ok);
+  program.buffers[11].offset = program.buffers[1].offset;
+  ArenaVerdict verdict = verifyArena(program);
+  ASSERT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.message.find("'p11'"), std::string::npos) << verdict.message;
+  EXPECT_NE(verdict.message.find("'p1'"), std::string::npos) << verdict.message;
+  EXPECT_EQ(verdict.message.find("buffer 1"), std::string::npos)
+      << verdict.message;
 }
 
 TEST(ArenaVerifierTest, CatchesMisalignmentAndOverflow) {

@@ -73,3 +73,33 @@ TEST(BufferCsv, FormatsPlan) {
   EXPECT_EQ(formatPlanCsv(buffers, {0, 10}),
             "id,lower,upper,size,offset\n3,0,2,10,0\n4,1,3,20,10\n");
 }
+
+// Tests the summary `cairn plan --buffers` prints, with and without a
+// capacity.
+TEST(BufferCsv, FormatsPlanSummary) {
+  std::vector<BufferInterval> buffers = {{3, 0, 2, 10, 1}, {4, 1, 3, 20, 1}};
+  MemoryPlan plan;
+  plan.offsets = {0, 10};
+  plan.arenaSize = 30;
+  plan.lowerBound = 30;
+  plan.greedyArenaSize = 40;
+  plan.method = PlanMethod::ExactSearch;
+  plan.provedOptimal = true;
+  plan.seconds = 0.0125;
+  EXPECT_EQ(formatPlanSummary(buffers, plan, std::nullopt),
+            "buffers: 2\nlower bound: 30\ngreedy arena: 40 (1.333x)\n"
+            "arena: 30\nratio: 1.000x\nmethod: " +
+                std::string(getPlanMethodName(PlanMethod::ExactSearch)) +
+                "\noptimal: yes\ntime: 0.013 s\n");
+  plan.provedOptimal = false;
+  plan.capacityStatus = SearchStatus::Infeasible;
+  std::string withCapacity = formatPlanSummary(buffers, plan, 25);
+  EXPECT_NE(withCapacity.find("optimal: not proven\ncapacity: 25\nfits: no "
+                              "(proven)\n"),
+            std::string::npos)
+      << withCapacity;
+  plan.capacityStatus = SearchStatus::TimedOut;
+  EXPECT_NE(formatPlanSummary(buffers, plan, 25)
+                .find("fits: no (none found in time)\n"),
+            std::string::npos);
+}

@@ -23,8 +23,7 @@
 #include <set>
 
 using namespace cairn;
-using namespace cairn::codegen;
-using namespace cairn::codegen::testing;
+using namespace cairn::testing;
 
 namespace {
 
@@ -365,6 +364,117 @@ TEST(MemoryAwareScheduleTest, AChainKeepsItsOrder) {
   EXPECT_EQ(plan.scheduleMovedKernels, 0);
   EXPECT_EQ(getTags(program, StepKind::train_step),
             (std::vector<std::string>{"0", "1", "2"}));
+}
+
+//===----------------------------------------------------------------------===//
+// Glued kernels (Kernel::beforeFirstUse): a recomputation runs right before
+// the first kernel that reads what it writes, never earlier
+//===----------------------------------------------------------------------===//
+
+/// x -> a (matmul); r = relu(a) (glued, listed early); b = a w (large);
+/// c = r + b; loss = sum(c).
+ProgramMaker makeGluedRecompute() {
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::input, 1000);
+  int w = m.add("w", BufferKind::param, 1000);
+  int a = m.add("a", BufferKind::activation, 1000);
+  int r = m.add("r", BufferKind::activation, 1000);
+  int b = m.add("b", BufferKind::activation, 1000);
+  int c = m.add("c", BufferKind::activation, 1000);
+  int loss = m.add("loss", BufferKind::output, 1);
+  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
+  Kernel &recompute = m.kernel(KernelKind::Relu, {a}, {r});
+  recompute.opName = "r";
+  recompute.beforeFirstUse = true;
+  m.kernel(KernelKind::Matmul, {a, w}, {b}).opName = "b";
+  m.kernel(KernelKind::Add, {r, b}, {c}).opName = "c";
+  m.kernel(KernelKind::ReduceSum, {c}, {loss}).opName = "loss";
+  return m;
+}
+
+TEST(GluedScheduleTest, AGluedKernelRunsRightBeforeItsFirstReader) {
+  ProgramMaker m = makeGluedRecompute();
+  KernelGraph &program = m.finish();
+  EXPECT_EQ(getScheduleAnchors(program, StepKind::train_step),
+            (std::vector<int>{0, 3, 2, 3, 4}));
+  EXPECT_EQ(computeConstrainedListOrder(program, StepKind::train_step),
+            (std::vector<int>{0, 2, 1, 3, 4}));
+  std::vector<int> order = computeMemoryAwareOrder(program, StepKind::train_step);
+  EXPECT_TRUE(isValidOrder(program, StepKind::train_step, order));
+  auto at = std::find(order.begin(), order.end(), 1);
+  ASSERT_NE(at + 1, order.end());
+  EXPECT_EQ(*(at + 1), 3) << "the recomputation is not right before its reader";
+
+  // Scheduling applies the constrained order even where no order lowers the
+  // peak: the list's own order would run the recomputation too early.
+  KernelGraph lowered = program;
+  StepScheduleResult result = scheduleStepForMemory(program, StepKind::train_step);
+  EXPECT_TRUE(result.reordered);
+  EXPECT_EQ(positionOf(program, "r") + 1, positionOf(program, "c"));
+  EXPECT_EQ(runSymbolically(program, StepKind::train_step,
+                            identityOrder(program, StepKind::train_step))
+                .persistent,
+            runSymbolically(lowered, StepKind::train_step,
+                            identityOrder(lowered, StepKind::train_step))
+                .persistent);
+}
+
+TEST(GluedScheduleTest, GluedChainsStayTogether) {
+  // r2 = relu(r1), both recomputations: both glued to the add that reads r2,
+  // in their order.
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::input, 1000);
+  int w = m.add("w", BufferKind::param, 1000);
+  int a = m.add("a", BufferKind::activation, 1000);
+  int r1 = m.add("r1", BufferKind::activation, 1000);
+  int r2 = m.add("r2", BufferKind::activation, 1000);
+  int b = m.add("b", BufferKind::activation, 1000);
+  int c = m.add("c", BufferKind::activation, 1000);
+  int loss = m.add("loss", BufferKind::output, 1);
+  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
+  Kernel &first = m.kernel(KernelKind::Relu, {a}, {r1});
+  first.opName = "r1";
+  first.beforeFirstUse = true;
+  Kernel &second = m.kernel(KernelKind::Sigmoid, {r1}, {r2});
+  second.opName = "r2";
+  second.beforeFirstUse = true;
+  m.kernel(KernelKind::Matmul, {a, w}, {b}).opName = "b";
+  m.kernel(KernelKind::Add, {r2, b}, {c}).opName = "c";
+  m.kernel(KernelKind::ReduceSum, {c}, {loss}).opName = "loss";
+  KernelGraph &program = m.finish();
+  EXPECT_EQ(getScheduleAnchors(program, StepKind::train_step),
+            (std::vector<int>{0, 4, 4, 3, 4, 5}));
+  scheduleStepForMemory(program, StepKind::train_step);
+  EXPECT_EQ(getTags(program, StepKind::train_step),
+            (std::vector<std::string>{"a", "b", "r1", "r2", "c", "loss"}));
+}
+
+TEST(GluedScheduleTest, AGlueThatWouldBreakADependenceIsDropped) {
+  // g reads the old w; update writes w in place (after g: a write after
+  // read); the first reader of g's result reads the new w. g cannot run
+  // right before that reader, so it runs where the dependences let it.
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::input, 1000);
+  int w = m.add("w", BufferKind::param, 1000);
+  int mom = m.add("w.momentum", BufferKind::optimizer, 1000);
+  int dw = m.add("grad.w", BufferKind::grad, 1000);
+  int gr = m.add("g", BufferKind::temp, 1000);
+  int out = m.add("loss", BufferKind::output, 1);
+  m.kernel(KernelKind::Matmul, {x, x}, {dw}).opName = "grad";
+  Kernel &glued = m.kernel(KernelKind::Relu, {w}, {gr});
+  glued.opName = "g";
+  glued.beforeFirstUse = true;
+  Kernel &update = m.kernel(KernelKind::SgdUpdate, {w, dw, mom}, {w, mom});
+  update.tiedInputs = {0, 2};
+  update.opName = "update";
+  m.kernel(KernelKind::Add, {gr, w}, {out}).opName = "use";
+  KernelGraph &program = m.finish();
+  std::vector<int> order = computeMemoryAwareOrder(program, StepKind::train_step);
+  EXPECT_TRUE(isValidOrder(program, StepKind::train_step, order));
+  std::vector<int> constrained =
+      computeConstrainedListOrder(program, StepKind::train_step);
+  EXPECT_TRUE(isValidOrder(program, StepKind::train_step, constrained));
+  EXPECT_EQ(constrained, (std::vector<int>{0, 1, 2, 3}));
 }
 
 TEST(MemoryAwareScheduleTest, PlanArenaReordersUnlessToldNotTo) {

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_TEST_UNIT_ARENA_RANDOMPROGRAMS_H
-#define CAIRN_TEST_UNIT_ARENA_RANDOMPROGRAMS_H
+#ifndef CAIRN_TEST_UNIT_PLAN_RANDOMPROGRAMS_H
+#define CAIRN_TEST_UNIT_PLAN_RANDOMPROGRAMS_H
 
 #include "passes/KernelGraph.h"
 
@@ -15,7 +15,31 @@
 #include <string>
 #include <vector>
 
-namespace cairn::codegen::testing {
+namespace cairn::testing {
+
+/// The kinds whose ops carry the ElementwiseKernel trait (the IR sets
+/// Kernel::elementwise from it; hand-made graphs from this list).
+inline bool isElementwiseKind(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Add:
+  case KernelKind::Sub:
+  case KernelKind::Mul:
+  case KernelKind::Div:
+  case KernelKind::Relu:
+  case KernelKind::Sigmoid:
+  case KernelKind::Tanh:
+  case KernelKind::Gelu:
+  case KernelKind::ReluGrad:
+  case KernelKind::SigmoidGrad:
+  case KernelKind::TanhGrad:
+  case KernelKind::GeluGrad:
+  case KernelKind::Dropout:
+  case KernelKind::ElementwiseChain:
+    return true;
+  default:
+    return false;
+  }
+}
 
 /// Appends buffers (of f32 elements) and kernels to a KernelGraph; finish()
 /// computes liveness.
@@ -49,6 +73,7 @@ public:
     k.inputs = std::move(inputs);
     k.outputs = std::move(outputs);
     k.tiedInputs.assign(k.outputs.size(), -1);
+    k.elementwise = isElementwiseKind(kind);
     std::vector<Kernel> &list = step == StepKind::train_step
                                     ? program.trainStep.kernels
                                     : program.forward.kernels;
@@ -170,6 +195,6 @@ inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = fals
   return m.finish();
 }
 
-} // namespace cairn::codegen::testing
+} // namespace cairn::testing
 
-#endif // CAIRN_TEST_UNIT_ARENA_RANDOMPROGRAMS_H
+#endif // CAIRN_TEST_UNIT_PLAN_RANDOMPROGRAMS_H

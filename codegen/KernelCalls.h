@@ -1,0 +1,73 @@
+//===- KernelCalls.h - Runtime calls both emitters print alike --*- C++ -*-===//
+//
+// Most kernel kinds are one call into the runtime with the same arguments
+// on both targets: `cairn::kernels::layerNormForward<float>(rows, cols, x,
+// w, b, eps, y)` on the CPU, the same under `cairn::cuda::` with the stream's
+// context first on CUDA. Those kinds are described once, here, from the
+// typed kernel op (ir/CairnKernelOps.td): the function, its template
+// arguments and its arguments. Each emitter prints the description in its
+// own CallStyle; only the kinds whose code differs by target (GEMMs, element-
+// wise loops, fills, copies, dropout, optimizer updates) have a body in each
+// emitter. Adding such a plain kind is its op, its case below, and its CPU
+// and CUDA runtime functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CAIRN_CODEGEN_KERNELCALLS_H
+#define CAIRN_CODEGEN_KERNELCALLS_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cairn::codegen {
+
+struct CallStyle;
+
+/// One argument of a call: text, an enum constant of the runtime's
+/// namespace ("Activation::Sigmoid", printed after the style's namespace),
+/// or the kernel's workspace (each target passes scratch its own way).
+struct CallArg {
+  enum class Kind { Text, Enum, Workspace };
+  Kind kind = Kind::Text;
+  std::string text;
+  mlir::Value workspace;
+};
+
+struct KernelCall {
+  /// The runtime function: "softmaxForward".
+  std::string name;
+  /// Its template arguments: element types ("float", "int64_t").
+  std::vector<std::string> types;
+  /// A library call on CUDA (cuDNN): its call-site id follows the context.
+  bool librarySite = false;
+  std::vector<CallArg> args;
+};
+
+/// The call of kernel `op` when its kind is one both targets print alike;
+/// nullopt for the others. `pointer` names an operand's buffer ("nullptr"
+/// for a null Value).
+std::optional<KernelCall>
+describeKernelCall(mlir::Operation *op,
+                   llvm::function_ref<std::string(mlir::Value)> pointer);
+
+/// Prints `call;` on one line: `style.ns name<types>(style.context
+/// [site, ] args)`. `site` gives the next call-site id (asked only for
+/// library calls, and only when given), `workspace` spells the workspace
+/// argument.
+void printKernelCall(llvm::raw_ostream &os, unsigned indent,
+                     const KernelCall &call, const CallStyle &style,
+                     llvm::function_ref<std::string()> site,
+                     llvm::function_ref<std::string(mlir::Value)> workspace);
+
+/// "float", "double", "int32_t", "int64_t" for the elements of `value`'s
+/// memref.
+const char *getElementCType(mlir::Value value);
+
+} // namespace cairn::codegen
+
+#endif // CAIRN_CODEGEN_KERNELCALLS_H

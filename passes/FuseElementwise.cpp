@@ -1,0 +1,353 @@
+//===- FuseElementwise.cpp - Element-wise chains as one kernel ------------===//
+//
+// Runs before the schedule and the plan, so a fused intermediate never gets
+// a buffer: what the plan does not see takes no arena bytes.
+//
+// A chain starts at an element-wise kernel (add, sub, mul, div, an
+// activation or its gradient, on operands of its own size or of one
+// element) and grows over the next kernels of the list while each reads the
+// one result before it, which nothing else reads (directly or through a
+// view) and which the runtime does not read by name (a persistent buffer, a
+// gradient). One-element fills between members that only the next member
+// reads (the lowering puts a scalar constant right before its use) move
+// ahead of the chain, which reads them as scalar inputs. The target's
+// limits bound a chain: distinct inputs, ops.
+//
+// A relu that alone reads a linear's result folds into the linear
+// (`relu = true`): the product is never stored apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelGraphIR.h"
+#include "passes/Passes.h"
+
+#include "ir/CairnKernelOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+/// The chain op of an element-wise kernel: its name in the chain
+/// (cairn.kernel.elementwise_chain's `ops`) and its two operands (the
+/// second null for an op of one operand).
+struct ChainStep {
+  std::string kind;
+  Value a, b;
+};
+
+std::optional<ChainStep> getChainStep(Operation *op) {
+  auto kernel = dyn_cast<KernelOpInterface>(op);
+  if (!kernel)
+    return std::nullopt;
+  SmallVector<Value> in = kernel.getKernelInputs();
+  StringRef name = kernel.getKernelName();
+  if (name == "add" || name == "sub" || name == "mul" || name == "div")
+    return ChainStep{name.str(), in[0], in[1]};
+  if (name == "relu" || name == "sigmoid" || name == "tanh")
+    return ChainStep{name.str(), in[0], Value()};
+  if (auto gelu = dyn_cast<GeluKernelOp>(op))
+    return ChainStep{gelu.getTanh() ? "gelu_tanh" : "gelu_exact", in[0],
+                     Value()};
+  if (name == "relu_grad" || name == "sigmoid_grad" || name == "tanh_grad")
+    return ChainStep{name.str(), in[0], in[1]};
+  if (auto gelu = dyn_cast<GeluGradKernelOp>(op))
+    return ChainStep{gelu.getTanh() ? "gelu_tanh_grad" : "gelu_exact_grad",
+                     in[0], in[1]};
+  return std::nullopt;
+}
+
+int64_t getNumElements(Value value) {
+  return cast<MemRefType>(value.getType()).getNumElements();
+}
+
+/// The buffer whose bytes `value` reads (a view's root), as a Value.
+Value getRoot(Value value) {
+  while (auto view = value.getDefiningOp<ViewOp>())
+    value = view.getSource();
+  return value;
+}
+
+class StepFuser {
+public:
+  StepFuser(StepOp step, unsigned maxInputs, unsigned maxOps)
+      : step(step), maxInputs(maxInputs), maxOps(maxOps) {}
+
+  /// Fuses every chain and linear + relu of the step; returns the number of
+  /// kernels fused away.
+  int run();
+
+private:
+  /// Kernels reading `buffer`, through any of its views.
+  unsigned countReaders(Value buffer) {
+    return readers.lookup(buffer).size();
+  }
+  /// A result a later kernel may take in as an intermediate: a per-step
+  /// buffer the runtime does not read by name, written here.
+  bool isFusable(Value result) {
+    auto buffer = result.getDefiningOp<BufferOp>();
+    return buffer && !buffer.isPersistent() &&
+           buffer.getKind() != BufferKind::grad &&
+           buffer.getKind() != BufferKind::workspace &&
+           llvm::all_of(result.getUsers(),
+                        [](Operation *user) { return !isa<ViewOp>(user); });
+  }
+  bool isChainable(Operation *op, int64_t n, Type element);
+  bool isScalarFill(Operation *op);
+  void collectReaders();
+  int fuseChain(ArrayRef<Operation *> members, ArrayRef<Operation *> fills);
+  bool foldRelu(Operation *linear);
+
+  StepOp step;
+  unsigned maxInputs, maxOps;
+  /// By root buffer: the kernels that read it.
+  llvm::DenseMap<Value, SmallVector<Operation *>> readers;
+};
+
+void StepFuser::collectReaders() {
+  readers.clear();
+  for (Operation &op : step.getBody().front())
+    if (auto kernel = dyn_cast<KernelOpInterface>(op))
+      for (Value input : kernel.getKernelInputs())
+        if (input) {
+          SmallVector<Operation *> &list = readers[getRoot(input)];
+          if (list.empty() || list.back() != &op)
+            list.push_back(&op);
+        }
+}
+
+bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
+  std::optional<ChainStep> chainStep = getChainStep(op);
+  if (!chainStep)
+    return false;
+  Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
+  auto type = cast<MemRefType>(result.getType());
+  if (!isa<FloatType>(type.getElementType()) ||
+      (n >= 0 && (type.getNumElements() != n || type.getElementType() != element)))
+    return false;
+  // Operands of the result's size or single elements: no strided broadcast.
+  for (Value operand : {chainStep->a, chainStep->b}) {
+    if (!operand)
+      continue;
+    int64_t elements = getNumElements(operand);
+    if (cast<MemRefType>(operand.getType()).getElementType() !=
+            type.getElementType() ||
+        (elements != type.getNumElements() && elements != 1))
+      return false;
+  }
+  return true;
+}
+
+bool StepFuser::isScalarFill(Operation *op) {
+  auto fill = dyn_cast<FillKernelOp>(op);
+  return fill && getNumElements(fill.getResult()) == 1 &&
+         isa<FloatType>(fill.getResult().getType().getElementType()) &&
+         isFusable(fill.getResult()) && countReaders(fill.getResult()) == 1;
+}
+
+int StepFuser::fuseChain(ArrayRef<Operation *> members,
+                         ArrayRef<Operation *> fills) {
+  OpBuilder b(members.front());
+  // The fills first, where the chain starts.
+  for (Operation *fill : fills)
+    fill->moveBefore(members.front());
+
+  llvm::SetVector<Value> inputs;
+  llvm::DenseMap<Value, int64_t> registers;
+  SmallVector<Attribute> kinds;
+  SmallVector<int64_t> args;
+  SmallVector<Location> locs;
+  std::string names;
+  // Inputs come first in the registers: collect them all before numbering
+  // the ops' results.
+  SmallVector<ChainStep> steps;
+  for (Operation *member : members) {
+    ChainStep chainStep = *getChainStep(member);
+    for (Value operand : {chainStep.a, chainStep.b})
+      if (operand && !llvm::any_of(members, [&](Operation *other) {
+            return cast<KernelOpInterface>(other).getKernelOutputs().front() ==
+                   operand;
+          }))
+        inputs.insert(operand);
+    steps.push_back(std::move(chainStep));
+  }
+  for (auto [index, input] : llvm::enumerate(inputs))
+    registers[input] = index;
+  for (auto [index, member] : llvm::enumerate(members)) {
+    const ChainStep &chainStep = steps[index];
+    kinds.push_back(b.getStringAttr(chainStep.kind));
+    args.push_back(registers.lookup(chainStep.a));
+    args.push_back(chainStep.b ? registers.lookup(chainStep.b) : -1);
+    Value result = cast<KernelOpInterface>(member).getKernelOutputs().front();
+    registers[result] = inputs.size() + index;
+    locs.push_back(member->getLoc());
+    if (auto fused = dyn_cast<FusedLoc>(member->getLoc()))
+      if (auto name = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+        names += (names.empty() ? "" : "+") +
+                 name.getValue().rsplit('.').second.str();
+  }
+  Value result = cast<KernelOpInterface>(members.back()).getKernelOutputs().front();
+  Location loc = FusedLoc::get(b.getContext(), locs,
+                               b.getStringAttr("cairn." + names));
+  ElementwiseChainKernelOp::create(b, loc, inputs.getArrayRef(), result,
+                                   getNumElements(result),
+                                   b.getArrayAttr(kinds),
+                                   b.getDenseI64ArrayAttr(args));
+  // The members go, then their intermediate buffers (a later member still
+  // read them).
+  SmallVector<Operation *> intermediates;
+  for (Operation *member : members) {
+    Value output = cast<KernelOpInterface>(member).getKernelOutputs().front();
+    if (output != result)
+      intermediates.push_back(output.getDefiningOp());
+    member->erase();
+  }
+  for (Operation *buffer : intermediates)
+    buffer->erase();
+  return members.size() - 1;
+}
+
+bool StepFuser::foldRelu(Operation *op) {
+  auto linear = dyn_cast<LinearKernelOp>(op);
+  if (!linear || linear.getRelu())
+    return false;
+  Value product = linear.getResult();
+  if (!isFusable(product) || countReaders(product) != 1)
+    return false;
+  auto relu = dyn_cast<ReluKernelOp>(readers.lookup(product).front());
+  if (!relu || relu.getInput() != product)
+    return false;
+  // The linear writes relu's result; the product is never stored apart.
+  // (The pass puts every declaration back before its first use after.)
+  Value result = relu.getResult();
+  linear.getResultMutable().assign(result);
+  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
+  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
+  linear->setLoc(FusedLoc::get(linear.getContext(), locs,
+                               StringAttr::get(linear.getContext(),
+                                               "cairn.linear+relu")));
+  relu.erase();
+  product.getDefiningOp()->erase();
+  return true;
+}
+
+int StepFuser::run() {
+  int fused = 0;
+  Block &block = step.getBody().front();
+  collectReaders();
+  // Relu epilogues first: a relu folded into its linear is no chain's start.
+  SmallVector<Operation *> linears;
+  for (Operation &op : block)
+    if (isa<LinearKernelOp>(op))
+      linears.push_back(&op);
+  for (Operation *linear : linears)
+    if (foldRelu(linear)) {
+      ++fused;
+      collectReaders();
+    }
+
+  SmallVector<Operation *> kernels;
+  for (Operation &op : block)
+    if (isa<KernelOpInterface>(op))
+      kernels.push_back(&op);
+  llvm::DenseSet<Operation *> erased;
+  for (size_t first = 0; first < kernels.size(); ++first) {
+    Operation *start = kernels[first];
+    if (erased.contains(start) || !isChainable(start, -1, Type()))
+      continue;
+    Value startResult = cast<KernelOpInterface>(start).getKernelOutputs().front();
+    int64_t n = getNumElements(startResult);
+    Type element = cast<MemRefType>(startResult.getType()).getElementType();
+    SmallVector<Operation *> members = {start}, fills, pending;
+    llvm::SetVector<Value> inputs;
+    auto addInputs = [&](Operation *op, llvm::SetVector<Value> &into) {
+      ChainStep chainStep = *getChainStep(op);
+      for (Value operand : {chainStep.a, chainStep.b})
+        if (operand && !llvm::any_of(members, [&](Operation *m) {
+              return cast<KernelOpInterface>(m).getKernelOutputs().front() ==
+                     operand;
+            }))
+          into.insert(operand);
+    };
+    addInputs(start, inputs);
+    for (size_t next = first + 1; next < kernels.size(); ++next) {
+      Operation *op = kernels[next];
+      if (isScalarFill(op)) {
+        pending.push_back(op);
+        continue;
+      }
+      Value previous =
+          cast<KernelOpInterface>(members.back()).getKernelOutputs().front();
+      std::optional<ChainStep> chainStep = getChainStep(op);
+      if (!isChainable(op, n, element) || !isFusable(previous) ||
+          countReaders(previous) != 1 || readers.lookup(previous).front() != op ||
+          (chainStep->a != previous && chainStep->b != previous) ||
+          members.size() + 1 > maxOps ||
+          llvm::any_of(pending, [&](Operation *fill) {
+            Value value = cast<FillKernelOp>(fill).getResult();
+            return readers.lookup(value).front() != op;
+          }))
+        break;
+      llvm::SetVector<Value> grown = inputs;
+      addInputs(op, grown);
+      if (grown.size() > maxInputs)
+        break;
+      // The chain writes its result while it still reads its inputs: none
+      // may be the result's bytes but at the same element.
+      Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
+      if (llvm::any_of(grown, [&](Value input) {
+            return getRoot(input) == getRoot(result) &&
+                   (input != result || getNumElements(input) != n);
+          }))
+        break;
+      inputs = std::move(grown);
+      llvm::append_range(fills, pending);
+      pending.clear();
+      members.push_back(op);
+    }
+    if (members.size() < 2)
+      continue;
+    for (Operation *member : members)
+      erased.insert(member);
+    fused += fuseChain(members, fills);
+    collectReaders();
+  }
+  return fused;
+}
+
+struct FuseElementwisePass
+    : cairn::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using FuseElementwisePassBase::FuseElementwisePassBase;
+
+  void runOnOperation() override {
+    ProgramOp program = getProgramFor(getOperation(), getArgument());
+    if (!program)
+      return signalPassFailure();
+    if (maxInputs < 1 || maxOps < 2) {
+      program.emitError() << "cairn-fuse-elementwise: max-inputs must be >= 1 "
+                             "and max-ops >= 2";
+      return signalPassFailure();
+    }
+    for (auto step : program.getBody().front().getOps<StepOp>()) {
+      if (StepFuser(step, maxInputs, maxOps).run() > 0)
+        dropPlan(program);
+      // Declarations right before their first use again.
+      SmallVector<Operation *> kernels;
+      for (Operation &op : step.getBody().front())
+        if (isa<KernelOpInterface>(op))
+          kernels.push_back(&op);
+      reorderStep(step, kernels);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,67 @@
+//===- WorkspaceRuleTest.cpp - The compiler's scratch rules ---------------===//
+//
+// The compiler sizes a convolution's workspace by the target's rule
+// (passes/LoweringTargets.cpp); the CPU kernels walk the scratch by their
+// own (runtime/kernels/Conv.h). The two must agree on every shape, or the
+// kernel writes past the bytes the plan gave it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Lowering.h"
+
+#include "runtime/kernels/Conv.h"
+
+#include <gtest/gtest.h>
+
+using namespace cairn;
+
+TEST(WorkspaceRuleTest, TheCpuConvolutionRuleIsTheKernelsOwn) {
+  LoweringTarget cpu = getCpuTarget(), cuda = getCudaTarget();
+  ASSERT_TRUE(cpu.convWorkspaceElements);
+  ASSERT_TRUE(cuda.convWorkspaceElements);
+  int shapes = 0;
+  for (int64_t n : {1, 8})
+    for (int64_t groups : {1, 2, 4})
+      for (int64_t c : {4, 8, 12})
+        for (int64_t k : {1, 3, 5})
+          for (int64_t stride : {1, 2})
+            for (int64_t pad : {0, 1, 2})
+              for (int64_t dilation : {1, 2})
+                for (int64_t h : {7, 16}) {
+                  if (c % groups)
+                    continue;
+                  int64_t span = dilation * (k - 1) + 1;
+                  if (h + 2 * pad < span)
+                    continue;
+                  int64_t ho = (h + 2 * pad - span) / stride + 1;
+                  int64_t wo = (h + 1 + 2 * pad - span) / stride + 1;
+                  kernels::Conv2dShape s{n,   c,      h,    h + 1, 2 * groups,
+                                         k,   k,      stride, stride, pad,
+                                         pad, dilation, dilation, groups,
+                                         ho,  wo};
+                  std::vector<int64_t> attr = {
+                      s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw, s.sh,
+                      s.sw, s.ph, s.pw, s.dh, s.dw, s.groups, s.ho, s.wo};
+                  int64_t kernel = kernels::conv2dWorkspaceElements(s);
+                  EXPECT_EQ(cpu.convWorkspaceElements(attr), kernel);
+                  // cuDNN's budget is the same size, so the arenas agree.
+                  EXPECT_EQ(cuda.convWorkspaceElements(attr), kernel);
+                  ++shapes;
+                }
+  EXPECT_GT(shapes, 500);
+}
+
+TEST(WorkspaceRuleTest, OnlyCudaGemmsWithALongReductionGetScratch) {
+  EXPECT_FALSE(getCpuTarget().gemmWorkspaceBytes);
+  auto rule = getCudaTarget().gemmWorkspaceBytes;
+  ASSERT_TRUE(rule);
+  // K no longer than an output side: no split-K, no bytes.
+  EXPECT_EQ(rule(64, 256, 256, 64 * 256 * 4), 0);
+  EXPECT_EQ(rule(256, 784, 64, 256 * 784 * 4), 0);
+  // A long reduction: the output's bytes, rounded up to 256.
+  EXPECT_EQ(rule(10, 10, 4096, 400), 512);
+  EXPECT_EQ(rule(1, 1, 100, 4), 256);
+  // At most kCudaGemmWorkspaceBytes.
+  EXPECT_EQ(rule(2048, 2048, 65536, int64_t(2048) * 2048 * 4),
+            kCudaGemmWorkspaceBytes);
+}
