@@ -4,7 +4,7 @@
 
 #include "passes/KernelSchedule.h"
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -252,7 +252,7 @@ void ArenaPlanner::placeBuffers() {
 
   PlannerOptions plannerOptions;
   plannerOptions.timeLimitSeconds = options.timeLimitSeconds;
-  MemoryPlan memoryPlan = planMemory(intervals, plannerOptions);
+  IntervalPlan memoryPlan = planIntervals(intervals, plannerOptions);
   for (const Buffer &buffer : program.buffers)
     if (planned[buffer.id])
       program.buffers[buffer.id].offset =

@@ -16,7 +16,7 @@
 // Planning is three moves, after the reordering:
 //   1. In place: an elementwise kernel writes its output over an input whose
 //      lifetime ends at that kernel (same dtype and element count).
-//   2. Offsets: the planner (passes/MemoryPlanner.h) packs the lifetimes,
+//   2. Offsets: the planner (passes/IntervalPlanner.h) packs the lifetimes,
 //      every offset a multiple of 256 bytes.
 //   3. Verification: verifyArena (ArenaVerifier.h) checks the result from
 //      the kernel lists alone.

@@ -132,7 +132,7 @@ std::string formatPlanCsv(const std::vector<BufferInterval> &buffers,
 } // namespace cairn
 
 std::string cairn::formatPlanSummary(const std::vector<BufferInterval> &buffers,
-                                     const MemoryPlan &plan,
+                                     const IntervalPlan &plan,
                                      std::optional<int64_t> capacity) {
   auto ratio = [&](int64_t arena) {
     char text[32];

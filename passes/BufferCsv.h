@@ -14,7 +14,7 @@
 #ifndef CAIRN_PASSES_BUFFERCSV_H
 #define CAIRN_PASSES_BUFFERCSV_H
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 
 #include <cstddef>
 #include <optional>
@@ -45,7 +45,7 @@ std::string formatPlanCsv(const std::vector<BufferInterval> &buffers,
 /// bound, the method, whether it is proven optimal, with `capacity` whether
 /// the buffers fit it, and the time.
 std::string formatPlanSummary(const std::vector<BufferInterval> &buffers,
-                              const MemoryPlan &plan,
+                              const IntervalPlan &plan,
                               std::optional<int64_t> capacity);
 
 } // namespace cairn

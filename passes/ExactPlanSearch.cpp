@@ -41,7 +41,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 
 #include <algorithm>
 #include <array>

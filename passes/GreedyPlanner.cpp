@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 
 #include <algorithm>
 #include <limits>

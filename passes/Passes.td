@@ -206,7 +206,7 @@ def PlanArenaPass : Pass<"cairn-plan-arena", "mlir::ModuleOp"> {
     per-step buffer lives from the kernel that writes it first to the last
     kernel that reads it or one of its views, a chain of in-place buffers as
     one; persistent buffers live throughout. The planner
-    (passes/MemoryPlanner.h) packs these intervals, 256-byte aligned: greedy
+    (passes/IntervalPlanner.h) packs these intervals, 256-byte aligned: greedy
     by size, then an exact search under `time-limit` seconds when greedy is
     above the lower bound. Writes each buffer's `at` offset, and on the
     program `arena_bytes`, `plan_method` and `plan_optimal`.

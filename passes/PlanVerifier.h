@@ -12,7 +12,7 @@
 #ifndef CAIRN_PASSES_PLANVERIFIER_H
 #define CAIRN_PASSES_PLANVERIFIER_H
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 
 #include <cstdint>
 #include <string>

@@ -29,8 +29,8 @@
 #include "codegen/CpuEmitter.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/HostCompiler.h"
-#include "codegen/MemoryReport.h"
-#include "codegen/MemoryReportHtml.h"
+#include "codegen/PlanReport.h"
+#include "codegen/PlanReportHtml.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Elaborator.h"
 #include "passes/ArenaLiveness.h"
@@ -38,7 +38,7 @@
 #include "passes/BatchFit.h"
 #include "passes/BufferCsv.h"
 #include "passes/ByteSize.h"
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 #include "passes/ModelSummary.h"
 #include "passes/Passes.h"
 #include "passes/Pipeline.h"
@@ -279,7 +279,7 @@ llvm::LogicalResult writeMemoryReport(const KernelGraph &program,
                                       const ArenaPlan &plan) {
   std::string error;
   if (llvm::succeeded(
-          codegen::writeMemoryReportFile(program, plan, memoryReportFile, error)))
+          codegen::writePlanReportFile(program, plan, memoryReportFile, error)))
     return llvm::success();
   llvm::WithColor::error(llvm::errs(), "cairn") << error << "\n";
   return llvm::failure();
@@ -520,7 +520,7 @@ int runPlanModel() {
   if (!memoryReportFile.empty() &&
       llvm::failed(writeMemoryReport(graph, plan->getPlan())))
     return 1;
-  codegen::printMemoryReportText(graph, plan->getPlan(), llvm::outs());
+  codegen::printPlanReportText(graph, plan->getPlan(), llvm::outs());
   return 0;
 }
 
@@ -564,7 +564,7 @@ int runPlan() {
     }
     options.capacity = planCapacity;
   }
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
   if (!verdict.ok) {
     llvm::WithColor::error(llvm::errs(), "cairn")

@@ -78,7 +78,7 @@ TEST(BufferCsv, FormatsPlan) {
 // capacity.
 TEST(BufferCsv, FormatsPlanSummary) {
   std::vector<BufferInterval> buffers = {{3, 0, 2, 10, 1}, {4, 1, 3, 20, 1}};
-  MemoryPlan plan;
+  IntervalPlan plan;
   plan.offsets = {0, 10};
   plan.arenaSize = 30;
   plan.lowerBound = 30;

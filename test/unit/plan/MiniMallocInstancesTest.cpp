@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/BufferCsv.h"
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 #include "passes/PlanVerifier.h"
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ TEST(MiniMallocInstances, AllFitTheCapacity) {
 
     PlannerOptions options;
     options.capacity = kCapacity;
-    MemoryPlan plan = planMemory(buffers, options);
+    IntervalPlan plan = planIntervals(buffers, options);
     EXPECT_EQ(plan.capacityStatus, SearchStatus::Found) << name;
     EXPECT_LT(plan.seconds, 1.0) << name;
     EXPECT_LE(plan.arenaSize, kCapacity) << name;

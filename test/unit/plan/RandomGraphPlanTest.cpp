@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 #include "passes/PlanVerifier.h"
 
 #include <gtest/gtest.h>
@@ -115,7 +115,7 @@ struct RatioStats {
 /// Plans graph `seed`, verifies the plan and records its ratio.
 void planAndCheck(const std::vector<BufferInterval> &buffers, uint64_t seed,
                   const PlannerOptions &options, RatioStats &stats) {
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   std::vector<PlacedBuffer> placed;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferInterval &b = buffers[i];

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/MemoryReportHtml.h"
+#include "codegen/PlanReportHtml.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
                  << error.message() << "\n";
     return 1;
   }
-  cairn::codegen::writeMemoryReportHtml((*input)->getBuffer(), os);
+  cairn::codegen::writePlanReportHtml((*input)->getBuffer(), os);
   os.close();
   if (os.has_error()) {
     llvm::errs() << "cairn-render-report: writing " << argv[2]

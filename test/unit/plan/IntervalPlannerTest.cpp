@@ -1,11 +1,11 @@
-//===- MemoryPlannerTest.cpp - The static memory planner ------------------===//
+//===- IntervalPlannerTest.cpp - The static memory planner ------------------===//
 //
 // Hand-written cases give the expected offsets inline; random cases check
 // every plan with the independent PlanVerifier.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 #include "passes/PlanVerifier.h"
 
 #include <gtest/gtest.h>
@@ -91,8 +91,8 @@ void cutRectangle(std::mt19937_64 &rng, int64_t t0, int64_t t1, int64_t o0, int6
 } // namespace
 
 // Tests that an empty input gives an empty arena.
-TEST(MemoryPlanner, Empty) {
-  MemoryPlan plan = planMemory({});
+TEST(IntervalPlanner, Empty) {
+  IntervalPlan plan = planIntervals({});
   EXPECT_EQ(plan.arenaSize, 0);
   EXPECT_EQ(plan.lowerBound, 0);
   EXPECT_TRUE(plan.offsets.empty());
@@ -101,7 +101,7 @@ TEST(MemoryPlanner, Empty) {
 
 // Tests that intervals are half-open: a buffer may reuse the bytes of one
 // that ends where it starts.
-TEST(MemoryPlanner, HalfOpenIntervalsShareBytes) {
+TEST(IntervalPlanner, HalfOpenIntervalsShareBytes) {
   std::vector<BufferInterval> buffers = {
       //     id  live     size    offset
       buffer(0, 0, 4, 100), //    0
@@ -109,7 +109,7 @@ TEST(MemoryPlanner, HalfOpenIntervalsShareBytes) {
       buffer(2, 4, 8, 100), //    0     (buffer 0 is dead from step 4)
   };
   EXPECT_EQ(computeLowerBound(buffers), 150);
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_EQ(plan.offsets, (std::vector<int64_t>{0, 100, 0}));
   EXPECT_EQ(plan.arenaSize, 150);
   EXPECT_EQ(plan.method, PlanMethod::GreedyBySize);
@@ -117,7 +117,7 @@ TEST(MemoryPlanner, HalfOpenIntervalsShareBytes) {
 }
 
 // Tests that greedy takes the best-fitting gap under the placed buffers.
-TEST(MemoryPlanner, GreedyFillsGaps) {
+TEST(IntervalPlanner, GreedyFillsGaps) {
   std::vector<BufferInterval> buffers = {
       //     id  live      size   offset
       buffer(0, 0, 10, 100), //   0
@@ -127,20 +127,20 @@ TEST(MemoryPlanner, GreedyFillsGaps) {
       buffer(4, 3, 5, 50),   //   100   (the gap [100, 190) at steps 3..4)
   };
   EXPECT_EQ(planGreedyBySize(buffers), (std::vector<int64_t>{0, 100, 100, 190, 100}));
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_EQ(plan.arenaSize, 260);
   EXPECT_EQ(plan.lowerBound, 260);
 }
 
 // Tests that offsets are multiples of the alignment.
-TEST(MemoryPlanner, Alignment) {
+TEST(IntervalPlanner, Alignment) {
   std::vector<BufferInterval> buffers = {
       //     id  live    size  align  offset
       buffer(0, 0, 2, 100, 256), //   0
       buffer(1, 0, 2, 100, 256), //   256
       buffer(2, 1, 3, 10, 256),  //   512
   };
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_EQ(plan.offsets, (std::vector<int64_t>{0, 256, 512}));
   EXPECT_EQ(plan.arenaSize, 522);
   EXPECT_EQ(plan.lowerBound, 210);
@@ -148,21 +148,21 @@ TEST(MemoryPlanner, Alignment) {
 }
 
 // Tests that empty buffers go at offset 0 and need no bytes.
-TEST(MemoryPlanner, ZeroSizeBuffers) {
+TEST(IntervalPlanner, ZeroSizeBuffers) {
   std::vector<BufferInterval> buffers = {
       //     id  live    size  offset
       buffer(0, 0, 5, 0),  //   0
       buffer(1, 0, 5, 64), //   0
       buffer(2, 2, 3, 0),  //   0
   };
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_EQ(plan.offsets, (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(plan.arenaSize, 64);
 }
 
 // Tests that the exact search finds a perfect packing where greedy does
 // not, and proves the capacity below it infeasible.
-TEST(MemoryPlanner, ExactSearchBeatsGreedy) {
+TEST(IntervalPlanner, ExactSearchBeatsGreedy) {
   std::vector<BufferInterval> buffers = {
       //     id  live    size  offset (a perfect packing: 10 bytes)
       buffer(0, 0, 1, 6), //    0
@@ -174,7 +174,7 @@ TEST(MemoryPlanner, ExactSearchBeatsGreedy) {
   // Greedy by size puts buffers 0 and 2 at 0 and buffer 1 at 6; buffer 3
   // then finds no 3-byte gap and goes on top, at 10.
   EXPECT_EQ(planGreedyBySize(buffers), (std::vector<int64_t>{0, 6, 0, 10}));
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_EQ(plan.greedyArenaSize, 13);
   EXPECT_EQ(plan.arenaSize, 10);
   EXPECT_EQ(plan.method, PlanMethod::ExactSearch);
@@ -188,7 +188,7 @@ TEST(MemoryPlanner, ExactSearchBeatsGreedy) {
 // packing below buffer 2 rests on buffer 1 while floating 1 byte above
 // buffer 3; the search must still find a 4-byte plan (this one or its
 // mirror image, buffer 2 at 0 under buffers 0, 1 and 3) and prove 3 too few.
-TEST(MemoryPlanner, ExactSearchRestsBuffersOnPlacedTops) {
+TEST(IntervalPlanner, ExactSearchRestsBuffersOnPlacedTops) {
   std::vector<BufferInterval> buffers = {
       //     id  live    size  offset (a perfect packing: 4 bytes)
       buffer(0, 0, 1, 2), //    0
@@ -204,12 +204,12 @@ TEST(MemoryPlanner, ExactSearchRestsBuffersOnPlacedTops) {
 }
 
 // Tests that turning the search off leaves the greedy plan.
-TEST(MemoryPlanner, TimeLimitZeroIsGreedyOnly) {
+TEST(IntervalPlanner, TimeLimitZeroIsGreedyOnly) {
   std::vector<BufferInterval> buffers = {buffer(0, 0, 1, 6), buffer(1, 0, 2, 4),
                                          buffer(2, 2, 3, 5), buffer(3, 1, 3, 3)};
   PlannerOptions options;
   options.timeLimitSeconds = 0;
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   EXPECT_EQ(plan.arenaSize, 13);
   EXPECT_EQ(plan.method, PlanMethod::GreedyBySize);
   EXPECT_FALSE(plan.provedOptimal);
@@ -217,7 +217,7 @@ TEST(MemoryPlanner, TimeLimitZeroIsGreedyOnly) {
 
 // Tests, on random instances with fixed seeds, that every plan verifies,
 // lies between the lower bound and greedy, and respects the alignment.
-TEST(MemoryPlanner, RandomPlansVerify) {
+TEST(IntervalPlanner, RandomPlansVerify) {
   PlannerOptions options;
   options.timeLimitSeconds = 0.005;
   for (uint64_t seed = 1; seed <= 2000; ++seed) {
@@ -226,7 +226,7 @@ TEST(MemoryPlanner, RandomPlansVerify) {
     int64_t alignment = seed % 3 == 0 ? 256 : 1;
     std::vector<BufferInterval> buffers =
         randomBuffers(rng, n, 1 + rng() % 30, 1 + rng() % 10, 1000, alignment);
-    MemoryPlan plan = planMemory(buffers, options);
+    IntervalPlan plan = planIntervals(buffers, options);
     ASSERT_EQ(plan.offsets.size(), n);
     PlanVerdict verdict = verify(buffers, plan.offsets, plan.arenaSize);
     ASSERT_TRUE(verdict.ok) << "seed " << seed << ": " << verdict.message;
@@ -240,13 +240,13 @@ TEST(MemoryPlanner, RandomPlansVerify) {
 
 // Tests that the exact search packs guillotine-cut rectangles (perfect
 // packings) into exactly their height.
-TEST(MemoryPlanner, ExactSearchFindsPerfectPackings) {
+TEST(IntervalPlanner, ExactSearchFindsPerfectPackings) {
   int greedyMisses = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     std::mt19937_64 rng(seed);
     std::vector<BufferInterval> buffers;
     cutRectangle(rng, 0, 20, 0, 1000, 4 + static_cast<int>(rng() % 12), buffers);
-    MemoryPlan plan = planMemory(buffers);
+    IntervalPlan plan = planIntervals(buffers);
     ASSERT_EQ(plan.lowerBound, 1000) << "seed " << seed;
     ASSERT_EQ(plan.arenaSize, 1000) << "seed " << seed;
     ASSERT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok) << "seed " << seed;
@@ -255,19 +255,19 @@ TEST(MemoryPlanner, ExactSearchFindsPerfectPackings) {
   EXPECT_GT(greedyMisses, 0); // the instances do exercise the search
 }
 
-// Tests the exact search and planMemory's fixed-capacity mode against brute
+// Tests the exact search and planIntervals's fixed-capacity mode against brute
 // force on tiny instances with mixed alignments, at every capacity from
 // below the lower bound to greedy's arena: a plan found verifies and fits,
 // and "infeasible" is never claimed when a plan exists (the pruning rules
 // are sound).
-TEST(MemoryPlanner, ExactSearchAgreesWithBruteForce) {
+TEST(IntervalPlanner, ExactSearchAgreesWithBruteForce) {
   int found = 0, infeasible = 0;
   for (uint64_t seed = 1; seed <= 3000; ++seed) {
     std::mt19937_64 rng(seed);
     size_t n = 1 + rng() % 8;
     std::vector<BufferInterval> buffers;
     // Every other seed, most buffers live over the whole schedule [2, 3),
-    // which planMemory stacks (fewer of them: brute force is slow there).
+    // which planIntervals stacks (fewer of them: brute force is slow there).
     bool wide = seed % 2 == 0;
     if (wide)
       n = 1 + n % 6;
@@ -300,7 +300,7 @@ TEST(MemoryPlanner, ExactSearchAgreesWithBruteForce) {
       PlannerOptions options;
       options.capacity = capacity;
       options.timeLimitSeconds = 10.0;
-      MemoryPlan plan = planMemory(buffers, options);
+      IntervalPlan plan = planIntervals(buffers, options);
       ASSERT_EQ(plan.capacityStatus,
                 fits ? SearchStatus::Found : SearchStatus::Infeasible)
           << "seed " << seed << ", capacity " << capacity;
@@ -314,25 +314,25 @@ TEST(MemoryPlanner, ExactSearchAgreesWithBruteForce) {
 
 // Tests --capacity's mode: greedy's plan when it fits, the exact search's
 // when only that fits, and a proof when the lower bound is above it.
-TEST(MemoryPlanner, FixedCapacity) {
+TEST(IntervalPlanner, FixedCapacity) {
   std::vector<BufferInterval> buffers = {buffer(0, 0, 1, 6), buffer(1, 0, 2, 4),
                                          buffer(2, 2, 3, 5), buffer(3, 1, 3, 3)};
   PlannerOptions options;
   options.capacity = 13; // greedy's arena
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   EXPECT_EQ(plan.capacityStatus, SearchStatus::Found);
   EXPECT_EQ(plan.method, PlanMethod::GreedyBySize);
   EXPECT_EQ(plan.arenaSize, 13);
 
   options.capacity = 11;
-  plan = planMemory(buffers, options);
+  plan = planIntervals(buffers, options);
   EXPECT_EQ(plan.capacityStatus, SearchStatus::Found);
   EXPECT_EQ(plan.method, PlanMethod::ExactSearch);
   EXPECT_LE(plan.arenaSize, 11);
   EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
 
   options.capacity = 9; // below the lower bound
-  plan = planMemory(buffers, options);
+  plan = planIntervals(buffers, options);
   EXPECT_EQ(plan.capacityStatus, SearchStatus::Infeasible);
   EXPECT_EQ(plan.arenaSize, 13); // greedy's plan stays
 }
@@ -340,11 +340,11 @@ TEST(MemoryPlanner, FixedCapacity) {
 // Tests that a capacity the lower bound fits but no plan does is proven
 // infeasible by the search: two buffers live together, each of 2 bytes with
 // 4-byte alignment, need 6 bytes although only 4 are ever live.
-TEST(MemoryPlanner, FixedCapacityProvenInfeasible) {
+TEST(IntervalPlanner, FixedCapacityProvenInfeasible) {
   std::vector<BufferInterval> buffers = {buffer(0, 0, 2, 2, 4), buffer(1, 0, 2, 2, 4)};
   PlannerOptions options;
   options.capacity = 5;
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   EXPECT_EQ(plan.lowerBound, 4);
   EXPECT_EQ(plan.capacityStatus, SearchStatus::Infeasible);
   EXPECT_EQ(plan.arenaSize, 6);
@@ -354,12 +354,12 @@ TEST(MemoryPlanner, FixedCapacityProvenInfeasible) {
 // planned in under a second (a few hundred milliseconds on one loaded core
 // of the dev machine; tests build in Release). Above maxExactSearchBuffers
 // the exact search does not run.
-TEST(MemoryPlanner, GreedyScalesTo100kBuffers) {
+TEST(IntervalPlanner, GreedyScalesTo100kBuffers) {
   std::mt19937_64 rng(42);
   std::vector<BufferInterval> buffers =
       randomBuffers(rng, 100000, 200000, 100, 1 << 20, 256);
   auto start = std::chrono::steady_clock::now();
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 1.0);
@@ -372,14 +372,14 @@ TEST(MemoryPlanner, GreedyScalesTo100kBuffers) {
 // Tests that the exact search keeps to its time limit on an instance too
 // large to finish (10,000 buffers, under the buffer cap) and never returns
 // a plan worse than greedy's.
-TEST(MemoryPlanner, ExactSearchKeepsTimeLimit) {
+TEST(IntervalPlanner, ExactSearchKeepsTimeLimit) {
   std::mt19937_64 rng(7);
   std::vector<BufferInterval> buffers =
       randomBuffers(rng, 10000, 20000, 200, 1 << 20, 256);
   PlannerOptions options;
   options.timeLimitSeconds = 0.2;
   auto start = std::chrono::steady_clock::now();
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 0.6);
@@ -392,7 +392,7 @@ TEST(MemoryPlanner, ExactSearchKeepsTimeLimit) {
 // parameters and optimizer state live over the whole step, the rest
 // activations and temporaries. The plan reaches the lower bound and returns
 // long before the default 1 s limit: the search stops at the lower bound.
-TEST(MemoryPlanner, CompilerShapeStopsAtLowerBound) {
+TEST(IntervalPlanner, CompilerShapeStopsAtLowerBound) {
   std::mt19937_64 rng(3);
   std::vector<BufferInterval> buffers;
   int64_t steps = 2000;
@@ -404,7 +404,7 @@ TEST(MemoryPlanner, CompilerShapeStopsAtLowerBound) {
     buffers.push_back(buffer(1500 + i, lower, std::min(steps, lower + life),
                              256 * (1 + rng() % 2048), 256));
   }
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_LT(plan.seconds, 0.5);
   EXPECT_EQ(plan.arenaSize, plan.lowerBound);
   EXPECT_TRUE(plan.provedOptimal);
@@ -414,7 +414,7 @@ TEST(MemoryPlanner, CompilerShapeStopsAtLowerBound) {
 
 // Tests that buffers live over the whole schedule are stacked on top of
 // the plan of the others, largest alignment first.
-TEST(MemoryPlanner, StacksWholeScheduleBuffers) {
+TEST(IntervalPlanner, StacksWholeScheduleBuffers) {
   std::vector<BufferInterval> buffers = {
       //     id  live     size align  offset
       buffer(0, 0, 10, 512, 256), //  1024  (the others' plan: 1024 bytes)
@@ -424,7 +424,7 @@ TEST(MemoryPlanner, StacksWholeScheduleBuffers) {
       buffer(4, 4, 9, 0, 1),      //  0     (no bytes)
       buffer(5, 3, 8, 512, 256),  //  0
   };
-  MemoryPlan plan = planMemory(buffers);
+  IntervalPlan plan = planIntervals(buffers);
   EXPECT_EQ(plan.offsets, (std::vector<int64_t>{1024, 512, 1536, 1792, 0, 0}));
   EXPECT_EQ(plan.arenaSize, 2304);
   EXPECT_EQ(plan.lowerBound, 2304);
@@ -434,17 +434,17 @@ TEST(MemoryPlanner, StacksWholeScheduleBuffers) {
 
 // Tests relativeGap: the search stops at the first plan within the gap
 // instead of insisting on the lower bound.
-TEST(MemoryPlanner, RelativeGapStopsEarly) {
+TEST(IntervalPlanner, RelativeGapStopsEarly) {
   std::mt19937_64 rng(11);
   std::vector<BufferInterval> buffers;
   cutRectangle(rng, 0, 40, 0, 100000, 60, buffers);
   PlannerOptions options;
   options.relativeGap = 0.5; // greedy's plan is within it
-  MemoryPlan plan = planMemory(buffers, options);
+  IntervalPlan plan = planIntervals(buffers, options);
   EXPECT_GT(plan.greedyArenaSize, 100000);
   EXPECT_EQ(plan.method, PlanMethod::GreedyBySize);
   EXPECT_LE(plan.arenaSize, 150000);
   options.relativeGap = 0;
-  plan = planMemory(buffers, options);
+  plan = planIntervals(buffers, options);
   EXPECT_EQ(plan.arenaSize, 100000);
 }

@@ -1,4 +1,4 @@
-//===- MemoryReport.h - The memory plan as JSON and as text ------*- C++ -*-===//
+//===- PlanReport.h - The memory plan as JSON and as text --------*- C++ -*-===//
 //
 // `cairn build --memory-report FILE` writes the plan in the format FILE's
 // extension names (.json, .txt, .html); `cairn plan MODEL` prints the text.
@@ -19,8 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_MEMORYREPORT_H
-#define CAIRN_CODEGEN_MEMORYREPORT_H
+#ifndef CAIRN_CODEGEN_PLANREPORT_H
+#define CAIRN_CODEGEN_PLANREPORT_H
 
 #include "passes/ArenaPlan.h"
 
@@ -41,20 +41,20 @@ std::optional<ReportFormat> getReportFormat(llvm::StringRef path);
 /// Writes the report to `path` ("-": stdout) in the format its extension
 /// names, atomically: a file that cannot be written completely is not left
 /// behind. On failure `error` says why.
-llvm::LogicalResult writeMemoryReportFile(const KernelGraph &program,
+llvm::LogicalResult writePlanReportFile(const KernelGraph &program,
                                           const ArenaPlan &plan,
                                           llvm::StringRef path,
                                           std::string &error);
 
 /// The report as a JSON document (pretty-printed, trailing newline).
-std::string formatMemoryReportJson(const KernelGraph &program,
+std::string formatPlanReportJson(const KernelGraph &program,
                                    const ArenaPlan &plan);
 
 /// The report for people: totals, the peak and what is live there, the
 /// largest buffers, planned vs no-reuse vs lower bound.
-void printMemoryReportText(const KernelGraph &program, const ArenaPlan &plan,
+void printPlanReportText(const KernelGraph &program, const ArenaPlan &plan,
                            llvm::raw_ostream &os);
 
 } // namespace cairn::codegen
 
-#endif // CAIRN_CODEGEN_MEMORYREPORT_H
+#endif // CAIRN_CODEGEN_PLANREPORT_H

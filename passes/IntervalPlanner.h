@@ -1,4 +1,4 @@
-//===- MemoryPlanner.h - Static offsets for buffers with lifetimes -*- C++ -*-===//
+//===- IntervalPlanner.h - Static offsets for buffers with lifetimes -*- C++ -*-===//
 //
 // The static memory planner: plain C++ over plain data (intervals in, offsets
 // out), no MLIR. The PlanMemory pass converts IR to BufferIntervals and the
@@ -22,15 +22,15 @@
 //      at one time), an exact branch-and-bound search in the style of
 //      MiniMalloc (Moffitt, ASPLOS 2023) under a time limit
 //      (ExactPlanSearch.cpp): for the lower bound first, then for targets
-//      bisected up to the best plan found (MemoryPlanner.cpp). With a fixed
+//      bisected up to the best plan found (IntervalPlanner.cpp). With a fixed
 //      capacity it looks for any plan that fits, as MiniMalloc does.
 //
 // The result is checked by the independent PlanVerifier, not here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_PASSES_MEMORYPLANNER_H
-#define CAIRN_PASSES_MEMORYPLANNER_H
+#ifndef CAIRN_PASSES_INTERVALPLANNER_H
+#define CAIRN_PASSES_INTERVALPLANNER_H
 
 #include <cstddef>
 #include <cstdint>
@@ -82,7 +82,7 @@ struct PlannerOptions {
   double relativeGap = 0;
 };
 
-struct MemoryPlan {
+struct IntervalPlan {
   /// offsets[i] is the offset of buffers[i], a multiple of its alignment.
   std::vector<int64_t> offsets;
   /// max over buffers of offset + size (0 when there are none).
@@ -100,7 +100,7 @@ struct MemoryPlan {
   /// when no plan can, TimedOut when none was found in time (or no search
   /// ran).
   SearchStatus capacityStatus = SearchStatus::TimedOut;
-  /// Wall-clock time of planMemory, in seconds.
+  /// Wall-clock time of planIntervals, in seconds.
   double seconds = 0;
 };
 
@@ -133,9 +133,9 @@ SearchResult searchExactPlan(const std::vector<BufferInterval> &buffers,
 
 /// Greedy, then (if it is above the lower bound, or above
 /// `options.capacity` when that is given) the exact search.
-MemoryPlan planMemory(const std::vector<BufferInterval> &buffers,
+IntervalPlan planIntervals(const std::vector<BufferInterval> &buffers,
                       const PlannerOptions &options = {});
 
 } // namespace cairn
 
-#endif // CAIRN_PASSES_MEMORYPLANNER_H
+#endif // CAIRN_PASSES_INTERVALPLANNER_H

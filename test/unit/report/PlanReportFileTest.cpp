@@ -1,11 +1,11 @@
-//===- MemoryReportFileTest.cpp - --memory-report FILE ---------------------===//
+//===- PlanReportFileTest.cpp - --memory-report FILE ---------------------===//
 //
 // The report's format comes from the file's extension, and a file is written
 // whole or not at all.
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/MemoryReport.h"
+#include "codegen/PlanReport.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -42,7 +42,7 @@ std::string readFile(const std::string &path) {
   return buffer ? (*buffer)->getBuffer().str() : "<unreadable>";
 }
 
-TEST(MemoryReportFile, FormatsByExtension) {
+TEST(PlanReportFile, FormatsByExtension) {
   EXPECT_EQ(getReportFormat("a.json"), ReportFormat::Json);
   EXPECT_EQ(getReportFormat("A.JSON"), ReportFormat::Json);
   EXPECT_EQ(getReportFormat("plan.txt"), ReportFormat::Text);
@@ -52,33 +52,33 @@ TEST(MemoryReportFile, FormatsByExtension) {
   EXPECT_FALSE(getReportFormat("json"));
 }
 
-TEST(MemoryReportFile, WritesEachFormat) {
+TEST(PlanReportFile, WritesEachFormat) {
   ArenaPlan plan;
   KernelGraph graph = makeGraph(plan);
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("cairn-report", dir));
   std::string error;
   std::string json = (dir + "/plan.json").str();
-  ASSERT_TRUE(succeeded(writeMemoryReportFile(graph, plan, json, error))) << error;
-  EXPECT_EQ(readFile(json), formatMemoryReportJson(graph, plan));
+  ASSERT_TRUE(succeeded(writePlanReportFile(graph, plan, json, error))) << error;
+  EXPECT_EQ(readFile(json), formatPlanReportJson(graph, plan));
   std::string text = (dir + "/plan.txt").str();
-  ASSERT_TRUE(succeeded(writeMemoryReportFile(graph, plan, text, error))) << error;
+  ASSERT_TRUE(succeeded(writePlanReportFile(graph, plan, text, error))) << error;
   EXPECT_NE(readFile(text).find("Tiny"), std::string::npos);
   std::string html = (dir + "/plan.html").str();
-  ASSERT_TRUE(succeeded(writeMemoryReportFile(graph, plan, html, error))) << error;
+  ASSERT_TRUE(succeeded(writePlanReportFile(graph, plan, html, error))) << error;
   EXPECT_NE(readFile(html).find("<html"), std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }
 
-TEST(MemoryReportFile, FailsWithoutLeavingAFile) {
+TEST(PlanReportFile, FailsWithoutLeavingAFile) {
   ArenaPlan plan;
   KernelGraph graph = makeGraph(plan);
   std::string error;
-  EXPECT_TRUE(failed(writeMemoryReportFile(graph, plan, "/tmp/plan.csv", error)));
+  EXPECT_TRUE(failed(writePlanReportFile(graph, plan, "/tmp/plan.csv", error)));
   EXPECT_EQ(error, "--memory-report '/tmp/plan.csv': expected a file ending "
                    "in .json, .txt or .html");
   error.clear();
-  EXPECT_TRUE(failed(writeMemoryReportFile(
+  EXPECT_TRUE(failed(writePlanReportFile(
       graph, plan, "/nonexistent-dir/plan.json", error)));
   EXPECT_FALSE(error.empty());
   EXPECT_FALSE(llvm::sys::fs::exists("/nonexistent-dir/plan.json"));

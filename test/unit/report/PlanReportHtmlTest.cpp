@@ -1,4 +1,4 @@
-//===- MemoryReportHtmlTest.cpp - The memory report's HTML page -----------===//
+//===- PlanReportHtmlTest.cpp - The memory report's HTML page -----------===//
 //
 // What can be checked without a browser: the page is complete, the JSON is
 // embedded so that no name can end the script element, and nothing is
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/MemoryReportHtml.h"
+#include "codegen/PlanReportHtml.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,7 +27,7 @@ constexpr llvm::StringLiteral kDataClose = "\n</script>";
 std::string render(llvm::StringRef json) {
   std::string page;
   llvm::raw_string_ostream os(page);
-  writeMemoryReportHtml(json, os);
+  writePlanReportHtml(json, os);
   return page;
 }
 
@@ -65,7 +65,7 @@ constexpr llvm::StringLiteral kSmallReport =
 
 } // namespace
 
-TEST(MemoryReportHtml, WritesACompletePage) {
+TEST(PlanReportHtml, WritesACompletePage) {
   std::string page = render(kSmallReport);
   llvm::StringRef text = page;
   EXPECT_TRUE(text.starts_with("<!DOCTYPE html>\n")) << text.take_front(80).str();
@@ -78,11 +78,11 @@ TEST(MemoryReportHtml, WritesACompletePage) {
   EXPECT_NE(text.find("data-render-errors=\"\""), llvm::StringRef::npos);
 }
 
-TEST(MemoryReportHtml, EmbedsTheJsonUnchanged) {
+TEST(PlanReportHtml, EmbedsTheJsonUnchanged) {
   EXPECT_EQ(embedded(render(kSmallReport)), kSmallReport.str());
 }
 
-TEST(MemoryReportHtml, NoNameCanEndTheScript) {
+TEST(PlanReportHtml, NoNameCanEndTheScript) {
   std::string plainPage = render(kSmallReport);
   std::string json = R"({"model":"</script><script>alert(1)</script>",)"
                      R"("source":"<!--<script>","devices":[],)"
@@ -99,7 +99,7 @@ TEST(MemoryReportHtml, NoNameCanEndTheScript) {
   EXPECT_EQ(unescape(data), json);
 }
 
-TEST(MemoryReportHtml, EscapesOnlyLessThan) {
+TEST(PlanReportHtml, EscapesOnlyLessThan) {
   // '>' and '&' are harmless in script data; UTF-8 and JSON escapes pass.
   std::string json = "{\"model\":\"a>b & c \\\"q\\\" \xc3\xa9 \xe2\x80\xa8\","
                      "\"x\":\"<\\/script\"}";
@@ -108,14 +108,14 @@ TEST(MemoryReportHtml, EscapesOnlyLessThan) {
             "\"x\":\"\\u003c\\/script\"}");
 }
 
-TEST(MemoryReportHtml, NeedsNothingFromTheNetwork) {
+TEST(PlanReportHtml, NeedsNothingFromTheNetwork) {
   std::string page = render(kSmallReport);
   for (llvm::StringRef needle :
        {"http://", "https://", "src=", "href=", "@import", "url(", "//cdn"})
     EXPECT_EQ(page.find(needle.str()), std::string::npos) << needle.str();
 }
 
-TEST(MemoryReportHtml, WritesAPageForAnyText) {
+TEST(PlanReportHtml, WritesAPageForAnyText) {
   // Not JSON at all: the page is still complete, and its script reports it.
   for (llvm::StringRef json : {"", "not json", "{\"devices\":"}) {
     std::string page = render(json);

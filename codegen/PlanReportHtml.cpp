@@ -1,4 +1,4 @@
-//===- MemoryReportHtml.cpp - The memory report as one HTML page ----------===//
+//===- PlanReportHtml.cpp - The memory report as one HTML page ----------===//
 //
 // The page is static text around the embedded JSON: the script parses the
 // JSON in the browser, so this file only escapes it. Everything the page
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/MemoryReportHtml.h"
+#include "codegen/PlanReportHtml.h"
 
 using namespace cairn;
 using namespace cairn::codegen;
@@ -777,7 +777,7 @@ try {
 
 } // namespace
 
-void cairn::codegen::writeMemoryReportHtml(llvm::StringRef reportJson,
+void cairn::codegen::writePlanReportHtml(llvm::StringRef reportJson,
                                            llvm::raw_ostream &os) {
   os << kPageHead;
   // Inside a JSON string "\u003c" reads back as '<'; outside one '<' is

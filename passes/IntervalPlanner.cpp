@@ -1,4 +1,4 @@
-//===- MemoryPlanner.cpp - Static offsets for buffers with lifetimes ------===//
+//===- IntervalPlanner.cpp - Static offsets for buffers with lifetimes ------===//
 //
 // The driver. Buffers live over the whole schedule are stacked on top of
 // the plan of the others, which goes to greedy, then to the exact search
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlanner.h"
+#include "passes/IntervalPlanner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,10 +28,10 @@ double secondsSince(Clock::time_point start) {
 /// Greedy, then the exact search, on buffers none of which is stacked.
 /// `capacity` is that of PlannerOptions less the stacked bytes (only read
 /// when `fixedCapacity`).
-MemoryPlan planUnstacked(const std::vector<BufferInterval> &buffers,
+IntervalPlan planUnstacked(const std::vector<BufferInterval> &buffers,
                          const PlannerOptions &options, bool fixedCapacity,
                          int64_t capacity, Clock::time_point start) {
-  MemoryPlan plan;
+  IntervalPlan plan;
   plan.lowerBound = computeLowerBound(buffers);
   plan.offsets = planGreedyBySize(buffers);
   plan.arenaSize = plan.greedyArenaSize = computeArenaSize(buffers, plan.offsets);
@@ -169,13 +169,13 @@ const char *getPlanMethodName(PlanMethod method) {
   return "unknown";
 }
 
-MemoryPlan planMemory(const std::vector<BufferInterval> &buffers,
+IntervalPlan planIntervals(const std::vector<BufferInterval> &buffers,
                       const PlannerOptions &options) {
   Clock::time_point start = Clock::now();
   bool fixedCapacity = options.capacity > 0;
   std::optional<Stack> stack = stackWholeScheduleBuffers(buffers);
   if (!stack) {
-    MemoryPlan plan =
+    IntervalPlan plan =
         planUnstacked(buffers, options, fixedCapacity, options.capacity, start);
     plan.seconds = secondsSince(start);
     return plan;
@@ -185,9 +185,9 @@ MemoryPlan planMemory(const std::vector<BufferInterval> &buffers,
   others.reserve(stack->others.size());
   for (size_t i : stack->others)
     others.push_back(buffers[i]);
-  MemoryPlan sub = planUnstacked(others, options, fixedCapacity,
+  IntervalPlan sub = planUnstacked(others, options, fixedCapacity,
                                  options.capacity - stack->size, start);
-  MemoryPlan plan;
+  IntervalPlan plan;
   plan.offsets.assign(buffers.size(), 0);
   for (size_t k = 0; k < stack->others.size(); ++k)
     plan.offsets[stack->others[k]] = sub.offsets[k];

@@ -1,4 +1,4 @@
-//===- MemoryReportHtml.h - The memory report as one HTML page --*- C++ -*-===//
+//===- PlanReportHtml.h - The memory report as one HTML page --*- C++ -*-===//
 //
 // Renders the memory report (the JSON that `cairn plan --memory-report`
 // writes) as a self-contained HTML page: the JSON embedded as data, inline
@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CAIRN_CODEGEN_MEMORYREPORTHTML_H
-#define CAIRN_CODEGEN_MEMORYREPORTHTML_H
+#ifndef CAIRN_CODEGEN_PLANREPORTHTML_H
+#define CAIRN_CODEGEN_PLANREPORTHTML_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -22,8 +22,8 @@ namespace cairn::codegen {
 /// records the outcome on <body>: data-render-status ("done" or "error"),
 /// data-rendered-buffers (buffers with bytes > 0 drawn, all devices) and
 /// data-render-errors (empty when none), for headless-browser tests.
-void writeMemoryReportHtml(llvm::StringRef reportJson, llvm::raw_ostream &os);
+void writePlanReportHtml(llvm::StringRef reportJson, llvm::raw_ostream &os);
 
 } // namespace cairn::codegen
 
-#endif // CAIRN_CODEGEN_MEMORYREPORTHTML_H
+#endif // CAIRN_CODEGEN_PLANREPORTHTML_H

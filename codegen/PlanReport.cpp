@@ -1,8 +1,8 @@
-//===- MemoryReport.cpp - The memory plan as JSON and as text -------------===//
+//===- PlanReport.cpp - The memory plan as JSON and as text -------------===//
 
-#include "codegen/MemoryReport.h"
+#include "codegen/PlanReport.h"
 
-#include "codegen/MemoryReportHtml.h"
+#include "codegen/PlanReportHtml.h"
 #include "passes/ByteSize.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -44,7 +44,7 @@ std::vector<std::string> getStepNames(const ArenaPlan &plan) {
 
 } // namespace
 
-std::string cairn::codegen::formatMemoryReportJson(const KernelGraph &program,
+std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
                                                    const ArenaPlan &plan) {
   using Json = nlohmann::ordered_json;
   Json buffers = Json::array();
@@ -99,7 +99,7 @@ std::string cairn::codegen::formatMemoryReportJson(const KernelGraph &program,
   return report.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-void cairn::codegen::printMemoryReportText(const KernelGraph &program,
+void cairn::codegen::printPlanReportText(const KernelGraph &program,
                                            const ArenaPlan &plan,
                                            llvm::raw_ostream &os) {
   std::vector<const Buffer *> listed = getPlannedBuffers(program, plan);
@@ -236,7 +236,7 @@ cairn::codegen::getReportFormat(llvm::StringRef path) {
   return std::nullopt;
 }
 
-llvm::LogicalResult cairn::codegen::writeMemoryReportFile(
+llvm::LogicalResult cairn::codegen::writePlanReportFile(
     const KernelGraph &program, const ArenaPlan &plan, llvm::StringRef path,
     std::string &error) {
   std::optional<ReportFormat> format = getReportFormat(path);
@@ -252,13 +252,13 @@ llvm::LogicalResult cairn::codegen::writeMemoryReportFile(
     return llvm::failure();
   switch (*format) {
   case ReportFormat::Json:
-    output->os() << formatMemoryReportJson(program, plan);
+    output->os() << formatPlanReportJson(program, plan);
     break;
   case ReportFormat::Text:
-    printMemoryReportText(program, plan, output->os());
+    printPlanReportText(program, plan, output->os());
     break;
   case ReportFormat::Html:
-    writeMemoryReportHtml(formatMemoryReportJson(program, plan), output->os());
+    writePlanReportHtml(formatPlanReportJson(program, plan), output->os());
     break;
   }
   output->os().flush();
