@@ -159,12 +159,7 @@ void CpuEmitter::emitBinary(Operation *op, Value lhs, Value rhs, Value result,
                            .Case([](MulKernelOp) { return "*"; })
                            .Case([](DivKernelOp) { return "/"; })
                            .Default([](Operation *) { return ""; });
-  const char *name = llvm::TypeSwitch<Operation *, const char *>(op)
-                         .Case([](AddKernelOp) { return "Add"; })
-                         .Case([](SubKernelOp) { return "Sub"; })
-                         .Case([](MulKernelOp) { return "Mul"; })
-                         .Case([](DivKernelOp) { return "Div"; })
-                         .Default([](Operation *) { return ""; });
+  const char *name = getBinaryOpName(op);
   int64_t n = getNumElements(result);
   int64_t lhsN = getNumElements(lhs), rhsN = getNumElements(rhs);
   std::string a = ptr(lhs), b = ptr(rhs), y = ptr(result);
@@ -307,10 +302,7 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
             .Case("gelu_tanh_grad", scalar("GeluTanh", true))
             .Default("");
     if (expr.empty())
-      llvm::report_fatal_error(("internal error: chain op '" + kind +
-                                "' has no CPU body")
-                                   .str()
-                                   .c_str());
+      reportMissingBody(op, ("CPU (chain op '" + kind + "')").str());
     line() << "  const " << type << " " << reg(numInputs + j) << " = " << expr
            << ";\n";
   }
@@ -472,11 +464,7 @@ void CpuEmitter::emitKernel(Operation *op) {
           })
           .Default([](Operation *) { return false; });
   if (!done)
-    llvm::report_fatal_error(("internal error: '" +
-                              op->getName().getStringRef() +
-                              "' has no CPU body")
-                                 .str()
-                                 .c_str());
+    reportMissingBody(op, "CPU");
 }
 
 void cairn::codegen::emitCpuProgram(const ProgramGraph &graph,

@@ -424,13 +424,8 @@ void CudaEmitter::emitBinary(Operation *op, Value lhs, Value rhs,
                              llvm::ArrayRef<int64_t> rhsStrides) {
   int64_t n = getNumElements(result);
   int64_t lhsN = getNumElements(lhs), rhsN = getNumElements(rhs);
-  std::string name = llvm::TypeSwitch<Operation *, const char *>(op)
-                         .Case([](AddKernelOp) { return "Add"; })
-                         .Case([](SubKernelOp) { return "Sub"; })
-                         .Case([](MulKernelOp) { return "Mul"; })
-                         .Case([](DivKernelOp) { return "Div"; })
-                         .Default([](Operation *) { return ""; });
-  std::string kind = "cairn::cuda::BinaryOp::" + name;
+  std::string kind =
+      std::string("cairn::cuda::BinaryOp::") + getBinaryOpName(op);
   if (lhsN == n && rhsN == n) {
     line() << call(result, "binarySameShape") << "(cx, " << kind << ", " << n
            << ", " << ptr(lhs) << ", " << ptr(rhs) << ", " << ptr(result)
@@ -660,11 +655,7 @@ void CudaEmitter::emitKernel(Operation *op) {
           })
           .Default([](Operation *) { return false; });
   if (!done)
-    llvm::report_fatal_error(("internal error: '" +
-                              op->getName().getStringRef() +
-                              "' has no CUDA body")
-                                 .str()
-                                 .c_str());
+    reportMissingBody(op, "CUDA");
 }
 
 void cairn::codegen::emitCudaProgram(const ProgramGraph &graph,

@@ -17,6 +17,25 @@ const char *cairn::codegen::getElementCType(Value value) {
   return getCType(*getDType(value.getType()));
 }
 
+const char *cairn::codegen::getBinaryOpName(Operation *op) {
+  return llvm::TypeSwitch<Operation *, const char *>(op)
+      .Case([](AddKernelOp) { return "Add"; })
+      .Case([](SubKernelOp) { return "Sub"; })
+      .Case([](MulKernelOp) { return "Mul"; })
+      .Case([](DivKernelOp) { return "Div"; })
+      .Default([](Operation *) -> const char * {
+        llvm_unreachable("not an arithmetic kernel");
+      });
+}
+
+void cairn::codegen::reportMissingBody(Operation *op, llvm::StringRef target) {
+  llvm::report_fatal_error(("internal error: '" +
+                            op->getName().getStringRef() + "' has no " +
+                            target + " body")
+                               .str()
+                               .c_str());
+}
+
 namespace {
 
 /// Builds one call's arguments.

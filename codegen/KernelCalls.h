@@ -64,6 +64,13 @@ void printKernelCall(llvm::raw_ostream &os, unsigned indent,
                      llvm::function_ref<std::string()> site,
                      llvm::function_ref<std::string(mlir::Value)> workspace);
 
+/// "Add", "Sub", "Mul" or "Div": the runtime's BinaryOp of an arithmetic
+/// kernel.
+const char *getBinaryOpName(mlir::Operation *op);
+
+/// Stops with an internal error: `target` ("CPU") has no body for `op`.
+[[noreturn]] void reportMissingBody(mlir::Operation *op, llvm::StringRef target);
+
 /// "float", "double", "int32_t", "int64_t" for the elements of `value`'s
 /// memref.
 const char *getElementCType(mlir::Value value);

@@ -16,4 +16,16 @@
 
 #include "ir/CairnEnums.h.inc"
 
+namespace cairn {
+
+/// input, param, buffer, optimizer and output: at one place in the arena for
+/// the whole run, shared by both steps; the other kinds live within a step.
+constexpr bool isPersistent(BufferKind kind) {
+  return kind == BufferKind::input || kind == BufferKind::param ||
+         kind == BufferKind::buffer || kind == BufferKind::optimizer ||
+         kind == BufferKind::output;
+}
+
+} // namespace cairn
+
 #endif // CAIRN_IR_CAIRNENUMS_H

@@ -161,18 +161,7 @@ int64_t BufferOp::getBytes() {
   return type.getNumElements() * getElementBytes(type);
 }
 
-bool BufferOp::isPersistent() {
-  switch (getKind()) {
-  case BufferKind::input:
-  case BufferKind::param:
-  case BufferKind::buffer:
-  case BufferKind::optimizer:
-  case BufferKind::output:
-    return true;
-  default:
-    return false;
-  }
-}
+bool BufferOp::isPersistent() { return cairn::isPersistent(getKind()); }
 
 /// IR reads best with the buffer's own name: %fc1.weight prints as
 /// %fc1.weight (MLIR makes it a valid, unique SSA name).

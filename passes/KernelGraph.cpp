@@ -33,23 +33,6 @@ llvm::StringRef cairn::getDTypeName(DType dtype) {
 
 bool cairn::isFloat(DType dtype) { return runtime::isFloatDType(dtype); }
 
-bool cairn::isPersistent(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::input:
-  case BufferKind::param:
-  case BufferKind::buffer:
-  case BufferKind::optimizer:
-  case BufferKind::output:
-    return true;
-  case BufferKind::grad:
-  case BufferKind::activation:
-  case BufferKind::saved:
-  case BufferKind::temp:
-  case BufferKind::workspace:
-    return false;
-  }
-  llvm_unreachable("unknown buffer kind");
-}
 
 int64_t Buffer::getNumElements() const {
   int64_t n = 1;

@@ -35,11 +35,6 @@ int64_t getDTypeBytes(DType dtype);
 llvm::StringRef getDTypeName(DType dtype);
 bool isFloat(DType dtype);
 
-/// Persistent kinds (input, param, buffer, optimizer, output) are at the
-/// same place for the whole run, shared by both steps; the others live
-/// within one step.
-bool isPersistent(BufferKind kind);
-
 constexpr int kNoBuffer = -1;
 
 struct Buffer {

@@ -316,6 +316,7 @@ ProgramOp cairn::writeProgram(const KernelGraph &graph, ModuleOp module) {
 
 FailureOr<ProgramGraph> cairn::readProgram(ProgramOp program) {
   ProgramGraph result;
+  result.program = program;
   KernelGraph &graph = result.graph;
   graph.model = program.getModel().str();
   graph.sourceFile = program.getSource().str();
@@ -460,6 +461,14 @@ ProgramOp cairn::getProgramFor(ModuleOp module, StringRef pass) {
                      << " expected a cairn.program (cairn-lower-to-kernels "
                         "makes it from @train_step and @forward)";
   return {};
+}
+
+FailureOr<ProgramGraph> cairn::readProgramFor(ModuleOp module,
+                                              StringRef pass) {
+  ProgramOp program = getProgramFor(module, pass);
+  if (!program)
+    return failure();
+  return readProgram(program);
 }
 
 void cairn::dropPlan(ProgramOp program) {

@@ -66,11 +66,18 @@ struct ProgramGraph {
   mlir::Operation *getKernelOp(StepKind step, int index) const {
     return kernels[static_cast<unsigned>(step)][index];
   }
+  /// The program read.
+  ProgramOp getProgram() const { return program; }
+
+  ProgramOp program;
 };
 
 /// Reads `program` (liveness computed). Fails with an error at the kernel
 /// when a kernel has a kind the graph does not know.
 mlir::FailureOr<ProgramGraph> readProgram(ProgramOp program);
+/// Reads the module's program for `pass`: getProgramFor, then readProgram.
+mlir::FailureOr<ProgramGraph> readProgramFor(mlir::ModuleOp module,
+                                             llvm::StringRef pass);
 
 /// The module's cairn.program, or null (there is at most one).
 ProgramOp getProgram(mlir::ModuleOp module);

@@ -19,12 +19,11 @@ namespace {
 struct ScheduleForMemoryPass
     : cairn::impl::ScheduleForMemoryPassBase<ScheduleForMemoryPass> {
   void runOnOperation() override {
-    ProgramOp program = getProgramFor(getOperation(), getArgument());
-    if (!program)
-      return signalPassFailure();
-    FailureOr<ProgramGraph> read = readProgram(program);
+    FailureOr<ProgramGraph> read =
+        readProgramFor(getOperation(), getArgument());
     if (failed(read))
       return signalPassFailure();
+    ProgramOp program = read->getProgram();
     ProgramGraph &graph = *read;
     Builder b(program.getContext());
     for (auto step : program.getBody().front().getOps<StepOp>()) {

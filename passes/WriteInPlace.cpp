@@ -16,10 +16,8 @@ namespace {
 
 struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
   void runOnOperation() override {
-    ProgramOp program = getProgramFor(getOperation(), getArgument());
-    if (!program)
-      return signalPassFailure();
-    FailureOr<ProgramGraph> read = readProgram(program);
+    FailureOr<ProgramGraph> read =
+        readProgramFor(getOperation(), getArgument());
     if (failed(read))
       return signalPassFailure();
     ProgramGraph &graph = *read;
@@ -28,7 +26,8 @@ struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
     options.reorder = false;
     options.place = false;
     planArena(graph.graph, options);
-    // New decisions change lifetimes: a plan made before is stale.
+    // Each buffer op and what it is now to be written over (or null).
+    SmallVector<std::pair<BufferOp, Value>> decisions;
     bool changed = false;
     for (const Buffer &buffer : graph.graph.buffers) {
       auto op = graph.values[buffer.id].getDefiningOp<BufferOp>();
@@ -38,17 +37,13 @@ struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
                        ? Value()
                        : graph.values[buffer.inPlaceOf];
       changed |= over != op.getInPlace();
+      decisions.push_back({op, over});
     }
     if (!changed)
       return markAllAnalysesPreserved();
-    dropPlan(program);
-    for (const Buffer &buffer : graph.graph.buffers) {
-      auto op = graph.values[buffer.id].getDefiningOp<BufferOp>();
-      if (!op)
-        continue;
-      Value over = buffer.inPlaceOf == kNoBuffer
-                       ? Value()
-                       : graph.values[buffer.inPlaceOf];
+    // New decisions change lifetimes: a plan made before is stale.
+    dropPlan(graph.getProgram());
+    for (auto [op, over] : decisions) {
       if (over)
         op.getInPlaceMutable().assign(over);
       else
