@@ -273,7 +273,7 @@ cairn::codegen::describeKernel(const Kernel &k, const KernelGraph &program,
   if (!k.layer.empty())
     text += " " + k.layer;
   text += " ";
-  text += k.kind == KernelKind::Copy
+  text += k.kind == CopyKernelOp::getOperationName()
               ? llvm::StringRef("copy")
               : llvm::StringRef(k.opName).rsplit('.').second;
   // The location is "file:line:col"; quote that line when it is the model's.

@@ -63,12 +63,13 @@ std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
   Json schedule = Json::array();
   for (size_t index = 0; index < plan.schedule.size(); ++index) {
     const Kernel &kernel = getKernel(program, plan.schedule[index]);
-    schedule.push_back({{"index", index},
-                        {"op", kernel.opName},
-                        {"kernel", getKernelKindName(kernel.kind).str()},
-                        {"step", stringifyStepKind(plan.schedule[index].step).str()},
-                        {"layer", kernel.layer},
-                        {"loc", kernel.loc}});
+    schedule.push_back(
+        {{"index", index},
+         {"op", kernel.opName},
+         {"kernel", getKernelKindName(kernel.kind)},
+         {"step", stringifyStepKind(plan.schedule[index].step).str()},
+         {"layer", kernel.layer},
+         {"loc", kernel.loc}});
   }
   Json device = {{"device", 0},
                  {"arena_bytes", plan.arenaBytes},

@@ -18,10 +18,7 @@ ArenaLiveness::ArenaLiveness(Operation *op) {
     program = getProgram(module);
   if (!program)
     return;
-  FailureOr<ProgramGraph> read = readProgram(program);
-  if (failed(read))
-    return;
-  graph = std::move(*read);
+  graph = readProgram(program);
 
   // Lifetimes as the plan sees them, on a copy: planning clears offsets.
   KernelGraph copy = graph->graph;

@@ -11,9 +11,11 @@
 
 #include "passes/ArenaVerifier.h"
 
-#include "llvm/ADT/StringRef.h"
-
+#include "ir/CairnKernelOps.h"
 #include "passes/PlanVerifier.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
 #include <cctype>
@@ -24,26 +26,24 @@ namespace {
 
 /// The kernels whose every same-size operand is read at element i just
 /// before element i of the output is written (this file's own list).
-bool isElementwise(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Relu:
-  case KernelKind::Sigmoid:
-  case KernelKind::Tanh:
-  case KernelKind::Gelu:
-  case KernelKind::ReluGrad:
-  case KernelKind::SigmoidGrad:
-  case KernelKind::TanhGrad:
-  case KernelKind::GeluGrad:
-  case KernelKind::Dropout:
-  case KernelKind::ElementwiseChain:
-    return true;
-  default:
-    return false;
-  }
+bool isElementwise(const std::string &kind) {
+  static const llvm::StringRef kinds[] = {
+      AddKernelOp::getOperationName(),
+      SubKernelOp::getOperationName(),
+      MulKernelOp::getOperationName(),
+      DivKernelOp::getOperationName(),
+      ReluKernelOp::getOperationName(),
+      SigmoidKernelOp::getOperationName(),
+      TanhKernelOp::getOperationName(),
+      GeluKernelOp::getOperationName(),
+      ReluGradKernelOp::getOperationName(),
+      SigmoidGradKernelOp::getOperationName(),
+      TanhGradKernelOp::getOperationName(),
+      GeluGradKernelOp::getOperationName(),
+      DropoutKernelOp::getOperationName(),
+      ElementwiseChainKernelOp::getOperationName(),
+  };
+  return llvm::is_contained(kinds, kind);
 }
 
 } // namespace

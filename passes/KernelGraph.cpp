@@ -2,6 +2,7 @@
 
 #include "passes/KernelGraph.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -41,32 +42,20 @@ int64_t Buffer::getNumElements() const {
   return n;
 }
 
-llvm::StringRef cairn::getKernelKindName(KernelKind kind) {
-  switch (kind) {
-#define CASE(name)                                                             \
-  case KernelKind::name:                                                       \
-    return #name;
-    // clang-format off
-    CASE(Fill) CASE(Constant) CASE(Copy)
-    CASE(Add) CASE(Sub) CASE(Mul) CASE(Div)
-    CASE(Relu) CASE(Sigmoid) CASE(Tanh) CASE(Gelu)
-    CASE(ReluGrad) CASE(SigmoidGrad) CASE(TanhGrad) CASE(GeluGrad)
-    CASE(Softmax) CASE(LogSoftmax) CASE(SoftmaxGrad) CASE(LogSoftmaxGrad)
-    CASE(Matmul) CASE(Linear) CASE(LinearGradInput) CASE(LinearGradWeight)
-    CASE(Conv2d) CASE(Conv2dGradInput) CASE(Conv2dGradWeight)
-    CASE(BatchNormTraining) CASE(BatchNormInference) CASE(BatchNormGrad)
-    CASE(BatchNormRunningUpdate) CASE(LayerNorm) CASE(LayerNormGrad)
-    CASE(Embedding) CASE(EmbeddingGrad) CASE(Dropout)
-    CASE(MaxPool2d) CASE(MaxPool2dGrad) CASE(AvgPool2d) CASE(AvgPool2dGrad)
-    CASE(AdaptiveAvgPool2d) CASE(AdaptiveAvgPool2dGrad)
-    CASE(Permute) CASE(Concat) CASE(Slice) CASE(SliceGrad) CASE(Broadcast)
-    CASE(ReduceSum)
-    CASE(CrossEntropy) CASE(CrossEntropyGrad) CASE(MseLoss) CASE(MseLossGrad)
-    CASE(SgdUpdate) CASE(AdamUpdate) CASE(ElementwiseChain)
-    // clang-format on
-#undef CASE
+std::string cairn::getKernelKindName(llvm::StringRef opName) {
+  // "cairn.kernel.conv2d_grad_input" -> "Conv2dGradInput".
+  llvm::StringRef snake = opName.rsplit('.').second;
+  std::string name;
+  bool upper = true;
+  for (char c : snake) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? llvm::toUpper(c) : c;
+    upper = false;
   }
-  llvm_unreachable("unknown kernel kind");
+  return name;
 }
 
 //===----------------------------------------------------------------------===//

@@ -81,74 +81,9 @@ struct Buffer {
   bool isAlias() const { return aliasOf != kNoBuffer; }
 };
 
-enum class KernelKind {
-  // Data: out = constant, out = in.
-  Fill,
-  Constant,
-  Copy,
-  // Elementwise with NumPy broadcasting.
-  Add,
-  Sub,
-  Mul,
-  Div,
-  // Activations and their gradients.
-  Relu,
-  Sigmoid,
-  Tanh,
-  Gelu,
-  ReluGrad,
-  SigmoidGrad,
-  TanhGrad,
-  GeluGrad,
-  Softmax,
-  LogSoftmax,
-  SoftmaxGrad,
-  LogSoftmaxGrad,
-  // Products.
-  Matmul,
-  Linear,
-  LinearGradInput,
-  LinearGradWeight,
-  Conv2d,
-  Conv2dGradInput,
-  Conv2dGradWeight,
-  // Normalization, embedding, dropout.
-  BatchNormTraining,
-  BatchNormInference,
-  BatchNormGrad,
-  BatchNormRunningUpdate,
-  LayerNorm,
-  LayerNormGrad,
-  Embedding,
-  EmbeddingGrad,
-  Dropout,
-  // Pooling.
-  MaxPool2d,
-  MaxPool2dGrad,
-  AvgPool2d,
-  AvgPool2dGrad,
-  AdaptiveAvgPool2d,
-  AdaptiveAvgPool2dGrad,
-  // Data movement and reductions.
-  Permute,
-  Concat,
-  Slice,
-  SliceGrad,
-  Broadcast,
-  ReduceSum,
-  // Losses.
-  CrossEntropy,
-  CrossEntropyGrad,
-  MseLoss,
-  MseLossGrad,
-  // Optimizer updates, in place.
-  SgdUpdate,
-  AdamUpdate,
-  // Element-wise kernels fused into one (cairn-fuse-elementwise).
-  ElementwiseChain,
-};
-constexpr KernelKind kLastKernelKind = KernelKind::ElementwiseChain;
-llvm::StringRef getKernelKindName(KernelKind kind);
+/// "LinearGradWeight" for the kernel op named "cairn.kernel.linear_grad_weight"
+/// (the reports' name for a kernel kind).
+std::string getKernelKindName(llvm::StringRef opName);
 
 /// The attributes the lowering gives a kernel, by the names its op declares
 /// (ir/CairnKernelOps.td): writeProgram turns them into the typed op's
@@ -186,7 +121,9 @@ private:
 };
 
 struct Kernel {
-  KernelKind kind = KernelKind::Copy;
+  /// Its kind: the name of its op ("cairn.kernel.linear"). The op
+  /// definitions (ir/CairnKernelOps.td) are the one list of kernel kinds.
+  std::string kind;
   /// Buffer ids in the kernel kind's order; kNoBuffer for an absent
   /// optional operand (a bias, an affine weight) or an output nobody reads.
   std::vector<int> inputs;

@@ -68,38 +68,6 @@ static std::string getSourceOpName(Location loc) {
   return "";
 }
 
-std::string cairn::getKernelOpName(KernelKind kind) {
-  // "ReduceSum" -> "reduce_sum", "Conv2dGradInput" -> "conv2d_grad_input".
-  std::string name = "cairn.kernel.";
-  llvm::StringRef camel = getKernelKindName(kind);
-  for (size_t i = 0; i < camel.size(); ++i) {
-    char c = camel[i];
-    if (llvm::isUpper(c)) {
-      if (i > 0)
-        name += '_';
-      name += llvm::toLower(c);
-    } else {
-      name += c;
-    }
-  }
-  return name;
-}
-
-/// The kernel kind of an op name, for every KernelKind.
-static std::optional<KernelKind> lookupKernelKind(StringRef opName) {
-  static const llvm::StringMap<KernelKind> kinds = [] {
-    llvm::StringMap<KernelKind> map;
-    for (int k = 0; k <= static_cast<int>(kLastKernelKind); ++k)
-      map[getKernelOpName(static_cast<KernelKind>(k))] =
-          static_cast<KernelKind>(k);
-    return map;
-  }();
-  auto it = kinds.find(opName);
-  if (it == kinds.end())
-    return std::nullopt;
-  return it->second;
-}
-
 static Type getElementType(MLIRContext *context, DType dtype) {
   Builder b(context);
   switch (dtype) {
@@ -218,7 +186,7 @@ Attribute ProgramWriter::getAttribute(const KernelAttrs::Value &value) {
 }
 
 LogicalResult ProgramWriter::writeKernel(const Kernel &kernel) {
-  std::string name = getKernelOpName(kernel.kind);
+  const std::string &name = kernel.kind;
   std::optional<KernelSignature> signature = getKernelSignature(name);
   auto fail = [&](const Twine &why) {
     return module.emitError() << "internal error: kernel '" << name << "' "
@@ -314,7 +282,7 @@ ProgramOp cairn::writeProgram(const KernelGraph &graph, ModuleOp module) {
 // IR -> KernelGraph
 //===----------------------------------------------------------------------===//
 
-FailureOr<ProgramGraph> cairn::readProgram(ProgramOp program) {
+ProgramGraph cairn::readProgram(ProgramOp program) {
   ProgramGraph result;
   result.program = program;
   KernelGraph &graph = result.graph;
@@ -377,14 +345,8 @@ FailureOr<ProgramGraph> cairn::readProgram(ProgramOp program) {
         add(std::move(buffer), view.getResult(), view.getLoc());
       } else {
         auto kernelOp = cast<KernelOpInterface>(inner);
-        std::optional<KernelKind> kernelKind =
-            lookupKernelKind(inner.getName().getStringRef());
-        if (!kernelKind)
-          return inner.emitError()
-                 << "internal error: no kernel kind for this op in the "
-                    "kernel graph";
         Kernel kernel;
-        kernel.kind = *kernelKind;
+        kernel.kind = inner.getName().getStringRef().str();
         for (Value input : kernelOp.getKernelInputs())
           kernel.inputs.push_back(getId(input));
         for (Value output : kernelOp.getKernelOutputs())

@@ -42,9 +42,6 @@ std::string getLayerName(mlir::Location loc);
 /// DType; nullopt for the types kernels do not take.
 std::optional<DType> getDType(mlir::Type type);
 
-/// The IR op name of a kernel kind ("cairn.kernel.reduce_sum").
-std::string getKernelOpName(KernelKind kind);
-
 /// Writes `graph` as a cairn.program at the end of `module`'s body: the
 /// kernels of each step in list order, the IR locations the graph carries
 /// (the op each kernel comes from as its location's metadata), every
@@ -72,9 +69,8 @@ struct ProgramGraph {
   ProgramOp program;
 };
 
-/// Reads `program` (liveness computed). Fails with an error at the kernel
-/// when a kernel has a kind the graph does not know.
-mlir::FailureOr<ProgramGraph> readProgram(ProgramOp program);
+/// Reads `program`, a verified one (liveness computed).
+ProgramGraph readProgram(ProgramOp program);
 /// Reads the module's program for `pass`: getProgramFor, then readProgram.
 mlir::FailureOr<ProgramGraph> readProgramFor(mlir::ModuleOp module,
                                              llvm::StringRef pass);

@@ -10,6 +10,7 @@
 
 #include "passes/ArenaPlan.h"
 
+#include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -17,7 +18,6 @@
 #include <algorithm>
 
 using namespace mlir;
-using namespace cairn;
 using namespace cairn;
 
 namespace {
@@ -85,27 +85,29 @@ public:
 
 private:
   LogicalResult lowerConstant(ConstantOp op);
-  LogicalResult lowerBinary(KernelKind kind, Operation *op);
-  LogicalResult lowerUnary(KernelKind kind, Operation *op, ValueRange inputs);
-  LogicalResult lowerSoftmax(KernelKind kind, Operation *op, ValueRange inputs,
-                             int64_t dim);
+  LogicalResult lowerBinary(llvm::StringRef kind, Operation *op);
+  LogicalResult lowerUnary(llvm::StringRef kind, Operation *op,
+                           ValueRange inputs);
+  LogicalResult lowerSoftmax(llvm::StringRef kind, Operation *op,
+                             ValueRange inputs, int64_t dim);
   LogicalResult lowerMatmul(MatmulOp op);
-  LogicalResult lowerLinear(KernelKind kind, Operation *op, ValueRange inputs,
-                            ArrayRef<int64_t> weightShape, int64_t rows);
-  LogicalResult lowerConv(KernelKind kind, Operation *op, ValueRange inputs,
-                          std::vector<int64_t> shape);
-  LogicalResult lowerNormGrad(KernelKind kind, Operation *op, Value dy, Value x,
-                              Value weight, KernelAttrs attrs);
+  LogicalResult lowerLinear(llvm::StringRef kind, Operation *op,
+                            ValueRange inputs, ArrayRef<int64_t> weightShape,
+                            int64_t rows);
+  LogicalResult lowerConv(llvm::StringRef kind, Operation *op,
+                          ValueRange inputs, std::vector<int64_t> shape);
+  LogicalResult lowerNormGrad(llvm::StringRef kind, Operation *op, Value dy,
+                              Value x, Value weight, KernelAttrs attrs);
   LogicalResult lowerReduce(Operation *op, Value input, ArrayRef<int64_t> dims,
                             bool mean);
-  LogicalResult lowerUpdate(KernelKind kind, Operation *op, KernelAttrs attrs,
-                            std::vector<int> tied);
+  LogicalResult lowerUpdate(llvm::StringRef kind, Operation *op,
+                            KernelAttrs attrs, std::vector<int> tied);
   /// Gives the m x n x kDepth GEMM kernel `k` of `op` the workspace the
   /// target asks for.
   void addGemmWorkspace(Kernel &k, Operation *op, int64_t m, int64_t n,
                         int64_t kDepth);
 
-  Kernel &add(KernelKind kind, Operation *op, ValueRange inputs) {
+  Kernel &add(llvm::StringRef kind, Operation *op, ValueRange inputs) {
     std::vector<int> in;
     for (Value v : inputs)
       in.push_back(l.get(v));
@@ -140,103 +142,118 @@ LogicalResult OpLowering::lower(Operation *op) {
 
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp op) { return lowerConstant(op); })
-      .Case([&](AddOp op) { return lowerBinary(KernelKind::Add, op); })
-      .Case([&](SubOp op) { return lowerBinary(KernelKind::Sub, op); })
-      .Case([&](MulOp op) { return lowerBinary(KernelKind::Mul, op); })
-      .Case([&](DivOp op) { return lowerBinary(KernelKind::Div, op); })
+      .Case([&](AddOp op) {
+        return lowerBinary(AddKernelOp::getOperationName(), op);
+      })
+      .Case([&](SubOp op) {
+        return lowerBinary(SubKernelOp::getOperationName(), op);
+      })
+      .Case([&](MulOp op) {
+        return lowerBinary(MulKernelOp::getOperationName(), op);
+      })
+      .Case([&](DivOp op) {
+        return lowerBinary(DivKernelOp::getOperationName(), op);
+      })
       .Case([&](ReluOp op) {
-        return lowerUnary(KernelKind::Relu, op, op->getOperands());
+        return lowerUnary(ReluKernelOp::getOperationName(), op,
+                          op->getOperands());
       })
       .Case([&](SigmoidOp op) {
-        return lowerUnary(KernelKind::Sigmoid, op, op->getOperands());
+        return lowerUnary(SigmoidKernelOp::getOperationName(), op,
+                          op->getOperands());
       })
       .Case([&](TanhOp op) {
-        return lowerUnary(KernelKind::Tanh, op, op->getOperands());
+        return lowerUnary(TanhKernelOp::getOperationName(), op,
+                          op->getOperands());
       })
       .Case([&](GeluOp op) {
-        return lowerUnary(KernelKind::Gelu, op, op->getOperands());
+        return lowerUnary(GeluKernelOp::getOperationName(), op,
+                          op->getOperands());
       })
       .Case([&](ReluGradOp op) {
-        return lowerUnary(KernelKind::ReluGrad, op,
+        return lowerUnary(ReluGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getOutput()});
       })
       .Case([&](SigmoidGradOp op) {
-        return lowerUnary(KernelKind::SigmoidGrad, op,
+        return lowerUnary(SigmoidGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getOutput()});
       })
       .Case([&](TanhGradOp op) {
-        return lowerUnary(KernelKind::TanhGrad, op,
+        return lowerUnary(TanhGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getOutput()});
       })
       .Case([&](GeluGradOp op) {
-        return lowerUnary(KernelKind::GeluGrad, op,
+        return lowerUnary(GeluGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getInput()});
       })
       .Case([&](SoftmaxOp op) {
-        return lowerSoftmax(KernelKind::Softmax, op, op->getOperands(),
-                            op.getDim());
+        return lowerSoftmax(SoftmaxKernelOp::getOperationName(), op,
+                            op->getOperands(), op.getDim());
       })
       .Case([&](LogSoftmaxOp op) {
-        return lowerSoftmax(KernelKind::LogSoftmax, op, op->getOperands(),
-                            op.getDim());
+        return lowerSoftmax(LogSoftmaxKernelOp::getOperationName(), op,
+                            op->getOperands(), op.getDim());
       })
       .Case([&](SoftmaxGradOp op) {
-        return lowerSoftmax(KernelKind::SoftmaxGrad, op,
+        return lowerSoftmax(SoftmaxGradKernelOp::getOperationName(), op,
                             {op.getDy(), op.getOutput()}, op.getDim());
       })
       .Case([&](LogSoftmaxGradOp op) {
-        return lowerSoftmax(KernelKind::LogSoftmaxGrad, op,
+        return lowerSoftmax(LogSoftmaxGradKernelOp::getOperationName(), op,
                             {op.getDy(), op.getOutput()}, op.getDim());
       })
       .Case([&](MatmulOp op) { return lowerMatmul(op); })
       .Case([&](LinearOp op) {
         ArrayRef<int64_t> w = shapeOf(op.getWeight());
-        return lowerLinear(KernelKind::Linear, op,
+        return lowerLinear(LinearKernelOp::getOperationName(), op,
                            {op.getInput(), op.getWeight(), op.getBias()}, w,
                            numel(op.getInput()) / w[1]);
       })
       .Case([&](LinearGradInputOp op) {
         ArrayRef<int64_t> w = shapeOf(op.getWeight());
-        return lowerLinear(KernelKind::LinearGradInput, op,
+        return lowerLinear(LinearGradInputKernelOp::getOperationName(), op,
                            {op.getDy(), op.getWeight()}, w,
                            numel(op.getDy()) / w[0]);
       })
       .Case([&](LinearGradWeightOp op) {
         ArrayRef<int64_t> w = shapeOf(op.getResult());
-        return lowerLinear(KernelKind::LinearGradWeight, op,
+        return lowerLinear(LinearGradWeightKernelOp::getOperationName(), op,
                            {op.getDy(), op.getInput()}, w,
                            numel(op.getDy()) / w[0]);
       })
       .Case([&](Conv2dOp op) {
         return lowerConv(
-            KernelKind::Conv2d, op,
+            Conv2dKernelOp::getOperationName(), op,
             {op.getInput(), op.getWeight(), op.getBias()},
             convShape(shapeOf(op.getInput()), shapeOf(op.getWeight()),
                       shapeOf(op.getResult()), op.getStride(), op.getPadding(),
                       op.getDilation(), op.getGroups()));
       })
       .Case([&](Conv2dGradInputOp op) {
-        return lowerConv(
-            KernelKind::Conv2dGradInput, op, {op.getDy(), op.getWeight()},
-            convShape(shapeOf(op.getResult()), shapeOf(op.getWeight()),
-                      shapeOf(op.getDy()), op.getStride(), op.getPadding(),
-                      op.getDilation(), op.getGroups()));
+        return lowerConv(Conv2dGradInputKernelOp::getOperationName(), op,
+                         {op.getDy(), op.getWeight()},
+                         convShape(shapeOf(op.getResult()),
+                                   shapeOf(op.getWeight()), shapeOf(op.getDy()),
+                                   op.getStride(), op.getPadding(),
+                                   op.getDilation(), op.getGroups()));
       })
       .Case([&](Conv2dGradWeightOp op) {
-        return lowerConv(
-            KernelKind::Conv2dGradWeight, op, {op.getDy(), op.getInput()},
-            convShape(shapeOf(op.getInput()), shapeOf(op.getResult()),
-                      shapeOf(op.getDy()), op.getStride(), op.getPadding(),
-                      op.getDilation(), op.getGroups()));
+        return lowerConv(Conv2dGradWeightKernelOp::getOperationName(), op,
+                         {op.getDy(), op.getInput()},
+                         convShape(shapeOf(op.getInput()),
+                                   shapeOf(op.getResult()), shapeOf(op.getDy()),
+                                   op.getStride(), op.getPadding(),
+                                   op.getDilation(), op.getGroups()));
       })
       .Case([&](BatchNormOp op) {
         ArrayRef<int64_t> x = shapeOf(op.getInput());
-        Kernel &k = op.getTraining()
-                        ? add(KernelKind::BatchNormTraining, op,
-                              {op.getInput(), op.getWeight(), op.getBias()})
-                        : add(KernelKind::BatchNormInference, op,
-                              {op.getInput(), op.getWeight(), op.getBias(),
-                               op.getRunningMean(), op.getRunningVar()});
+        Kernel &k =
+            op.getTraining()
+                ? add(BatchNormTrainingKernelOp::getOperationName(), op,
+                      {op.getInput(), op.getWeight(), op.getBias()})
+                : add(BatchNormInferenceKernelOp::getOperationName(), op,
+                      {op.getInput(), op.getWeight(), op.getBias(),
+                       op.getRunningMean(), op.getRunningVar()});
         k.attrs.set("n", x[0]);
         k.attrs.set("c", x[1]);
         k.attrs.set("spatial", product(x.drop_front(2)));
@@ -250,8 +267,9 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("c", x[1]);
         attrs.set("spatial", product(x.drop_front(2)));
         attrs.set("eps", op.getEps());
-        return lowerNormGrad(KernelKind::BatchNormGrad, op, op.getDy(),
-                             op.getInput(), op.getWeight(), std::move(attrs));
+        return lowerNormGrad(BatchNormGradKernelOp::getOperationName(), op,
+                             op.getDy(), op.getInput(), op.getWeight(),
+                             std::move(attrs));
       })
       .Case([&](BatchNormRunningUpdateOp op) {
         ArrayRef<int64_t> x = shapeOf(op.getInput());
@@ -260,13 +278,13 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("c", x[1]);
         attrs.set("spatial", product(x.drop_front(2)));
         attrs.set("momentum", op.getMomentum());
-        return lowerUpdate(KernelKind::BatchNormRunningUpdate, op,
-                           std::move(attrs), {1, 2, 3});
+        return lowerUpdate(BatchNormRunningUpdateKernelOp::getOperationName(),
+                           op, std::move(attrs), {1, 2, 3});
       })
       .Case([&](LayerNormOp op) {
         ArrayRef<int64_t> x = shapeOf(op.getInput());
         int64_t cols = product(x.take_back(op.getNormalizedRank()));
-        Kernel &k = add(KernelKind::LayerNorm, op,
+        Kernel &k = add(LayerNormKernelOp::getOperationName(), op,
                         {op.getInput(), op.getWeight(), op.getBias()});
         k.attrs.set("rows", product(x) / cols);
         k.attrs.set("cols", cols);
@@ -280,21 +298,22 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("rows", product(x) / cols);
         attrs.set("cols", cols);
         attrs.set("eps", op.getEps());
-        return lowerNormGrad(KernelKind::LayerNormGrad, op, op.getDy(),
-                             op.getInput(), op.getWeight(), std::move(attrs));
+        return lowerNormGrad(LayerNormGradKernelOp::getOperationName(), op,
+                             op.getDy(), op.getInput(), op.getWeight(),
+                             std::move(attrs));
       })
       .Case([&](EmbeddingOp op) {
         ArrayRef<int64_t> w = shapeOf(op.getWeight());
-        Kernel &k =
-            add(KernelKind::Embedding, op, {op.getIndices(), op.getWeight()});
+        Kernel &k = add(EmbeddingKernelOp::getOperationName(), op,
+                        {op.getIndices(), op.getWeight()});
         k.attrs.set("num_indices", numel(op.getIndices()));
         k.attrs.set("dim", w[1]);
         k.attrs.set("num_embeddings", w[0]);
         return success();
       })
       .Case([&](EmbeddingGradOp op) {
-        Kernel &k =
-            add(KernelKind::EmbeddingGrad, op, {op.getIndices(), op.getDy()});
+        Kernel &k = add(EmbeddingGradKernelOp::getOperationName(), op,
+                        {op.getIndices(), op.getDy()});
         k.attrs.set("num_indices", numel(op.getIndices()));
         k.attrs.set("dim", shapeOf(op.getDy()).back());
         k.attrs.set("num_embeddings", op.getNumEmbeddings());
@@ -308,14 +327,16 @@ LogicalResult OpLowering::lower(Operation *op) {
           l.defineAlias(op.getResult(), op.getInput());
           return success();
         }
-        Kernel &k = add(KernelKind::Dropout, op, {op.getInput()});
+        Kernel &k =
+            add(DropoutKernelOp::getOperationName(), op, {op.getInput()});
         k.attrs.set("n", numel(op.getInput()));
         k.attrs.set("p", op.getP());
         k.attrs.set("stream", op.getStream());
         return success();
       })
       .Case([&](MaxPool2dOp op) {
-        Kernel &k = add(KernelKind::MaxPool2d, op, {op.getInput()});
+        Kernel &k =
+            add(MaxPool2dKernelOp::getOperationName(), op, {op.getInput()});
         k.attrs.set("shape",
                     poolShape(shapeOf(op.getInput()), shapeOf(op.getResult()),
                               op.getKernelSize(), op.getStride(),
@@ -323,8 +344,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](MaxPool2dGradOp op) {
-        Kernel &k =
-            add(KernelKind::MaxPool2dGrad, op, {op.getDy(), op.getInput()});
+        Kernel &k = add(MaxPool2dGradKernelOp::getOperationName(), op,
+                        {op.getDy(), op.getInput()});
         k.attrs.set("shape",
                     poolShape(shapeOf(op.getInput()), shapeOf(op.getDy()),
                               op.getKernelSize(), op.getStride(),
@@ -332,7 +353,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](AvgPool2dOp op) {
-        Kernel &k = add(KernelKind::AvgPool2d, op, {op.getInput()});
+        Kernel &k =
+            add(AvgPool2dKernelOp::getOperationName(), op, {op.getInput()});
         k.attrs.set("shape",
                     poolShape(shapeOf(op.getInput()), shapeOf(op.getResult()),
                               op.getKernelSize(), op.getStride(),
@@ -341,7 +363,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](AvgPool2dGradOp op) {
-        Kernel &k = add(KernelKind::AvgPool2dGrad, op, {op.getDy()});
+        Kernel &k =
+            add(AvgPool2dGradKernelOp::getOperationName(), op, {op.getDy()});
         k.attrs.set("shape",
                     poolShape(shapeOf(op.getResult()), shapeOf(op.getDy()),
                               op.getKernelSize(), op.getStride(),
@@ -350,7 +373,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](AdaptiveAvgPool2dOp op) {
-        Kernel &k = add(KernelKind::AdaptiveAvgPool2d, op, {op.getInput()});
+        Kernel &k = add(AdaptiveAvgPool2dKernelOp::getOperationName(), op,
+                        {op.getInput()});
         ArrayRef<int64_t> x = shapeOf(op.getInput()),
                           y = shapeOf(op.getResult());
         k.attrs.set("shape",
@@ -358,7 +382,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](AdaptiveAvgPool2dGradOp op) {
-        Kernel &k = add(KernelKind::AdaptiveAvgPool2dGrad, op, {op.getDy()});
+        Kernel &k = add(AdaptiveAvgPool2dGradKernelOp::getOperationName(), op,
+                        {op.getDy()});
         ArrayRef<int64_t> x = shapeOf(op.getResult()), y = shapeOf(op.getDy());
         k.attrs.set("shape",
                     std::vector<int64_t>{x[0], x[1], x[2], x[3], y[2], y[3]});
@@ -369,12 +394,13 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](PermuteOp op) {
-        Kernel &k = add(KernelKind::Permute, op, {op.getInput()});
+        Kernel &k =
+            add(PermuteKernelOp::getOperationName(), op, {op.getInput()});
         k.attrs.set("perm", vec(op.getPermutation()));
         return success();
       })
       .Case([&](ConcatOp op) {
-        Kernel &k = add(KernelKind::Concat, op, op.getInputs());
+        Kernel &k = add(ConcatKernelOp::getOperationName(), op, op.getInputs());
         std::vector<int64_t> starts;
         int64_t start = 0;
         for (Value input : op.getInputs()) {
@@ -386,13 +412,14 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](SliceOp op) {
-        Kernel &k = add(KernelKind::Slice, op, {op.getInput()});
+        Kernel &k = add(SliceKernelOp::getOperationName(), op, {op.getInput()});
         k.attrs.set("start", vec(op.getStart()));
         k.attrs.set("step", vec(op.getStep()));
         return success();
       })
       .Case([&](SliceGradOp op) {
-        Kernel &k = add(KernelKind::SliceGrad, op, {op.getDy()});
+        Kernel &k =
+            add(SliceGradKernelOp::getOperationName(), op, {op.getDy()});
         k.attrs.set("start", vec(op.getStart()));
         k.attrs.set("step", vec(op.getStep()));
         return success();
@@ -405,7 +432,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         }
         if (!isFloat(*getDType(op.getInput().getType())))
           return unsupported(op);
-        Kernel &k = add(KernelKind::Broadcast, op, {op.getInput()});
+        Kernel &k =
+            add(BroadcastKernelOp::getOperationName(), op, {op.getInput()});
         k.attrs.set("in_strides", broadcastStrides(shapeOf(op.getInput()),
                                                    shapeOf(op.getResult())));
         return success();
@@ -418,8 +446,8 @@ LogicalResult OpLowering::lower(Operation *op) {
       })
       .Case([&](CrossEntropyOp op) {
         ArrayRef<int64_t> logits = shapeOf(op.getLogits());
-        Kernel &k =
-            add(KernelKind::CrossEntropy, op, {op.getLogits(), op.getLabels()});
+        Kernel &k = add(CrossEntropyKernelOp::getOperationName(), op,
+                        {op.getLogits(), op.getLabels()});
         k.attrs.set("rows", logits[0]);
         k.attrs.set("classes", logits[1]);
         k.attrs.set("label_smoothing", op.getLabelSmoothing());
@@ -427,7 +455,7 @@ LogicalResult OpLowering::lower(Operation *op) {
       })
       .Case([&](CrossEntropyGradOp op) {
         ArrayRef<int64_t> logits = shapeOf(op.getLogits());
-        Kernel &k = add(KernelKind::CrossEntropyGrad, op,
+        Kernel &k = add(CrossEntropyGradKernelOp::getOperationName(), op,
                         {op.getDloss(), op.getLogits(), op.getLabels()});
         k.attrs.set("rows", logits[0]);
         k.attrs.set("classes", logits[1]);
@@ -435,13 +463,13 @@ LogicalResult OpLowering::lower(Operation *op) {
         return success();
       })
       .Case([&](MseLossOp op) {
-        Kernel &k =
-            add(KernelKind::MseLoss, op, {op.getInput(), op.getTarget()});
+        Kernel &k = add(MseLossKernelOp::getOperationName(), op,
+                        {op.getInput(), op.getTarget()});
         k.attrs.set("n", numel(op.getInput()));
         return success();
       })
       .Case([&](MseLossGradOp op) {
-        Kernel &k = add(KernelKind::MseLossGrad, op,
+        Kernel &k = add(MseLossGradKernelOp::getOperationName(), op,
                         {op.getDloss(), op.getInput(), op.getTarget()});
         k.attrs.set("n", numel(op.getInput()));
         return success();
@@ -454,7 +482,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("dampening", op.getDampening());
         attrs.set("weight_decay", op.getWeightDecay());
         attrs.set("nesterov", op.getNesterov());
-        return lowerUpdate(KernelKind::SgdUpdate, op, std::move(attrs), {0, 2});
+        return lowerUpdate(SgdUpdateKernelOp::getOperationName(), op,
+                           std::move(attrs), {0, 2});
       })
       .Case([&](AdamUpdateOp op) {
         KernelAttrs attrs;
@@ -464,8 +493,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("beta2", op.getBeta2());
         attrs.set("eps", op.getEps());
         attrs.set("weight_decay", op.getWeightDecay());
-        return lowerUpdate(KernelKind::AdamUpdate, op, std::move(attrs),
-                           {0, 2, 3});
+        return lowerUpdate(AdamUpdateKernelOp::getOperationName(), op,
+                           std::move(attrs), {0, 2, 3});
       })
       .Default([&](Operation *op) { return unsupported(op); });
 }
@@ -477,7 +506,8 @@ LogicalResult OpLowering::lowerConstant(ConstantOp op) {
                           << l.getTarget().name
                           << " backend: only dense constants are supported";
   bool isFloatType = isa<FloatType>(dense.getElementType());
-  KernelKind kind = dense.isSplat() ? KernelKind::Fill : KernelKind::Constant;
+  llvm::StringRef kind = dense.isSplat() ? FillKernelOp::getOperationName()
+                                         : ConstantKernelOp::getOperationName();
   Kernel &k = add(kind, op, {});
   k.attrs.set("n", numel(op.getResult()));
   if (dense.isSplat()) {
@@ -501,7 +531,7 @@ LogicalResult OpLowering::lowerConstant(ConstantOp op) {
   return success();
 }
 
-LogicalResult OpLowering::lowerBinary(KernelKind kind, Operation *op) {
+LogicalResult OpLowering::lowerBinary(llvm::StringRef kind, Operation *op) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   ArrayRef<int64_t> out = shapeOf(op->getResult(0));
   Kernel &k = add(kind, op, {lhs, rhs});
@@ -511,7 +541,7 @@ LogicalResult OpLowering::lowerBinary(KernelKind kind, Operation *op) {
   return success();
 }
 
-LogicalResult OpLowering::lowerUnary(KernelKind kind, Operation *op,
+LogicalResult OpLowering::lowerUnary(llvm::StringRef kind, Operation *op,
                                      ValueRange inputs) {
   Kernel &k = add(kind, op, inputs);
   k.attrs.set("n", numel(op->getResult(0)));
@@ -522,7 +552,7 @@ LogicalResult OpLowering::lowerUnary(KernelKind kind, Operation *op,
   return success();
 }
 
-LogicalResult OpLowering::lowerSoftmax(KernelKind kind, Operation *op,
+LogicalResult OpLowering::lowerSoftmax(llvm::StringRef kind, Operation *op,
                                        ValueRange inputs, int64_t dim) {
   ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
   Kernel &k = add(kind, op, inputs);
@@ -543,7 +573,8 @@ LogicalResult OpLowering::lowerMatmul(MatmulOp op) {
   int64_t k = transA ? lhs[lhs.size() - 2] : lhs.back();
   ArrayRef<int64_t> batch = out.drop_back(2);
 
-  Kernel &kernel = add(KernelKind::Matmul, op, {op.getLhs(), op.getRhs()});
+  Kernel &kernel =
+      add(MatmulKernelOp::getOperationName(), op, {op.getLhs(), op.getRhs()});
   auto setOperand = [&](llvm::StringRef name, ArrayRef<int64_t> shape) {
     int64_t matrix = shape[shape.size() - 2] * shape.back();
     std::vector<int64_t> strides = broadcastStrides(shape.drop_back(2), batch);
@@ -581,7 +612,7 @@ LogicalResult OpLowering::lowerMatmul(MatmulOp op) {
   return success();
 }
 
-LogicalResult OpLowering::lowerLinear(KernelKind kind, Operation *op,
+LogicalResult OpLowering::lowerLinear(llvm::StringRef kind, Operation *op,
                                       ValueRange inputs,
                                       ArrayRef<int64_t> weightShape,
                                       int64_t rows) {
@@ -591,9 +622,9 @@ LogicalResult OpLowering::lowerLinear(KernelKind kind, Operation *op,
   k.attrs.set("out", weightShape[0]);
   // The GEMM's m x n x k: y = x W^T, dx = dy W, dW = dy^T x.
   int64_t in = weightShape[1], out = weightShape[0];
-  if (kind == KernelKind::Linear)
+  if (kind == LinearKernelOp::getOperationName())
     addGemmWorkspace(k, op, rows, out, in);
-  else if (kind == KernelKind::LinearGradInput)
+  else if (kind == LinearGradInputKernelOp::getOperationName())
     addGemmWorkspace(k, op, rows, in, out);
   else
     addGemmWorkspace(k, op, out, in, rows);
@@ -618,7 +649,7 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
   k.attrs.set("workspace_bytes", elements * getDTypeBytes(dtype));
 }
 
-LogicalResult OpLowering::lowerConv(KernelKind kind, Operation *op,
+LogicalResult OpLowering::lowerConv(llvm::StringRef kind, Operation *op,
                                     ValueRange inputs,
                                     std::vector<int64_t> shape) {
   int64_t elements = l.getTarget().convWorkspaceElements(shape);
@@ -632,7 +663,7 @@ LogicalResult OpLowering::lowerConv(KernelKind kind, Operation *op,
 
 /// batch_norm_grad and layer_norm_grad: the weight's and bias's gradients
 /// are computed only when something reads them.
-LogicalResult OpLowering::lowerNormGrad(KernelKind kind, Operation *op,
+LogicalResult OpLowering::lowerNormGrad(llvm::StringRef kind, Operation *op,
                                         Value dy, Value x, Value weight,
                                         KernelAttrs attrs) {
   std::vector<int> outputs = {l.define(op->getResult(0)),
@@ -653,7 +684,7 @@ LogicalResult OpLowering::lowerReduce(Operation *op, Value input,
     reduced[d] = true;
     count *= shape[d];
   }
-  Kernel &k = add(KernelKind::ReduceSum, op, {input});
+  Kernel &k = add(ReduceSumKernelOp::getOperationName(), op, {input});
   k.attrs.set("reduced", std::move(reduced));
   k.attrs.set("alpha", mean ? 1.0 / count : 1.0);
   return success();
@@ -661,7 +692,7 @@ LogicalResult OpLowering::lowerReduce(Operation *op, Value input,
 
 /// Optimizer updates and running statistics overwrite their state operands;
 /// `tied[i]` is the operand result i replaces.
-LogicalResult OpLowering::lowerUpdate(KernelKind kind, Operation *op,
+LogicalResult OpLowering::lowerUpdate(llvm::StringRef kind, Operation *op,
                                       KernelAttrs attrs,
                                       std::vector<int> tied) {
   Kernel &k = add(kind, op, op->getOperands());

@@ -14,6 +14,7 @@
 #include "passes/StepLowering.h"
 
 #include "ir/CairnDialect.h"
+#include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -224,7 +225,7 @@ int StepLowering::createWorkspace(Operation *op, DType dtype,
   return builder.addBuffer(std::move(buffer));
 }
 
-Kernel &StepLowering::addKernel(KernelKind kind, Operation *op,
+Kernel &StepLowering::addKernel(llvm::StringRef kind, Operation *op,
                                 std::vector<int> inputs,
                                 std::vector<int> outputs) {
   Kernel kernel;
@@ -360,7 +361,7 @@ LogicalResult StepLowering::collectResults(func::FuncOp func,
 
 Kernel StepLowering::makeCopy(int from, int to, const Kernel &like) {
   Kernel copy;
-  copy.kind = KernelKind::Copy;
+  copy.kind = CopyKernelOp::getOperationName();
   copy.inputs = {from};
   copy.outputs = {to};
   copy.tiedInputs = {-1};

@@ -31,10 +31,7 @@ struct PlanArenaPass : cairn::impl::PlanArenaPassBase<PlanArenaPass> {
                           << timeLimit;
       return signalPassFailure();
     }
-    FailureOr<ProgramGraph> read = readProgram(program);
-    if (failed(read))
-      return signalPassFailure();
-    ProgramGraph &graph = *read;
+    ProgramGraph graph = readProgram(program);
     // The order and the in-place decisions are the IR's.
     ArenaPlanOptions options;
     options.reuse = reuse;

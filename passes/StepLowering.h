@@ -79,7 +79,7 @@ public:
   void defineAlias(mlir::Value result, mlir::Value source);
   /// Scratch memory of `elements` elements for the kernel `op` lowers to.
   int createWorkspace(mlir::Operation *op, DType dtype, int64_t elements);
-  Kernel &addKernel(KernelKind kind, mlir::Operation *op,
+  Kernel &addKernel(llvm::StringRef kind, mlir::Operation *op,
                     std::vector<int> inputs, std::vector<int> outputs);
 
 private:

@@ -24,10 +24,7 @@ struct VerifyArenaPass : cairn::impl::VerifyArenaPassBase<VerifyArenaPass> {
                              "program (cairn-plan-arena gives it its arena)";
       return signalPassFailure();
     }
-    FailureOr<ProgramGraph> read = readProgram(program);
-    if (failed(read))
-      return signalPassFailure();
-    ArenaVerdict verdict = verifyArena(read->graph);
+    ArenaVerdict verdict = verifyArena(readProgram(program).graph);
     if (verdict.ok)
       return markAllAnalysesPreserved();
     program.emitError() << "internal error: the memory plan of model '"

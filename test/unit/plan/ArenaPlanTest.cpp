@@ -31,10 +31,10 @@ ProgramMaker makeChain() {
   int b = m.add("b", BufferKind::activation, 1000);
   int c = m.add("c", BufferKind::activation, 1000);
   int out = m.add("loss", BufferKind::output, 1);
-  m.kernel(KernelKind::Matmul, {x, w}, {a});
-  m.kernel(KernelKind::Relu, {a}, {b});
-  m.kernel(KernelKind::Matmul, {b, w}, {c});
-  m.kernel(KernelKind::ReduceSum, {c}, {out});
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {a});
+  m.kernel(ReluKernelOp::getOperationName(), {a}, {b});
+  m.kernel(MatmulKernelOp::getOperationName(), {b, w}, {c});
+  m.kernel(ReduceSumKernelOp::getOperationName(), {c}, {out});
   return m;
 }
 
@@ -58,7 +58,7 @@ TEST(ArenaPlanTest, NoInPlaceWhenTheInputIsReadLater) {
   ProgramMaker m = makeChain();
   // The backward part reads `a` again: relu must not overwrite it.
   int a = 2, grad = m.add("grad", BufferKind::temp, 1000);
-  m.kernel(KernelKind::ReluGrad, {4, a}, {grad});
+  m.kernel(ReluGradKernelOp::getOperationName(), {4, a}, {grad});
   KernelGraph &program = m.finish();
   planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
@@ -71,7 +71,7 @@ TEST(ArenaPlanTest, NoInPlaceWhenAViewOfTheInputLivesOn) {
   int a = 2;
   int aView = m.view("a.view", a);
   int later = m.add("later", BufferKind::temp, 1000);
-  m.kernel(KernelKind::Copy, {aView}, {later});
+  m.kernel(CopyKernelOp::getOperationName(), {aView}, {later});
   KernelGraph &program = m.finish();
   planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
@@ -99,8 +99,9 @@ TEST(ArenaPlanTest, TheTwoStepsShareTheirPerStepBytes) {
   int x = 0, w = 1;
   int f1 = m.add("f1", BufferKind::activation, 1000, StepKind::forward);
   int f2 = m.add("output", BufferKind::output, 1000);
-  m.kernel(KernelKind::Matmul, {x, w}, {f1}, StepKind::forward);
-  m.kernel(KernelKind::Matmul, {f1, w}, {f2}, StepKind::forward);
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {f1}, StepKind::forward);
+  m.kernel(MatmulKernelOp::getOperationName(), {f1, w}, {f2},
+           StepKind::forward);
   KernelGraph &program = m.finish();
   ArenaPlan plan = planArena(program);
   EXPECT_TRUE(verifyArena(program).ok) << verifyArena(program).message;
@@ -142,7 +143,7 @@ TEST(ArenaVerifierTest, NamesBuffersWhoseIdsShareDigits) {
   for (int i = 0; i < 12; ++i)
     params.push_back(m.add("p" + std::to_string(i), BufferKind::param, 64));
   int loss = m.add("loss", BufferKind::output, 1);
-  m.kernel(KernelKind::Add, {params[1], params[11]}, {loss});
+  m.kernel(AddKernelOp::getOperationName(), {params[1], params[11]}, {loss});
   KernelGraph &program = m.finish();
   planArena(program);
   ASSERT_TRUE(verifyArena(program).ok);
@@ -185,7 +186,7 @@ TEST(ArenaVerifierTest, CatchesAViewAwayFromItsRoot) {
   ProgramMaker m = makeChain();
   int aView = m.view("a.view", 2);
   int later = m.add("later", BufferKind::temp, 1000);
-  m.kernel(KernelKind::Copy, {aView}, {later});
+  m.kernel(CopyKernelOp::getOperationName(), {aView}, {later});
   KernelGraph &program = m.finish();
   planArena(program);
   ASSERT_TRUE(verifyArena(program).ok);
@@ -243,7 +244,7 @@ TEST(ArenaPlanPropertyTest, TheVerifierCatchesEveryCollisionItIsShown) {
     // Pick a kernel with a non-persistent input and output of bytes; put
     // the output onto the input: they are live together there.
     for (const Kernel &k : program.trainStep.kernels) {
-      if (k.kind != KernelKind::Matmul || k.outputs.empty())
+      if (k.kind != MatmulKernelOp::getOperationName() || k.outputs.empty())
         continue;
       int in = k.inputs[0], out = k.outputs[0];
       if (isPersistent(program.buffers[in].kind) ||

@@ -18,9 +18,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 
 using namespace cairn;
 using namespace cairn::testing;
@@ -153,7 +155,7 @@ SymbolicRun runSymbolically(const KernelGraph &program, StepKind step,
   run.read.resize(kernels.size());
   for (int k : order) {
     const Kernel &kernel = kernels[k];
-    uint64_t h = mix(0, static_cast<uint64_t>(kernel.kind));
+    uint64_t h = mix(0, std::hash<std::string>()(kernel.kind));
     for (int id : kernel.inputs)
       h = mix(h, id);
     for (int id : kernel.outputs)
@@ -200,18 +202,24 @@ ProgramMaker makeTwoLayers() {
   int g2 = m.add("grad.w2", BufferKind::grad, 100000);
   int dh = m.add("dh", BufferKind::temp, 1000);
   int g1 = m.add("grad.w1", BufferKind::grad, 100000);
-  m.kernel(KernelKind::Matmul, {x, w1}, {h}).opName = "fc1";
-  m.kernel(KernelKind::Matmul, {h, w2}, {y}).opName = "fc2";
-  m.kernel(KernelKind::CrossEntropy, {y, label}, {loss}).opName = "loss";
-  m.kernel(KernelKind::CrossEntropyGrad, {loss, y, label}, {dy}).opName =
-      "dloss";
-  m.kernel(KernelKind::LinearGradWeight, {dy, h}, {g2}).opName = "grad2";
-  m.kernel(KernelKind::LinearGradInput, {dy, w2}, {dh}).opName = "readW2";
-  m.kernel(KernelKind::LinearGradWeight, {dh, x}, {g1}).opName = "grad1";
-  Kernel &u1 = m.kernel(KernelKind::SgdUpdate, {w1, g1, m1}, {w1, m1});
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w1}, {h}).opName = "fc1";
+  m.kernel(MatmulKernelOp::getOperationName(), {h, w2}, {y}).opName = "fc2";
+  m.kernel(CrossEntropyKernelOp::getOperationName(), {y, label}, {loss})
+      .opName = "loss";
+  m.kernel(CrossEntropyGradKernelOp::getOperationName(), {loss, y, label}, {dy})
+      .opName = "dloss";
+  m.kernel(LinearGradWeightKernelOp::getOperationName(), {dy, h}, {g2}).opName =
+      "grad2";
+  m.kernel(LinearGradInputKernelOp::getOperationName(), {dy, w2}, {dh}).opName =
+      "readW2";
+  m.kernel(LinearGradWeightKernelOp::getOperationName(), {dh, x}, {g1}).opName =
+      "grad1";
+  Kernel &u1 =
+      m.kernel(SgdUpdateKernelOp::getOperationName(), {w1, g1, m1}, {w1, m1});
   u1.tiedInputs = {0, 2};
   u1.opName = "update1";
-  Kernel &u2 = m.kernel(KernelKind::SgdUpdate, {w2, g2, m2}, {w2, m2});
+  Kernel &u2 =
+      m.kernel(SgdUpdateKernelOp::getOperationName(), {w2, g2, m2}, {w2, m2});
   u2.tiedInputs = {0, 2};
   u2.opName = "update2";
   return m;
@@ -267,14 +275,17 @@ TEST(MemoryAwareScheduleTest, AnUpdateNeverMovesBeforeAReaderOfTheOldValue) {
   int g2 = m.add("grad.w2", BufferKind::grad, 100000);
   int big = m.add("big", BufferKind::temp, 200000);
   int dx = m.add("dx", BufferKind::temp, 1000);
-  m.kernel(KernelKind::Matmul, {x}, {dy}).opName = "dy";
-  m.kernel(KernelKind::LinearGradWeight, {dy, x}, {g2}).opName = "grad2";
-  m.kernel(KernelKind::Matmul, {dy, x}, {big}).opName = "big";
-  m.kernel(KernelKind::LinearGradInput, {big, w2View}, {dx}).opName = "reader";
-  Kernel &u2 = m.kernel(KernelKind::SgdUpdate, {w2, g2, m2}, {w2, m2});
+  m.kernel(MatmulKernelOp::getOperationName(), {x}, {dy}).opName = "dy";
+  m.kernel(LinearGradWeightKernelOp::getOperationName(), {dy, x}, {g2}).opName =
+      "grad2";
+  m.kernel(MatmulKernelOp::getOperationName(), {dy, x}, {big}).opName = "big";
+  m.kernel(LinearGradInputKernelOp::getOperationName(), {big, w2View}, {dx})
+      .opName = "reader";
+  Kernel &u2 =
+      m.kernel(SgdUpdateKernelOp::getOperationName(), {w2, g2, m2}, {w2, m2});
   u2.tiedInputs = {0, 2};
   u2.opName = "update2";
-  m.kernel(KernelKind::ReduceSum, {dx}, {out}).opName = "sum";
+  m.kernel(ReduceSumKernelOp::getOperationName(), {dx}, {out}).opName = "sum";
   KernelGraph &program = m.finish();
   KernelDependences deps = computeKernelDependences(program, StepKind::train_step);
   EXPECT_TRUE(
@@ -299,12 +310,13 @@ TEST(MemoryAwareScheduleTest, AReaderNeverMovesBeforeItsWriter) {
   int bView = m.view("b.view", b);
   int r = m.add("r", BufferKind::temp, 10);
   int s = m.add("s", BufferKind::temp, 10);
-  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
-  m.kernel(KernelKind::Matmul, {x, w}, {c}).opName = "c";
-  m.kernel(KernelKind::Matmul, {x, w}, {b}).opName = "writer";
-  m.kernel(KernelKind::Matmul, {a, bView}, {r}).opName = "reader";
-  m.kernel(KernelKind::Matmul, {c, r}, {s}).opName = "s";
-  m.kernel(KernelKind::ReduceSum, {s}, {out}).opName = "sum";
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {a}).opName = "a";
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {c}).opName = "c";
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {b}).opName = "writer";
+  m.kernel(MatmulKernelOp::getOperationName(), {a, bView}, {r}).opName =
+      "reader";
+  m.kernel(MatmulKernelOp::getOperationName(), {c, r}, {s}).opName = "s";
+  m.kernel(ReduceSumKernelOp::getOperationName(), {s}, {out}).opName = "sum";
   KernelGraph &program = m.finish();
   std::vector<int> order = computeMemoryAwareOrder(program, StepKind::train_step);
   EXPECT_TRUE(isValidOrder(program, StepKind::train_step, order));
@@ -321,11 +333,13 @@ TEST(MemoryAwareScheduleTest, WritesOfOneBufferKeepTheirOrderAndTheirReaders) {
   int t = m.add("t", BufferKind::temp, 100000);
   int c = m.add("c", BufferKind::temp, 1);
   int d = m.add("d", BufferKind::temp, 50000);
-  m.kernel(KernelKind::Matmul, {x}, {t}).opName = "t";
-  m.kernel(KernelKind::Matmul, {x}, {d}).opName = "d";
-  m.kernel(KernelKind::CrossEntropy, {d}, {loss}).opName = "write1";
-  m.kernel(KernelKind::Copy, {loss}, {c}).opName = "read";
-  m.kernel(KernelKind::CrossEntropy, {t}, {loss}).opName = "write2";
+  m.kernel(MatmulKernelOp::getOperationName(), {x}, {t}).opName = "t";
+  m.kernel(MatmulKernelOp::getOperationName(), {x}, {d}).opName = "d";
+  m.kernel(CrossEntropyKernelOp::getOperationName(), {d}, {loss}).opName =
+      "write1";
+  m.kernel(CopyKernelOp::getOperationName(), {loss}, {c}).opName = "read";
+  m.kernel(CrossEntropyKernelOp::getOperationName(), {t}, {loss}).opName =
+      "write2";
   KernelGraph &program = m.finish();
   scheduleStepForMemory(program, StepKind::train_step);
   EXPECT_LT(positionOf(program, "write1"), positionOf(program, "read"));
@@ -337,9 +351,9 @@ TEST(MemoryAwareScheduleTest, WorkspacesOrderNothing) {
   int x = m.add("x", BufferKind::input, 1000);
   int a = m.add("a", BufferKind::temp, 1000);
   int b = m.add("b", BufferKind::temp, 1000);
-  m.kernel(KernelKind::Conv2d, {x}, {a}).workspace =
+  m.kernel(Conv2dKernelOp::getOperationName(), {x}, {a}).workspace =
       m.add("ws.a", BufferKind::workspace, 5000);
-  m.kernel(KernelKind::Conv2d, {x}, {b}).workspace =
+  m.kernel(Conv2dKernelOp::getOperationName(), {x}, {b}).workspace =
       m.add("ws.b", BufferKind::workspace, 5000);
   KernelGraph &program = m.finish();
   KernelDependences deps = computeKernelDependences(program, StepKind::train_step);
@@ -353,9 +367,9 @@ TEST(MemoryAwareScheduleTest, AChainKeepsItsOrder) {
   int a = m.add("a", BufferKind::activation, 1000);
   int b = m.add("b", BufferKind::activation, 1000);
   int out = m.add("loss", BufferKind::output, 1);
-  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "0";
-  m.kernel(KernelKind::Relu, {a}, {b}).opName = "1";
-  m.kernel(KernelKind::ReduceSum, {b}, {out}).opName = "2";
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {a}).opName = "0";
+  m.kernel(ReluKernelOp::getOperationName(), {a}, {b}).opName = "1";
+  m.kernel(ReduceSumKernelOp::getOperationName(), {b}, {out}).opName = "2";
   KernelGraph &program = m.finish();
   ArenaPlan plan = planArena(program);
   EXPECT_TRUE(plan.scheduleTried);
@@ -382,13 +396,13 @@ ProgramMaker makeGluedRecompute() {
   int b = m.add("b", BufferKind::activation, 1000);
   int c = m.add("c", BufferKind::activation, 1000);
   int loss = m.add("loss", BufferKind::output, 1);
-  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
-  Kernel &recompute = m.kernel(KernelKind::Relu, {a}, {r});
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {a}).opName = "a";
+  Kernel &recompute = m.kernel(ReluKernelOp::getOperationName(), {a}, {r});
   recompute.opName = "r";
   recompute.beforeFirstUse = true;
-  m.kernel(KernelKind::Matmul, {a, w}, {b}).opName = "b";
-  m.kernel(KernelKind::Add, {r, b}, {c}).opName = "c";
-  m.kernel(KernelKind::ReduceSum, {c}, {loss}).opName = "loss";
+  m.kernel(MatmulKernelOp::getOperationName(), {a, w}, {b}).opName = "b";
+  m.kernel(AddKernelOp::getOperationName(), {r, b}, {c}).opName = "c";
+  m.kernel(ReduceSumKernelOp::getOperationName(), {c}, {loss}).opName = "loss";
   return m;
 }
 
@@ -431,16 +445,16 @@ TEST(GluedScheduleTest, GluedChainsStayTogether) {
   int b = m.add("b", BufferKind::activation, 1000);
   int c = m.add("c", BufferKind::activation, 1000);
   int loss = m.add("loss", BufferKind::output, 1);
-  m.kernel(KernelKind::Matmul, {x, w}, {a}).opName = "a";
-  Kernel &first = m.kernel(KernelKind::Relu, {a}, {r1});
+  m.kernel(MatmulKernelOp::getOperationName(), {x, w}, {a}).opName = "a";
+  Kernel &first = m.kernel(ReluKernelOp::getOperationName(), {a}, {r1});
   first.opName = "r1";
   first.beforeFirstUse = true;
-  Kernel &second = m.kernel(KernelKind::Sigmoid, {r1}, {r2});
+  Kernel &second = m.kernel(SigmoidKernelOp::getOperationName(), {r1}, {r2});
   second.opName = "r2";
   second.beforeFirstUse = true;
-  m.kernel(KernelKind::Matmul, {a, w}, {b}).opName = "b";
-  m.kernel(KernelKind::Add, {r2, b}, {c}).opName = "c";
-  m.kernel(KernelKind::ReduceSum, {c}, {loss}).opName = "loss";
+  m.kernel(MatmulKernelOp::getOperationName(), {a, w}, {b}).opName = "b";
+  m.kernel(AddKernelOp::getOperationName(), {r2, b}, {c}).opName = "c";
+  m.kernel(ReduceSumKernelOp::getOperationName(), {c}, {loss}).opName = "loss";
   KernelGraph &program = m.finish();
   EXPECT_EQ(getScheduleAnchors(program, StepKind::train_step),
             (std::vector<int>{0, 4, 4, 3, 4, 5}));
@@ -460,14 +474,15 @@ TEST(GluedScheduleTest, AGlueThatWouldBreakADependenceIsDropped) {
   int dw = m.add("grad.w", BufferKind::grad, 1000);
   int gr = m.add("g", BufferKind::temp, 1000);
   int out = m.add("loss", BufferKind::output, 1);
-  m.kernel(KernelKind::Matmul, {x, x}, {dw}).opName = "grad";
-  Kernel &glued = m.kernel(KernelKind::Relu, {w}, {gr});
+  m.kernel(MatmulKernelOp::getOperationName(), {x, x}, {dw}).opName = "grad";
+  Kernel &glued = m.kernel(ReluKernelOp::getOperationName(), {w}, {gr});
   glued.opName = "g";
   glued.beforeFirstUse = true;
-  Kernel &update = m.kernel(KernelKind::SgdUpdate, {w, dw, mom}, {w, mom});
+  Kernel &update =
+      m.kernel(SgdUpdateKernelOp::getOperationName(), {w, dw, mom}, {w, mom});
   update.tiedInputs = {0, 2};
   update.opName = "update";
-  m.kernel(KernelKind::Add, {gr, w}, {out}).opName = "use";
+  m.kernel(AddKernelOp::getOperationName(), {gr, w}, {out}).opName = "use";
   KernelGraph &program = m.finish();
   std::vector<int> order = computeMemoryAwareOrder(program, StepKind::train_step);
   EXPECT_TRUE(isValidOrder(program, StepKind::train_step, order));
@@ -542,24 +557,25 @@ KernelGraph makeRandomKernels(std::mt19937_64 &rng) {
     int choice = pick(0, 9);
     if (choice == 0 && !temps.empty()) {
       int p = pick(0, params.size() - 1);
-      Kernel &update =
-          m.kernel(KernelKind::SgdUpdate, {params[p], anyOf(temps), states[p]},
-                   {params[p], states[p]});
+      Kernel &update = m.kernel(SgdUpdateKernelOp::getOperationName(),
+                                {params[p], anyOf(temps), states[p]},
+                                {params[p], states[p]});
       update.tiedInputs = {0, 2};
       update.opName = tag;
       continue;
     }
     if (choice == 1 && !temps.empty()) {
       int t = anyOf(temps);
-      Kernel &update =
-          m.kernel(KernelKind::SgdUpdate, {t, anyOf(readable)}, {t});
+      Kernel &update = m.kernel(SgdUpdateKernelOp::getOperationName(),
+                                {t, anyOf(readable)}, {t});
       update.tiedInputs = {0};
       update.opName = tag;
       continue;
     }
     if (choice == 2) {
-      m.kernel(KernelKind::CrossEntropy, {anyOf(readable)}, {loss}).opName =
-          tag;
+      m.kernel(CrossEntropyKernelOp::getOperationName(), {anyOf(readable)},
+               {loss})
+          .opName = tag;
       continue;
     }
     std::vector<int> inputs;
@@ -582,9 +598,9 @@ KernelGraph makeRandomKernels(std::mt19937_64 &rng) {
       outputs.push_back(id);
       temps.push_back(id);
     }
-    Kernel &kernel =
-        m.kernel(elementwise ? KernelKind::Relu : KernelKind::Matmul,
-                 std::move(inputs), outputs);
+    Kernel &kernel = m.kernel(elementwise ? ReluKernelOp::getOperationName()
+                                          : MatmulKernelOp::getOperationName(),
+                              std::move(inputs), outputs);
     kernel.opName = tag;
     if (!elementwise && pick(0, 3) == 0)
       kernel.workspace =
@@ -593,8 +609,10 @@ KernelGraph makeRandomKernels(std::mt19937_64 &rng) {
   }
   int output = m.add("output", BufferKind::output, 10);
   int f = m.add("f", BufferKind::activation, pick(1, 1 << 14), StepKind::forward);
-  m.kernel(KernelKind::Matmul, {x, anyOf(params)}, {f}, StepKind::forward);
-  m.kernel(KernelKind::Matmul, {f, anyOf(params)}, {output}, StepKind::forward);
+  m.kernel(MatmulKernelOp::getOperationName(), {x, anyOf(params)}, {f},
+           StepKind::forward);
+  m.kernel(MatmulKernelOp::getOperationName(), {f, anyOf(params)}, {output},
+           StepKind::forward);
   return m.finish();
 }
 

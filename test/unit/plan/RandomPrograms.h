@@ -8,37 +8,34 @@
 #ifndef CAIRN_TEST_UNIT_PLAN_RANDOMPROGRAMS_H
 #define CAIRN_TEST_UNIT_PLAN_RANDOMPROGRAMS_H
 
+#include "ir/CairnDialect.h"
+#include "ir/CairnKernelOps.h"
 #include "passes/KernelGraph.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace cairn::testing {
 
-/// The kinds whose ops carry the ElementwiseKernel trait (the IR sets
-/// Kernel::elementwise from it; hand-made graphs from this list).
-inline bool isElementwiseKind(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Relu:
-  case KernelKind::Sigmoid:
-  case KernelKind::Tanh:
-  case KernelKind::Gelu:
-  case KernelKind::ReluGrad:
-  case KernelKind::SigmoidGrad:
-  case KernelKind::TanhGrad:
-  case KernelKind::GeluGrad:
-  case KernelKind::Dropout:
-  case KernelKind::ElementwiseChain:
-    return true;
-  default:
-    return false;
-  }
+/// Whether the kernel op named `kind` carries the ElementwiseKernel trait
+/// (the IR sets Kernel::elementwise from the op; hand-made graphs ask the
+/// registered op here).
+inline bool isElementwiseKind(llvm::StringRef kind) {
+  static mlir::MLIRContext *context = [] {
+    auto *c = new mlir::MLIRContext;
+    c->loadDialect<CairnDialect>();
+    return c;
+  }();
+  std::optional<mlir::RegisteredOperationName> op =
+      mlir::RegisteredOperationName::lookup(kind, context);
+  if (!op)
+    throw std::invalid_argument("no kernel op named " + kind.str());
+  return op->hasTrait<OpTrait::ElementwiseKernel>();
 }
 
 /// Appends buffers (of f32 elements) and kernels to a KernelGraph; finish()
@@ -66,8 +63,9 @@ public:
     program.buffers[id].aliasOf = of;
     return id;
   }
-  Kernel &kernel(KernelKind kind, std::vector<int> inputs,
-                 std::vector<int> outputs, StepKind step = StepKind::train_step) {
+  Kernel &kernel(llvm::StringRef kind, std::vector<int> inputs,
+                 std::vector<int> outputs,
+                 StepKind step = StepKind::train_step) {
     Kernel k;
     k.kind = kind;
     k.inputs = std::move(inputs);
@@ -111,7 +109,7 @@ inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = fals
   std::vector<Layer> saved;
   std::vector<int> grads(layers, kNoBuffer);
   auto addUpdate = [&](int l) {
-    Kernel &update = m.kernel(KernelKind::SgdUpdate,
+    Kernel &update = m.kernel(SgdUpdateKernelOp::getOperationName(),
                               {saved[l].param, grads[l], saved[l].momentum},
                               {saved[l].param, saved[l].momentum});
     update.tiedInputs = {0, 2};
@@ -127,8 +125,8 @@ inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = fals
               m.program.buffers[layer.param].getNumElements());
     layer.in = current;
     layer.pre = m.add("pre" + std::to_string(l), BufferKind::saved, width);
-    Kernel &k =
-        m.kernel(KernelKind::Matmul, {current, layer.param}, {layer.pre});
+    Kernel &k = m.kernel(MatmulKernelOp::getOperationName(),
+                         {current, layer.param}, {layer.pre});
     if (pick(0, 2) == 0) {
       k.workspace = m.add("ws" + std::to_string(l), BufferKind::workspace,
                           pick(16, 1 << 16));
@@ -137,30 +135,33 @@ inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = fals
     layer.out = layer.pre;
     if (layer.activation) {
       layer.out = m.add("act" + std::to_string(l), BufferKind::saved, width);
-      m.kernel(KernelKind::Relu, {layer.pre}, {layer.out});
+      m.kernel(ReluKernelOp::getOperationName(), {layer.pre}, {layer.out});
     }
     saved.push_back(layer);
     current = layer.out;
   }
-  m.kernel(KernelKind::CrossEntropy, {current, label}, {loss});
+  m.kernel(CrossEntropyKernelOp::getOperationName(), {current, label}, {loss});
   int64_t lastWidth = m.program.buffers[current].getNumElements();
   int dy = m.add("dlogits", BufferKind::temp, lastWidth);
-  m.kernel(KernelKind::CrossEntropyGrad, {loss, current, label}, {dy});
+  m.kernel(CrossEntropyGradKernelOp::getOperationName(), {loss, current, label},
+           {dy});
   for (int l = layers - 1; l >= 0; --l) {
     const Layer &layer = saved[l];
     int64_t width = m.program.buffers[layer.pre].getNumElements();
     if (layer.activation) {
       int dpre = m.add("dpre" + std::to_string(l), BufferKind::temp, width);
-      m.kernel(KernelKind::ReluGrad, {dy, layer.out}, {dpre});
+      m.kernel(ReluGradKernelOp::getOperationName(), {dy, layer.out}, {dpre});
       dy = dpre;
     }
     int grad = m.add("grad.w" + std::to_string(l), BufferKind::grad,
                      m.program.buffers[layer.param].getNumElements());
-    m.kernel(KernelKind::LinearGradWeight, {dy, layer.in}, {grad});
+    m.kernel(LinearGradWeightKernelOp::getOperationName(), {dy, layer.in},
+             {grad});
     if (l > 0) {
       int dx = m.add("dx" + std::to_string(l), BufferKind::temp,
                      m.program.buffers[layer.in].getNumElements());
-      m.kernel(KernelKind::LinearGradInput, {dy, layer.param}, {dx});
+      m.kernel(LinearGradInputKernelOp::getOperationName(), {dy, layer.param},
+               {dx});
       dy = dx;
     }
     grads[l] = grad;
@@ -181,14 +182,16 @@ inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = fals
                   ? output
                   : m.add("f.pre" + std::to_string(l), BufferKind::activation,
                           width, StepKind::forward);
-    m.kernel(KernelKind::Matmul, {current, layer.param}, {pre}, StepKind::forward);
+    m.kernel(MatmulKernelOp::getOperationName(), {current, layer.param}, {pre},
+             StepKind::forward);
     current = pre;
     if (layer.activation) {
       int act = l == layers - 1
                     ? output
                     : m.add("f.act" + std::to_string(l), BufferKind::activation,
                             width, StepKind::forward);
-      m.kernel(KernelKind::Relu, {pre}, {act}, StepKind::forward);
+      m.kernel(ReluKernelOp::getOperationName(), {pre}, {act},
+               StepKind::forward);
       current = act;
     }
   }
