@@ -5,13 +5,15 @@
 //
 // A chain starts at an element-wise kernel (add, sub, mul, div, an
 // activation or its gradient, on operands of its own size or of one
-// element) and grows over the next kernels of the list while each reads the
-// one result before it, which nothing else reads (directly or through a
-// view) and which the runtime does not read by name (a persistent buffer, a
-// gradient). One-element fills between members that only the next member
-// reads (the lowering puts a scalar constant right before its use) move
-// ahead of the chain, which reads them as scalar inputs. The target's
-// limits bound a chain: distinct inputs, ops.
+// element) and grows to the one reader of its last result while nothing
+// else reads that result (directly or through a view) and the runtime does
+// not read it by name (a persistent buffer, a gradient). The reader need
+// not be the next kernel of the list: the chain runs where its last member
+// was, so the kernels in between may produce the last members' other
+// inputs (the backward's gradient sum feeding a relu_grad), but none may
+// write what an earlier member reads or a chain result. Glued kernels
+// (`cairn.before_first_use`) fuse only with glued ones, and the chain stays
+// glued. The target's limits bound a chain: distinct inputs, ops.
 //
 // A relu that alone reads a linear's result folds into the linear
 // (`relu = true`): the product is never stored apart.
@@ -21,10 +23,12 @@
 #include "passes/KernelGraphIR.h"
 #include "passes/Passes.h"
 
+#include "ir/CairnDialect.h"
 #include "ir/CairnKernelOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace cairn {
@@ -102,9 +106,8 @@ private:
                         [](Operation *user) { return !isa<ViewOp>(user); });
   }
   bool isChainable(Operation *op, int64_t n, Type element);
-  bool isScalarFill(Operation *op);
   void collectReaders();
-  int fuseChain(ArrayRef<Operation *> members, ArrayRef<Operation *> fills);
+  int fuseChain(ArrayRef<Operation *> members);
   bool foldRelu(Operation *linear);
 
   StepOp step;
@@ -147,19 +150,26 @@ bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
   return true;
 }
 
-bool StepFuser::isScalarFill(Operation *op) {
-  auto fill = dyn_cast<FillKernelOp>(op);
-  return fill && getNumElements(fill.getResult()) == 1 &&
-         isa<FloatType>(fill.getResult().getType().getElementType()) &&
-         isFusable(fill.getResult()) && countReaders(fill.getResult()) == 1;
+/// Whether a kernel after `from` and before `to` writes one of `values`
+/// (by the bytes it writes: a view's root).
+static bool isWrittenBetween(Operation *from, Operation *to,
+                             const llvm::DenseSet<Value> &roots) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (auto kernel = dyn_cast<KernelOpInterface>(op))
+      for (Value output : kernel.getKernelOutputs())
+        if (output && roots.contains(getRoot(output)))
+          return true;
+  return false;
 }
 
-int StepFuser::fuseChain(ArrayRef<Operation *> members,
-                         ArrayRef<Operation *> fills) {
-  OpBuilder b(members.front());
-  // The fills first, where the chain starts.
-  for (Operation *fill : fills)
-    fill->moveBefore(members.front());
+static bool isGlued(Operation *op) {
+  return op->hasAttr(CairnDialect::kBeforeFirstUseAttrName);
+}
+
+int StepFuser::fuseChain(ArrayRef<Operation *> members) {
+  // Where the last member was: every input is written by then.
+  OpBuilder b(members.back());
 
   llvm::SetVector<Value> inputs;
   llvm::DenseMap<Value, int64_t> registers;
@@ -198,10 +208,11 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members,
   Value result = cast<KernelOpInterface>(members.back()).getKernelOutputs().front();
   Location loc = FusedLoc::get(b.getContext(), locs,
                                b.getStringAttr("cairn." + names));
-  ElementwiseChainKernelOp::create(b, loc, inputs.getArrayRef(), result,
-                                   getNumElements(result),
-                                   b.getArrayAttr(kinds),
-                                   b.getDenseI64ArrayAttr(args));
+  auto chain = ElementwiseChainKernelOp::create(
+      b, loc, inputs.getArrayRef(), result, getNumElements(result),
+      b.getArrayAttr(kinds), b.getDenseI64ArrayAttr(args));
+  if (isGlued(members.front()))
+    chain->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
   // The members go, then their intermediate buffers (a later member still
   // read them).
   SmallVector<Operation *> intermediates;
@@ -224,7 +235,10 @@ bool StepFuser::foldRelu(Operation *op) {
   if (!isFusable(product) || countReaders(product) != 1)
     return false;
   auto relu = dyn_cast<ReluKernelOp>(readers.lookup(product).front());
-  if (!relu || relu.getInput() != product)
+  // The linear writes relu's result where it runs, earlier than relu did:
+  // nothing in between may write those bytes.
+  if (!relu || relu.getInput() != product || isGlued(linear) != isGlued(relu) ||
+      isWrittenBetween(linear, relu, {getRoot(relu.getResult())}))
     return false;
   // The linear writes relu's result; the product is never stored apart.
   // (The pass puts every declaration back before its first use after.)
@@ -267,7 +281,7 @@ int StepFuser::run() {
     Value startResult = cast<KernelOpInterface>(start).getKernelOutputs().front();
     int64_t n = getNumElements(startResult);
     Type element = cast<MemRefType>(startResult.getType()).getElementType();
-    SmallVector<Operation *> members = {start}, fills, pending;
+    SmallVector<Operation *> members = {start};
     llvm::SetVector<Value> inputs;
     auto addInputs = [&](Operation *op, llvm::SetVector<Value> &into) {
       ChainStep chainStep = *getChainStep(op);
@@ -279,23 +293,26 @@ int StepFuser::run() {
           into.insert(operand);
     };
     addInputs(start, inputs);
-    for (size_t next = first + 1; next < kernels.size(); ++next) {
-      Operation *op = kernels[next];
-      if (isScalarFill(op)) {
-        pending.push_back(op);
-        continue;
-      }
+    while (members.size() < maxOps) {
       Value previous =
           cast<KernelOpInterface>(members.back()).getKernelOutputs().front();
+      if (!isFusable(previous) || countReaders(previous) != 1)
+        break;
+      Operation *op = readers.lookup(previous).front();
       std::optional<ChainStep> chainStep = getChainStep(op);
-      if (!isChainable(op, n, element) || !isFusable(previous) ||
-          countReaders(previous) != 1 || readers.lookup(previous).front() != op ||
-          (chainStep->a != previous && chainStep->b != previous) ||
-          members.size() + 1 > maxOps ||
-          llvm::any_of(pending, [&](Operation *fill) {
-            Value value = cast<FillKernelOp>(fill).getResult();
-            return readers.lookup(value).front() != op;
-          }))
+      if (!isChainable(op, n, element) || isGlued(op) != isGlued(start) ||
+          !members.back()->isBeforeInBlock(op) ||
+          (chainStep->a != previous && chainStep->b != previous))
+        break;
+      // The chain runs where `op` is: what the members so far read and
+      // write must hold until then.
+      llvm::DenseSet<Value> held;
+      for (Value input : inputs)
+        held.insert(getRoot(input));
+      for (Operation *member : members)
+        held.insert(getRoot(
+            cast<KernelOpInterface>(member).getKernelOutputs().front()));
+      if (isWrittenBetween(members.back(), op, held))
         break;
       llvm::SetVector<Value> grown = inputs;
       addInputs(op, grown);
@@ -310,15 +327,13 @@ int StepFuser::run() {
           }))
         break;
       inputs = std::move(grown);
-      llvm::append_range(fills, pending);
-      pending.clear();
       members.push_back(op);
     }
     if (members.size() < 2)
       continue;
     for (Operation *member : members)
       erased.insert(member);
-    fused += fuseChain(members, fills);
+    fused += fuseChain(members);
     collectReaders();
   }
   return fused;

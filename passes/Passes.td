@@ -131,8 +131,11 @@ def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {
     the runtime does not read by name, becomes one
     `cairn.kernel.elementwise_chain`: one loop on the CPU, one launch on
     CUDA, and no buffer for the intermediates, so they take no arena bytes.
-    One-element fills that only the next member reads move ahead and are
-    read as scalar inputs. A relu that alone reads a linear's result folds
+    The members need not be next to each other: the chain runs where its
+    last member was, so kernels between may produce a later member's input
+    but none may write what an earlier member reads. Glued kernels
+    (`cairn.before_first_use`) fuse only with glued ones. One-element
+    operands are read as scalars. A relu that alone reads a linear's result folds
     into the linear (`relu = true`). Runs before the schedule and the plan.
 
     ```mlir

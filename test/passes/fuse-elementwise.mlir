@@ -114,10 +114,9 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Fuse", cairn.optimizer 
 
 // Tests what does not fuse: an intermediate two kernels read (%t, read by
 // relu and by sigmoid), a result the runtime reads by name (the gradient
-// %grad.w, though only mul reads it after), an operand broadcast by strides
-// (%row, [8] over [4, 8]), and kernels that are not next to each other in the
-// list (%u's relu comes after a linear). relu and sigmoid of %t each stay a
-// kernel of their own; nothing here becomes a chain.
+// %grad.w, though only mul reads it after), and an operand broadcast by
+// strides (%row, [8] over [4, 8]). relu and sigmoid of %t each stay a kernel
+// of their own; nothing here becomes a chain.
 
 // CHECK-LABEL: cairn.program "NoFusion"
 // CHECK-NOT: elementwise_chain
@@ -128,9 +127,6 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Fuse", cairn.optimizer 
 // CHECK: cairn.kernel.relu ins(%b
 // CHECK: cairn.kernel.relu ins(%x
 // CHECK: cairn.kernel.mul ins(%grad.w
-// CHECK: cairn.kernel.add ins(%x, %x
-// CHECK: cairn.kernel.linear
-// CHECK: cairn.kernel.relu ins(%u
 // CHECK-NOT: elementwise_chain
 cairn.program "NoFusion" attributes {batch = 4 : i64, optimizer = "", source = "nofusion.cairn", target = "cpu"} {
   %x = cairn.buffer input "x" : memref<4x8xf32>
@@ -150,12 +146,61 @@ cairn.program "NoFusion" attributes {batch = 4 : i64, optimizer = "", source = "
     cairn.kernel.relu ins(%b : memref<4x8xf32>) outs(%c : memref<4x8xf32>) {n = 32 : i64}
     %grad.w = cairn.buffer grad "grad.w" : memref<4x8xf32>
     cairn.kernel.relu ins(%x : memref<4x8xf32>) outs(%grad.w : memref<4x8xf32>) {n = 32 : i64}
-    %d = cairn.buffer activation "d" : memref<4x8xf32>
-    cairn.kernel.mul ins(%grad.w, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%d : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    cairn.kernel.mul ins(%grad.w, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%out : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+  }
+}
+
+// -----
+
+// Tests chains whose members are not next to each other in the list. The
+// chain runs where its last member was, so a kernel in between may produce
+// a later member's input (the linear writing %v, as the backward's gradient
+// sum feeds a relu_grad), but none may write what an earlier member reads
+// (the update writing %p before relu would read p * x). Glued kernels
+// (cairn.before_first_use) fuse only with glued ones, and the chain stays
+// glued.
+
+// CHECK-LABEL: cairn.program "Apart"
+// CHECK: %[[V:.+]] = cairn.buffer activation "v"
+// CHECK-NEXT: cairn.kernel.linear ins(%x, %w, _ : {{.*}}) outs(%[[V]] : memref<4x8xf32>)
+// CHECK-NEXT: cairn.kernel.elementwise_chain ins(%x, %[[V]] : memref<4x8xf32>, memref<4x8xf32>) outs(%out : memref<4x8xf32>) {args = array<i64: 0, 0, 2, 1>, n = 32 : i64, ops = ["add", "add"]}
+// CHECK: %[[PX:.+]] = cairn.buffer activation "px"
+// CHECK-NEXT: cairn.kernel.mul ins(%p, %x
+// CHECK: cairn.kernel.sgd_update
+// CHECK-NEXT: cairn.kernel.relu ins(%[[PX]]
+// CHECK: cairn.kernel.add ins(%x, %x {{.*}}) outs(%[[E:[^ ]+]] {{.*}}) {{{.*}}lhs_strides
+// CHECK-NEXT: %[[G:.+]] = cairn.buffer activation "g"
+// CHECK-NEXT: cairn.kernel.relu ins(%[[E]] {{.*}}) {n = 32 : i64, cairn.before_first_use}
+// CHECK-NEXT: cairn.kernel.elementwise_chain ins(%x : memref<4x8xf32>) outs(%out3 : memref<4x8xf32>) {args = array<i64: 0, -1, 1, -1>, n = 32 : i64, ops = ["tanh", "sigmoid"], cairn.before_first_use}
+// CHECK-NEXT: cairn.kernel.add ins(%[[G]], %x
+// CHECK-NOT: elementwise_chain
+cairn.program "Apart" attributes {batch = 4 : i64, optimizer = "", source = "apart.cairn", target = "cpu"} {
+  %x = cairn.buffer input "x" : memref<4x8xf32>
+  %w = cairn.buffer param "w" : memref<8x8xf32>
+  %p = cairn.buffer param "p" : memref<4x8xf32>
+  %out = cairn.buffer output "out" : memref<4x8xf32>
+  %out2 = cairn.buffer output "out2" : memref<4x8xf32>
+  %out3 = cairn.buffer output "out3" : memref<4x8xf32>
+  %out4 = cairn.buffer output "out4" : memref<4x8xf32>
+  cairn.step train_step {
     %u = cairn.buffer activation "u" : memref<4x8xf32>
     cairn.kernel.add ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%u : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
     %v = cairn.buffer activation "v" : memref<4x8xf32>
     cairn.kernel.linear ins(%x, %w, _ : memref<4x8xf32>, memref<8x8xf32>) outs(%v : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, rows = 4 : i64}
-    cairn.kernel.relu ins(%u : memref<4x8xf32>) outs(%out : memref<4x8xf32>) {n = 32 : i64}
+    cairn.kernel.add ins(%u, %v : memref<4x8xf32>, memref<4x8xf32>) outs(%out : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    %px = cairn.buffer activation "px" : memref<4x8xf32>
+    cairn.kernel.mul ins(%p, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%px : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    %grad.p = cairn.buffer grad "grad.p" : memref<4x8xf32>
+    cairn.kernel.fill outs(%grad.p : memref<4x8xf32>) {n = 32 : i64, value = 1.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%p, %grad.p, _ : memref<4x8xf32>, memref<4x8xf32>) outs(%p, _ : memref<4x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 32 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.relu ins(%px : memref<4x8xf32>) outs(%out2 : memref<4x8xf32>) {n = 32 : i64}
+    %e = cairn.buffer activation "e" : memref<4x8xf32>
+    cairn.kernel.add ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%e : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    %g = cairn.buffer activation "g" : memref<4x8xf32>
+    cairn.kernel.relu ins(%e : memref<4x8xf32>) outs(%g : memref<4x8xf32>) {cairn.before_first_use, n = 32 : i64}
+    %h = cairn.buffer activation "h" : memref<4x8xf32>
+    cairn.kernel.tanh ins(%x : memref<4x8xf32>) outs(%h : memref<4x8xf32>) {cairn.before_first_use, n = 32 : i64}
+    cairn.kernel.sigmoid ins(%h : memref<4x8xf32>) outs(%out3 : memref<4x8xf32>) {cairn.before_first_use, n = 32 : i64}
+    cairn.kernel.add ins(%g, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%out4 : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
   }
 }
