@@ -7,7 +7,9 @@
 // activation or its gradient, on operands of its own size or of one
 // element) and grows to the one reader of its last result while nothing
 // else reads that result (directly or through a view) and the runtime does
-// not read it by name (a persistent buffer, a gradient). The reader need
+// not read it, or a view of it, by name (a persistent buffer, a gradient).
+// A view between two members (a reshape) is the register's other name and
+// goes with the intermediate's buffer. The reader need
 // not be the next kernel of the list: the chain runs where its last member
 // was, so the kernels in between may produce the last members' other
 // inputs (the backward's gradient sum feeding a relu_grad), but none may
@@ -81,6 +83,22 @@ Value getRoot(Value value) {
   return value;
 }
 
+/// The views of `value`, views of views included, each after its source.
+SmallVector<ViewOp> getViews(Value value) {
+  SmallVector<ViewOp> views;
+  for (Operation *user : value.getUsers())
+    if (auto view = dyn_cast<ViewOp>(user)) {
+      views.push_back(view);
+      llvm::append_range(views, getViews(view.getResult()));
+    }
+  return views;
+}
+
+/// Whether `operand` reads the bytes `output` writes (itself or a view).
+bool reads(Value operand, Value output) {
+  return operand && getRoot(operand) == output;
+}
+
 class StepFuser {
 public:
   StepFuser(StepOp step, unsigned maxInputs, unsigned maxOps)
@@ -96,14 +114,19 @@ private:
     return readers.lookup(buffer).size();
   }
   /// A result a later kernel may take in as an intermediate: a per-step
-  /// buffer the runtime does not read by name, written here.
+  /// buffer the runtime does not read by name, written here, nor through
+  /// any of its views (a reshape between two members is a register's
+  /// other name).
   bool isFusable(Value result) {
     auto buffer = result.getDefiningOp<BufferOp>();
-    return buffer && !buffer.isPersistent() &&
-           buffer.getKind() != BufferKind::grad &&
-           buffer.getKind() != BufferKind::workspace &&
-           llvm::all_of(result.getUsers(),
-                        [](Operation *user) { return !isa<ViewOp>(user); });
+    auto isPrivate = [](BufferKind kind) {
+      return !isPersistent(kind) && kind != BufferKind::grad &&
+             kind != BufferKind::workspace;
+    };
+    return buffer && isPrivate(buffer.getKind()) &&
+           llvm::all_of(getViews(result), [&](ViewOp view) {
+             return isPrivate(view.getKind());
+           });
   }
   bool isChainable(Operation *op, int64_t n, Type element);
   void collectReaders();
@@ -184,19 +207,28 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members) {
     ChainStep chainStep = *getChainStep(member);
     for (Value operand : {chainStep.a, chainStep.b})
       if (operand && !llvm::any_of(members, [&](Operation *other) {
-            return cast<KernelOpInterface>(other).getKernelOutputs().front() ==
-                   operand;
+            return reads(
+                operand,
+                cast<KernelOpInterface>(other).getKernelOutputs().front());
           }))
         inputs.insert(operand);
     steps.push_back(std::move(chainStep));
   }
   for (auto [index, input] : llvm::enumerate(inputs))
     registers[input] = index;
+  // An input is its own register; a member's result, through any view.
+  auto getRegister = [&](Value operand) -> int64_t {
+    if (!operand)
+      return -1;
+    auto it = registers.find(operand);
+    return it != registers.end() ? it->second
+                                 : registers.lookup(getRoot(operand));
+  };
   for (auto [index, member] : llvm::enumerate(members)) {
     const ChainStep &chainStep = steps[index];
     kinds.push_back(b.getStringAttr(chainStep.kind));
-    args.push_back(registers.lookup(chainStep.a));
-    args.push_back(chainStep.b ? registers.lookup(chainStep.b) : -1);
+    args.push_back(getRegister(chainStep.a));
+    args.push_back(getRegister(chainStep.b));
     Value result = cast<KernelOpInterface>(member).getKernelOutputs().front();
     registers[result] = inputs.size() + index;
     locs.push_back(member->getLoc());
@@ -213,17 +245,20 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members) {
       b.getArrayAttr(kinds), b.getDenseI64ArrayAttr(args));
   if (isGlued(members.front()))
     chain->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
-  // The members go, then their intermediate buffers (a later member still
-  // read them).
+  // The members go, then their intermediate buffers and their views, last
+  // view first (a later member still read them).
   SmallVector<Operation *> intermediates;
   for (Operation *member : members) {
     Value output = cast<KernelOpInterface>(member).getKernelOutputs().front();
-    if (output != result)
+    if (output != result) {
       intermediates.push_back(output.getDefiningOp());
+      for (ViewOp view : getViews(output))
+        intermediates.push_back(view);
+    }
     member->erase();
   }
-  for (Operation *buffer : intermediates)
-    buffer->erase();
+  for (Operation *op : llvm::reverse(intermediates))
+    op->erase();
   return members.size() - 1;
 }
 
@@ -232,7 +267,8 @@ bool StepFuser::foldRelu(Operation *op) {
   if (!linear || linear.getRelu())
     return false;
   Value product = linear.getResult();
-  if (!isFusable(product) || countReaders(product) != 1)
+  if (!isFusable(product) || countReaders(product) != 1 ||
+      !getViews(product).empty())
     return false;
   auto relu = dyn_cast<ReluKernelOp>(readers.lookup(product).front());
   // The linear writes relu's result where it runs, earlier than relu did:
@@ -287,8 +323,8 @@ int StepFuser::run() {
       ChainStep chainStep = *getChainStep(op);
       for (Value operand : {chainStep.a, chainStep.b})
         if (operand && !llvm::any_of(members, [&](Operation *m) {
-              return cast<KernelOpInterface>(m).getKernelOutputs().front() ==
-                     operand;
+              return reads(operand,
+                           cast<KernelOpInterface>(m).getKernelOutputs().front());
             }))
           into.insert(operand);
     };
@@ -302,7 +338,7 @@ int StepFuser::run() {
       std::optional<ChainStep> chainStep = getChainStep(op);
       if (!isChainable(op, n, element) || isGlued(op) != isGlued(start) ||
           !members.back()->isBeforeInBlock(op) ||
-          (chainStep->a != previous && chainStep->b != previous))
+          (!reads(chainStep->a, previous) && !reads(chainStep->b, previous)))
         break;
       // The chain runs where `op` is: what the members so far read and
       // write must hold until then.

@@ -204,3 +204,34 @@ cairn.program "Apart" attributes {batch = 4 : i64, optimizer = "", source = "apa
     cairn.kernel.add ins(%g, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%out4 : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
   }
 }
+
+// -----
+
+// Tests intermediates read through views. A reshape between two members is
+// the intermediate's other name: the chain takes it in, and the view goes
+// with the buffer. A view the runtime reads by name (an output) keeps its
+// buffer, so that chain stops before the reader.
+
+// CHECK-LABEL: cairn.program "Views"
+// CHECK-NOT: cairn.view activation "flat"
+// CHECK: cairn.kernel.elementwise_chain ins(%x : memref<4x8xf32>) outs(%out : memref<32xf32>) {args = array<i64: 0, 0, 1, -1>, n = 32 : i64, ops = ["add", "tanh"]}
+// CHECK: %[[S:.+]] = cairn.buffer activation "s"
+// CHECK-NEXT: cairn.kernel.sigmoid ins(%x {{.*}}) outs(%[[S]] :
+// CHECK-NEXT: %[[SEEN:.+]] = cairn.view output "seen" %[[S]]
+// CHECK-NEXT: cairn.kernel.relu ins(%[[SEEN]]
+// CHECK-NOT: elementwise_chain
+cairn.program "Views" attributes {batch = 4 : i64, optimizer = "", source = "views.cairn", target = "cpu"} {
+  %x = cairn.buffer input "x" : memref<4x8xf32>
+  %out = cairn.buffer output "out" : memref<32xf32>
+  %out2 = cairn.buffer output "out2" : memref<32xf32>
+  cairn.step train_step {
+    %t = cairn.buffer activation "t" : memref<4x8xf32>
+    cairn.kernel.add ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%t : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    %flat = cairn.view activation "flat" %t : memref<4x8xf32> to memref<32xf32>
+    cairn.kernel.tanh ins(%flat : memref<32xf32>) outs(%out : memref<32xf32>) {n = 32 : i64}
+    %s = cairn.buffer activation "s" : memref<4x8xf32>
+    cairn.kernel.sigmoid ins(%x : memref<4x8xf32>) outs(%s : memref<4x8xf32>) {n = 32 : i64}
+    %seen = cairn.view output "seen" %s : memref<4x8xf32> to memref<32xf32>
+    cairn.kernel.relu ins(%seen : memref<32xf32>) outs(%out2 : memref<32xf32>) {n = 32 : i64}
+  }
+}
