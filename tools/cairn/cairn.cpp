@@ -353,25 +353,8 @@ std::optional<ArenaLiveness> readPlan(mlir::ModuleOp module,
 /// an executable leaves its C++ in `os`.
 llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filename,
                                  mlir::MLIRContext &context, llvm::raw_ostream &os) {
-  DiagnosticReporter diag(&context, filename);
-  ElaborateOptions options;
-  if (batchSize.getNumOccurrences())
-    options.batch = batchSize;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileModelSource(source, diag, options);
-  if (!module)
-    return llvm::failure();
-  if (checkCommand) {
-    std::optional<ModelSummary> summary = summarizeModel(*module);
-    if (!summary)
-      return llvm::failure();
-    if (jsonOutput)
-      printSummaryJson(*summary, os);
-    else
-      printSummaryText(*summary, os);
-    return llvm::success();
-  }
-  auto printModule = [&] {
+  long long batch = batchSize.getNumOccurrences() ? batchSize.getValue() : 0;
+  auto printModule = [&](mlir::ModuleOp module) {
     mlir::OpPrintingFlags flags;
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
     module->print(os, flags);
@@ -382,21 +365,34 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
                             ? *parsePipelineStage(stopAfter)
                         : emitKind == EmitKind::TrainMLIR ? PipelineStage::Autodiff
                                                           : PipelineStage::Verify;
-  if (stage == PipelineStage::Elaborate)
-    return printModule();
-  mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
-  std::string error;
-  if (llvm::failed(buildTrainingPipeline(
-          pm, getPipelineOptions(stage, kDefaultPlanSeconds), &error))) {
-    llvm::WithColor::error(llvm::errs(), "cairn") << error << "\n";
-    return llvm::failure();
+  if (checkCommand || stage == PipelineStage::Elaborate) {
+    DiagnosticReporter diag(&context, filename);
+    ElaborateOptions options;
+    if (batch > 0)
+      options.batch = batch;
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        compileModelSource(source, diag, options);
+    if (!module)
+      return llvm::failure();
+    if (!checkCommand)
+      return printModule(*module);
+    std::optional<ModelSummary> summary = summarizeModel(*module);
+    if (!summary)
+      return llvm::failure();
+    if (jsonOutput)
+      printSummaryJson(*summary, os);
+    else
+      printSummaryText(*summary, os);
+    return llvm::success();
   }
   PlanTimer timer;
-  addPlanTimer(pm, timer);
-  if (llvm::failed(pm.run(*module)))
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileModel(source, filename, context, batch,
+                   getPipelineOptions(stage, kDefaultPlanSeconds), &timer);
+  if (!module)
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)
-    return printModule();
+    return printModule(*module);
   std::optional<ArenaLiveness> plan = readPlan(*module, timer);
   if (!plan)
     return llvm::failure();
