@@ -63,20 +63,6 @@ private:
     return ("cairn::kernels::" + name + "<" + getElementCType(value) + ">")
         .str();
   }
-  /// A literal of `typedBy`'s element type.
-  std::string real(Value typedBy, double value) const {
-    return formatReal(value, getElementType(typedBy).isF32());
-  }
-  /// `sizeof(float)`: the element size of `value` in C++ terms.
-  std::string sizeOf(Value value) const {
-    return std::string("sizeof(") + getElementCType(value) + ")";
-  }
-  static Type getElementType(Value value) {
-    return cast<MemRefType>(value.getType()).getElementType();
-  }
-  static int64_t getNumElements(Value value) {
-    return cast<MemRefType>(value.getType()).getNumElements();
-  }
   llvm::raw_ostream &line() { return os.indent(indent); }
 
   const ProgramGraph &graph;
@@ -202,15 +188,16 @@ void CpuEmitter::emitLinear(LinearKernelOp op) {
            << "));\n";
   }
   line() << call(op.getResult(), "gemm") << "(false, true, " << rows << ", "
-         << outF << ", " << inF << ", " << real(op.getResult(), 1) << ", "
-         << ptr(op.getInput()) << ", " << inF << ", " << ptr(op.getWeight())
-         << ", " << inF << ", " << real(op.getResult(), bias ? 1 : 0) << ", "
-         << y << ", " << outF << ");\n";
+         << outF << ", " << inF << ", " << formatRealOf(op.getResult(), 1)
+         << ", " << ptr(op.getInput()) << ", " << inF << ", "
+         << ptr(op.getWeight()) << ", " << inF << ", "
+         << formatRealOf(op.getResult(), bias ? 1 : 0) << ", " << y << ", "
+         << outF << ");\n";
   // A folded relu (cairn-fuse-elementwise) over the product, in place.
   if (op.getRelu().value_or(false)) {
     line() << "for (int64_t i = 0; i < " << rows * outF << "; ++i)\n";
     line() << "  " << y << "[i] = std::max(" << y << "[i], "
-           << real(op.getResult(), 0) << ");\n";
+           << formatRealOf(op.getResult(), 0) << ");\n";
   }
 }
 
@@ -220,20 +207,20 @@ void CpuEmitter::emitMatmul(MatmulKernelOp op) {
   std::string head = formatBool(op.getTransposeLhs()) + ", " +
                      formatBool(op.getTransposeRhs()) + ", " + formatInt(m) +
                      ", " + formatInt(n) + ", " + formatInt(op.getK()) + ", " +
-                     real(result, 1) + ", ";
+                     formatRealOf(result, 1) + ", ";
   std::string lda = formatInt(op.getLda()), ldb = formatInt(op.getLdb());
   std::string lhs = ptr(op.getLhs()), rhs = ptr(op.getRhs()), y = ptr(result);
   if (op.getLhsStride() && op.getRhsStride()) {
     if (batch == 1) {
       line() << call(result, "gemm") << "(" << head << lhs << ", " << lda
-             << ", " << rhs << ", " << ldb << ", " << real(result, 0) << ", "
-             << y << ", " << n << ");\n";
+             << ", " << rhs << ", " << ldb << ", " << formatRealOf(result, 0)
+             << ", " << y << ", " << n << ");\n";
       return;
     }
-    line() << call(result, "batchedGemm") << "(" << batch << ", " << head
-           << lhs << ", " << lda << ", " << *op.getLhsStride() << ", " << rhs
-           << ", " << ldb << ", " << *op.getRhsStride() << ", "
-           << real(result, 0) << ", " << y << ", " << n << ", " << m * n
+    line() << call(result, "batchedGemm") << "(" << batch << ", " << head << lhs
+           << ", " << lda << ", " << *op.getLhsStride() << ", " << rhs << ", "
+           << ldb << ", " << *op.getRhsStride() << ", "
+           << formatRealOf(result, 0) << ", " << y << ", " << n << ", " << m * n
            << ");\n";
     return;
   }
@@ -255,8 +242,8 @@ void CpuEmitter::emitMatmul(MatmulKernelOp op) {
       operand(op.getRhsOffsets(), op.getRhsStride(), "kRhsOffsets", rhs);
   line() << "  for (int64_t b = 0; b < " << batch << "; ++b)\n";
   line() << "    " << call(result, "gemm") << "(" << head << a << ", " << lda
-         << ", " << b << ", " << ldb << ", " << real(result, 0) << ", " << y
-         << " + b * " << m * n << ", " << n << ");\n";
+         << ", " << b << ", " << ldb << ", " << formatRealOf(result, 0) << ", "
+         << y << " + b * " << m * n << ", " << n << ");\n";
   line() << "}\n";
 }
 
@@ -267,7 +254,7 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
   int64_t n = op.getN();
   Value result = op.getResult();
   const char *type = getElementCType(result);
-  std::string zero = real(result, 0);
+  std::string zero = formatRealOf(result, 0);
   auto reg = [](int64_t r) { return "r" + std::to_string(r); };
   unsigned numInputs = op.getInputs().size();
   line() << "for (int64_t i = 0; i < " << n << "; ++i) {\n";
@@ -328,7 +315,8 @@ void CpuEmitter::emitKernel(Operation *op) {
             Attribute value = k.getValue();
             std::string text =
                 isa<FloatAttr>(value)
-                    ? real(out, cast<FloatAttr>(value).getValueAsDouble())
+                    ? formatRealOf(out,
+                                   cast<FloatAttr>(value).getValueAsDouble())
                     : formatInt(cast<IntegerAttr>(value).getInt());
             line() << "std::fill_n(" << ptr(out) << ", " << k.getN() << ", "
                    << text << ");\n";
@@ -338,8 +326,9 @@ void CpuEmitter::emitKernel(Operation *op) {
             Value out = k.getResult();
             std::string values;
             if (auto reals = dyn_cast<DenseF64ArrayAttr>(k.getValues()))
-              values = formatList(reals.asArrayRef(),
-                                  [&](double v) { return real(out, v); });
+              values = formatList(reals.asArrayRef(), [&](double v) {
+                return formatRealOf(out, v);
+              });
             else
               values = formatInts(
                   cast<DenseI64ArrayAttr>(k.getValues()).asArrayRef());
@@ -353,9 +342,8 @@ void CpuEmitter::emitKernel(Operation *op) {
           })
           .Case([&](CopyKernelOp k) {
             line() << "std::memcpy(" << ptr(k.getResult()) << ", "
-                   << ptr(k.getInput()) << ", "
-                   << getNumElements(k.getResult()) << " * "
-                   << sizeOf(k.getResult()) << ");\n";
+                   << ptr(k.getInput()) << ", " << getNumElements(k.getResult())
+                   << " * " << formatSizeOf(k.getResult()) << ");\n";
             return true;
           })
           .Case<AddKernelOp, SubKernelOp, MulKernelOp, DivKernelOp>(
@@ -368,12 +356,12 @@ void CpuEmitter::emitKernel(Operation *op) {
             // std::max keeps NaNs, as torch.relu.
             line() << "for (int64_t i = 0; i < " << k.getN() << "; ++i)\n";
             line() << "  " << ptr(k.getResult()) << "[i] = std::max("
-                   << ptr(k.getInput()) << "[i], " << real(k.getResult(), 0)
-                   << ");\n";
+                   << ptr(k.getInput()) << "[i], "
+                   << formatRealOf(k.getResult(), 0) << ");\n";
             return true;
           })
           .Case([&](ReluGradKernelOp k) {
-            std::string zero = real(k.getResult(), 0);
+            std::string zero = formatRealOf(k.getResult(), 0);
             line() << "for (int64_t i = 0; i < " << k.getN() << "; ++i)\n";
             line() << "  " << ptr(k.getResult()) << "[i] = "
                    << ptr(k.getOutput()) << "[i] > " << zero << " ? "
@@ -393,10 +381,11 @@ void CpuEmitter::emitKernel(Operation *op) {
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dx = k.getResult();
             line() << call(dx, "gemm") << "(false, false, " << rows << ", "
-                   << inF << ", " << outF << ", " << real(dx, 1) << ", "
+                   << inF << ", " << outF << ", " << formatRealOf(dx, 1) << ", "
                    << ptr(k.getDy()) << ", " << outF << ", "
-                   << ptr(k.getWeight()) << ", " << inF << ", " << real(dx, 0)
-                   << ", " << ptr(dx) << ", " << inF << ");\n";
+                   << ptr(k.getWeight()) << ", " << inF << ", "
+                   << formatRealOf(dx, 0) << ", " << ptr(dx) << ", " << inF
+                   << ");\n";
             return true;
           })
           .Case([&](LinearGradWeightKernelOp k) {
@@ -404,10 +393,11 @@ void CpuEmitter::emitKernel(Operation *op) {
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dw = k.getResult();
             line() << call(dw, "gemm") << "(true, false, " << outF << ", "
-                   << inF << ", " << rows << ", " << real(dw, 1) << ", "
+                   << inF << ", " << rows << ", " << formatRealOf(dw, 1) << ", "
                    << ptr(k.getDy()) << ", " << outF << ", "
-                   << ptr(k.getInput()) << ", " << inF << ", " << real(dw, 0)
-                   << ", " << ptr(dw) << ", " << inF << ");\n";
+                   << ptr(k.getInput()) << ", " << inF << ", "
+                   << formatRealOf(dw, 0) << ", " << ptr(dw) << ", " << inF
+                   << ");\n";
             return true;
           })
           .Case([&](ElementwiseChainKernelOp k) {
@@ -426,7 +416,7 @@ void CpuEmitter::emitKernel(Operation *op) {
             // slice_grad writes dy into a zeroed dx.
             line() << "std::memset(" << ptr(k.getResult()) << ", 0, "
                    << getNumElements(k.getResult()) << " * "
-                   << sizeOf(k.getResult()) << ");\n";
+                   << formatSizeOf(k.getResult()) << ");\n";
             emitTableKernel(os, indent, k, pointer, kCallStyle);
             return true;
           })

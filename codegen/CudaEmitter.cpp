@@ -10,9 +10,9 @@
 // Fusion is decided before the plan (passes/FuseElementwise.cpp): an
 // element-wise chain is one cairn.kernel.elementwise_chain, printed as one
 // elementwiseChain launch, and a linear with `relu` gets cuBLASLt's relu
-// epilogue. The emitter only groups adjacent optimizer updates with the
-// same settings into one multi-tensor launch, which writes exactly what the
-// separate updates would.
+// epilogue; a run of updates cairn-group-updates marked
+// (`cairn.update_group`) is one multi-tensor launch. The emitter decides
+// nothing: it prints what the IR says.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +24,10 @@
 #include "ir/CairnKernelOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -42,13 +42,6 @@ namespace {
 /// How this emitter spells runtime calls (emitTableKernel).
 const CallStyle kCallStyle = {"cairn::cuda::", "cx, "};
 
-/// The most inputs and ops of one fused chain: cairn::cuda::kMaxChainInputs
-/// and kMaxChainOps (runtime/cuda/Kernels.h, which needs the CUDA headers
-/// this library is built without). The generated code static_asserts that
-/// its chains fit the runtime's.
-constexpr size_t kMaxChainInputs = 4;
-constexpr size_t kMaxChainOps = 8;
-
 /// The local names the CUDA code declares besides those of both emitters:
 /// a tensor named like one gets a suffix.
 const llvm::StringSet<> &getCudaReservedNames() {
@@ -62,32 +55,11 @@ bool isUpdate(Operation *op) {
   return isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(op);
 }
 
-/// cairn::cuda::ChainOpKind of an op of cairn.kernel.elementwise_chain.
-const char *getChainOpKind(llvm::StringRef op) {
-  return llvm::StringSwitch<const char *>(op)
-      .Case("add", "Add")
-      .Case("sub", "Sub")
-      .Case("mul", "Mul")
-      .Case("div", "Div")
-      .Case("relu", "Relu")
-      .Case("sigmoid", "Sigmoid")
-      .Case("tanh", "Tanh")
-      .Case("gelu_exact", "GeluExact")
-      .Case("gelu_tanh", "GeluTanh")
-      .Case("relu_grad", "ReluGrad")
-      .Case("sigmoid_grad", "SigmoidGrad")
-      .Case("tanh_grad", "TanhGrad")
-      .Case("gelu_exact_grad", "GeluExactGrad")
-      .Case("gelu_tanh_grad", "GeluTanhGrad")
-      .Default(nullptr);
+/// cairn::cuda::ChainOpKind of an op of cairn.kernel.elementwise_chain: the
+/// op's name in CamelCase ("relu_grad": ReluGrad).
+std::string getChainOpKind(llvm::StringRef op) {
+  return llvm::convertToCamelFromSnakeCase(op, /*capitalizeFirst=*/true);
 }
-
-/// How one step's kernels become calls: by kernel index, how many kernels
-/// from this one on its call covers (a group of adjacent updates), 0 for a
-/// kernel an earlier call covers.
-struct StepCalls {
-  std::vector<int> span;
-};
 
 class CudaEmitter {
 public:
@@ -104,13 +76,6 @@ private:
   /// Prints one step function into `out`.
   void emitStep(const StepKernels &step, llvm::StringRef function,
                 llvm::StringRef summary, llvm::raw_ostream &out);
-
-  //===--- Launches
-  //-------------------------------------------------------===//
-  /// Adjacent optimizer updates with the same settings: one launch each
-  /// run of them.
-  StepCalls groupUpdates(const StepKernels &step) const;
-  bool sameUpdateSettings(Operation *a, Operation *b) const;
 
   //===--- Calls
   //-----------------------------------------------------------===//
@@ -135,17 +100,6 @@ private:
   /// `cairn::cuda::name<float>` for the element type of `value`.
   std::string call(Value value, llvm::StringRef name) const {
     return ("cairn::cuda::" + name + "<" + getElementCType(value) + ">").str();
-  }
-  std::string real(Value typedBy, double value) const {
-    return formatReal(value, cast<MemRefType>(typedBy.getType())
-                                 .getElementType()
-                                 .isF32());
-  }
-  std::string sizeOf(Value value) const {
-    return std::string("sizeof(") + getElementCType(value) + ")";
-  }
-  static int64_t getNumElements(Value value) {
-    return cast<MemRefType>(value.getType()).getNumElements();
   }
   /// `workspace, bytes` of a kernel's scratch, `nullptr, 0` without.
   std::string workspace(Value scratch);
@@ -238,7 +192,6 @@ void CudaEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
   used.clear();
   indent = 2;
 
-  StepCalls calls = groupUpdates(step);
   std::vector<AfterKernel> after = collectAfterKernels(program, step);
   // The union of the lists of kernels [first, first + count), in buffer
   // order.
@@ -258,12 +211,16 @@ void CudaEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
   for (int index = 0, e = kernels.size(); index < e;) {
     const Kernel &k = kernels[index];
     *body << "\n";
-    int span = calls.span[index];
-    if (isUpdate(graph.getKernelOp(step.step, index))) {
+    Operation *op = graph.getKernelOp(step.step, index);
+    // A run of updates cairn-group-updates marked: one launch.
+    auto group =
+        op->getAttrOfType<IntegerAttr>(CairnDialect::kUpdateGroupAttrName);
+    int span = group ? group.getInt() : 1;
+    if (isUpdate(op)) {
       emitUpdates(step, index, span);
     } else {
       line() << "// " << describeKernel(k, program, sourceLines) << "\n";
-      emitKernel(graph.getKernelOp(step.step, index));
+      emitKernel(op);
     }
     emitAfter(index, span);
     index += span;
@@ -282,56 +239,6 @@ void CudaEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
 }
 
 //===----------------------------------------------------------------------===//
-// Launches
-//===----------------------------------------------------------------------===//
-
-StepCalls CudaEmitter::groupUpdates(const StepKernels &step) const {
-  int e = step.kernels.size();
-  StepCalls calls;
-  calls.span.assign(e, 1);
-  // Adjacent updates with the same settings: one launch. The kernels are
-  // not moved to make more of them adjacent: the memory-aware schedule put
-  // each update right after its gradient is complete, so that the gradient
-  // dies there (with --no-reorder they are all at the end of the step and
-  // become one launch). Each update reads and writes only its own state and
-  // gradient, so one launch writes what the kernels would.
-  for (int index = 0; index < e;) {
-    Operation *first = graph.getKernelOp(step.step, index);
-    int last = index;
-    if (isUpdate(first))
-      while (last + 1 < e &&
-             sameUpdateSettings(first, graph.getKernelOp(step.step, last + 1)))
-        ++last;
-    calls.span[index] = last - index + 1;
-    for (int m = index + 1; m <= last; ++m)
-      calls.span[m] = 0;
-    index = last + 1;
-  }
-  return calls;
-}
-
-bool CudaEmitter::sameUpdateSettings(Operation *a, Operation *b) const {
-  if (a->getName() != b->getName() ||
-      cast<MemRefType>(a->getOperand(0).getType()).getElementType() !=
-          cast<MemRefType>(b->getOperand(0).getType()).getElementType())
-    return false;
-  if (auto sgdA = dyn_cast<SgdUpdateKernelOp>(a)) {
-    auto sgdB = cast<SgdUpdateKernelOp>(b);
-    // Without momentum there is no momentum buffer.
-    return sgdA.getLr() == sgdB.getLr() &&
-           sgdA.getMomentum() == sgdB.getMomentum() &&
-           sgdA.getDampening() == sgdB.getDampening() &&
-           sgdA.getWeightDecay() == sgdB.getWeightDecay() &&
-           sgdA.getNesterov() == sgdB.getNesterov() &&
-           bool(sgdA.getMomentumBuffer()) == bool(sgdB.getMomentumBuffer());
-  }
-  auto adamA = cast<AdamUpdateKernelOp>(a), adamB = cast<AdamUpdateKernelOp>(b);
-  return adamA.getLr() == adamB.getLr() && adamA.getBeta1() == adamB.getBeta1() &&
-         adamA.getBeta2() == adamB.getBeta2() && adamA.getEps() == adamB.getEps() &&
-         adamA.getWeightDecay() == adamB.getWeightDecay();
-}
-
-//===----------------------------------------------------------------------===//
 // Calls
 //===----------------------------------------------------------------------===//
 
@@ -339,7 +246,7 @@ std::string CudaEmitter::workspace(Value scratch) {
   if (!scratch)
     return "nullptr, 0";
   return ptr(scratch) + ", " +
-         std::to_string(graph.graph.buffers[graph.ids.lookup(scratch)].bytes);
+         std::to_string(program.buffers[graph.ids.lookup(scratch)].bytes);
 }
 
 void CudaEmitter::emitChain(ElementwiseChainKernelOp op) {
@@ -459,7 +366,7 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
   std::string head = formatBool(op.getTransposeLhs()) + ", " +
                      formatBool(op.getTransposeRhs()) + ", " + formatInt(m) +
                      ", " + formatInt(n) + ", " + formatInt(op.getK()) + ", " +
-                     real(result, 1) + ", ";
+                     formatRealOf(result, 1) + ", ";
   std::string lda = formatInt(op.getLda()), ldb = formatInt(op.getLdb());
   std::string scratch = workspace(op.getWorkspace());
   int id = site();
@@ -467,16 +374,16 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
     if (batch == 1) {
       line() << call(result, "gemm") << "(cx, " << id << ", " << head
              << ptr(op.getLhs()) << ", " << lda << ", " << ptr(op.getRhs())
-             << ", " << ldb << ", " << real(result, 0) << ", " << ptr(result)
-             << ", " << n << ", " << scratch << ");\n";
+             << ", " << ldb << ", " << formatRealOf(result, 0) << ", "
+             << ptr(result) << ", " << n << ", " << scratch << ");\n";
       return;
     }
     line() << call(result, "batchedGemm") << "(cx, " << id << ", " << batch
            << ", " << head << ptr(op.getLhs()) << ", " << lda << ", "
            << *op.getLhsStride() << ", " << ptr(op.getRhs()) << ", " << ldb
-           << ", " << *op.getRhsStride() << ", " << real(result, 0) << ", "
-           << ptr(result) << ", " << n << ", " << m * n << ", " << scratch
-           << ");\n";
+           << ", " << *op.getRhsStride() << ", " << formatRealOf(result, 0)
+           << ", " << ptr(result) << ", " << n << ", " << m * n << ", "
+           << scratch << ");\n";
     return;
   }
   // A partial broadcast of the batch dimensions: one GEMM per matrix, all
@@ -498,18 +405,19 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
                           ptr(op.getRhs()));
   line() << "  for (int64_t b = 0; b < " << batch << "; ++b)\n";
   line() << "    " << call(result, "gemm") << "(cx, " << id << ", " << head << a
-         << ", " << lda << ", " << b << ", " << ldb << ", " << real(result, 0)
-         << ", " << ptr(result) << " + b * " << m * n << ", " << n << ", "
-         << scratch << ");\n";
+         << ", " << lda << ", " << b << ", " << ldb << ", "
+         << formatRealOf(result, 0) << ", " << ptr(result) << " + b * " << m * n
+         << ", " << n << ", " << scratch << ");\n";
   line() << "}\n";
 }
 
 void CudaEmitter::emitConstant(ConstantKernelOp op) {
   Value out = op.getResult();
-  const Buffer &b = graph.graph.buffers[graph.ids.lookup(out)];
+  const Buffer &b = program.buffers[graph.ids.lookup(out)];
   std::string values;
   if (auto reals = dyn_cast<DenseF64ArrayAttr>(op.getValues()))
-    values = formatList(reals.asArrayRef(), [&](double v) { return real(out, v); });
+    values = formatList(reals.asArrayRef(),
+                        [&](double v) { return formatRealOf(out, v); });
   else
     values = formatInts(cast<DenseI64ArrayAttr>(op.getValues()).asArrayRef());
   std::string table = "kConstants::c" + std::to_string(nextConstant);
@@ -544,7 +452,8 @@ void CudaEmitter::emitKernel(Operation *op) {
             Attribute value = k.getValue();
             std::string text =
                 isa<FloatAttr>(value)
-                    ? real(out, cast<FloatAttr>(value).getValueAsDouble())
+                    ? formatRealOf(out,
+                                   cast<FloatAttr>(value).getValueAsDouble())
                     : formatInt(cast<IntegerAttr>(value).getInt());
             line() << call(out, "fill") << "(cx, " << k.getN() << ", " << text
                    << ", " << ptr(out) << ");\n";
@@ -557,7 +466,7 @@ void CudaEmitter::emitKernel(Operation *op) {
           .Case([&](CopyKernelOp k) {
             line() << "cairn::cuda::copyBytes(cx, "
                    << getNumElements(k.getResult()) << " * "
-                   << sizeOf(k.getResult()) << ", " << ptr(k.getInput())
+                   << formatSizeOf(k.getResult()) << ", " << ptr(k.getInput())
                    << ", " << ptr(k.getResult()) << ");\n";
             return true;
           })
@@ -609,10 +518,10 @@ void CudaEmitter::emitKernel(Operation *op) {
             std::string scratch = workspace(k.getWorkspace());
             line() << call(dx, "gemm") << "(cx, " << site()
                    << ", false, false, " << rows << ", " << inF << ", " << outF
-                   << ", " << real(dx, 1) << ", " << ptr(k.getDy()) << ", "
-                   << outF << ", " << ptr(k.getWeight()) << ", " << inF << ", "
-                   << real(dx, 0) << ", " << ptr(dx) << ", " << inF << ", "
-                   << scratch << ");\n";
+                   << ", " << formatRealOf(dx, 1) << ", " << ptr(k.getDy())
+                   << ", " << outF << ", " << ptr(k.getWeight()) << ", " << inF
+                   << ", " << formatRealOf(dx, 0) << ", " << ptr(dx) << ", "
+                   << inF << ", " << scratch << ");\n";
             return true;
           })
           .Case([&](LinearGradWeightKernelOp k) {
@@ -620,12 +529,12 @@ void CudaEmitter::emitKernel(Operation *op) {
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dw = k.getResult();
             std::string scratch = workspace(k.getWorkspace());
-            line() << call(dw, "gemm") << "(cx, " << site()
-                   << ", true, false, " << outF << ", " << inF << ", " << rows
-                   << ", " << real(dw, 1) << ", " << ptr(k.getDy()) << ", "
+            line() << call(dw, "gemm") << "(cx, " << site() << ", true, false, "
+                   << outF << ", " << inF << ", " << rows << ", "
+                   << formatRealOf(dw, 1) << ", " << ptr(k.getDy()) << ", "
                    << outF << ", " << ptr(k.getInput()) << ", " << inF << ", "
-                   << real(dw, 0) << ", " << ptr(dw) << ", " << inF << ", "
-                   << scratch << ");\n";
+                   << formatRealOf(dw, 0) << ", " << ptr(dw) << ", " << inF
+                   << ", " << scratch << ");\n";
             return true;
           })
           .Case([&](DropoutKernelOp k) {
@@ -641,7 +550,7 @@ void CudaEmitter::emitKernel(Operation *op) {
             // slice_grad writes dy into a zeroed dx.
             line() << "cairn::cuda::zeroBytes(cx, "
                    << getNumElements(k.getResult()) << " * "
-                   << sizeOf(k.getResult()) << ", " << ptr(k.getResult())
+                   << formatSizeOf(k.getResult()) << ", " << ptr(k.getResult())
                    << ");\n";
             emitTableKernel(*body, indent, k, pointer, kCallStyle);
             return true;

@@ -1,16 +1,15 @@
 //===- CudaEmitter.h - Kernel lists as CUDA C++ -----------------*- C++ -*-===//
 //
-// Prints a KernelGraph as one .cu translation unit for `cairn build --target
-// cuda`: `trainStep` and `forward` as host code that launches the CUDA
-// runtime's kernels (runtime/cuda/Kernels.h) and library calls
-// (runtime/cuda/Library.h: cuBLASLt, cuDNN) on pointers into the device
+// Prints a planned program (ProgramGraph) as one .cu translation unit for
+// `cairn build --target cuda`: `trainStep` and `forward` as host code that
+// launches the CUDA runtime's kernels (runtime/cuda/Kernels.h) and library
+// calls (runtime/cuda/Library.h: cuBLASLt, cuDNN) on pointers into the device
 // arena, the ProgramSpec naming the CUDA backend, and main() -> runMain.
 //
-// It prints the same kernel list as the CPU emitter, with three fusions
-// that change no buffer of the plan: chains of element-wise kernels whose
-// intermediates nobody else reads become one kernel, a relu that only
-// follows a linear becomes that GEMM's epilogue, and adjacent optimizer
-// updates with the same hyper-parameters become one launch.
+// It prints the kernels the passes left, as the CPU emitter does: a fused
+// element-wise chain is one launch, a linear with `relu` gets the GEMM's
+// relu epilogue, and a run of updates marked `cairn.update_group` is one
+// multi-tensor launch.
 //
 //===----------------------------------------------------------------------===//
 

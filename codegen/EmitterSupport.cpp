@@ -151,6 +151,19 @@ std::string cairn::codegen::formatBool(bool value) {
   return value ? "true" : "false";
 }
 
+std::string cairn::codegen::formatRealOf(Value typedBy, double value) {
+  return formatReal(
+      value, cast<MemRefType>(typedBy.getType()).getElementType().isF32());
+}
+
+std::string cairn::codegen::formatSizeOf(Value value) {
+  return std::string("sizeof(") + getElementCType(value) + ")";
+}
+
+int64_t cairn::codegen::getNumElements(Value value) {
+  return cast<MemRefType>(value.getType()).getNumElements();
+}
+
 std::string cairn::codegen::formatInts(llvm::ArrayRef<int64_t> values) {
   return formatList(values, formatInt);
 }
@@ -200,10 +213,6 @@ cairn::codegen::nameIdentifiers(const KernelGraph &program,
     identifiers.push_back(unique);
   }
   return identifiers;
-}
-
-bool cairn::codegen::isInSpec(const Buffer &buffer) {
-  return isPersistent(buffer.kind) || buffer.kind == BufferKind::grad;
 }
 
 std::vector<int> cairn::codegen::getSpecOrder(const KernelGraph &program) {
@@ -397,7 +406,7 @@ void cairn::codegen::emitTableKernel(
   Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
   const char *type = getElementCType(result);
   std::string out = pointer(result);
-  std::string sizeOf = std::string("sizeof(") + type + ")";
+  std::string sizeOf = formatSizeOf(result);
   // `ns::name<float>(context` for the typed calls, `ns::name(context` for
   // the byte copies.
   auto typed = [&](llvm::StringRef name) {
@@ -406,10 +415,7 @@ void cairn::codegen::emitTableKernel(
   auto untyped = [&](llvm::StringRef name) {
     return (style.ns + name + "(" + style.context).str();
   };
-  auto real = [&](double value) {
-    return formatReal(
-        value, cast<MemRefType>(result.getType()).getElementType().isF32());
-  };
+  auto real = [&](double value) { return formatRealOf(result, value); };
 
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](PermuteKernelOp k) {

@@ -40,6 +40,12 @@ std::string formatReal(double value, bool isFloat);
 std::string formatDouble(double value);
 std::string formatInt(int64_t value);
 std::string formatBool(bool value);
+/// formatReal of `value` as a literal of `typedBy`'s element type.
+std::string formatRealOf(mlir::Value typedBy, double value);
+/// `sizeof(float)`: the element size of `value` in C++ terms.
+std::string formatSizeOf(mlir::Value value);
+/// The elements of a buffer or view (a memref value).
+int64_t getNumElements(mlir::Value value);
 
 /// `format(v0), format(v1), ...`.
 template <typename Range, typename Format>
@@ -70,9 +76,8 @@ std::vector<std::string>
 nameIdentifiers(const KernelGraph &program,
                 const llvm::StringSet<> &extraReserved = {});
 
-/// The tensors the ProgramSpec lists: persistent ones and gradients.
-bool isInSpec(const Buffer &buffer);
-/// The buffer ids of spec.tensors in order: the persistent buffers in
+/// The buffer ids of spec.tensors in order (the persistent buffers and the
+/// gradients): the persistent buffers in
 /// program order, then the gradients in the order of their params.
 std::vector<int> getSpecOrder(const KernelGraph &program);
 /// By buffer id: its index in spec.tensors, or -1.

@@ -237,14 +237,18 @@ cairn::codegen::getReportFormat(llvm::StringRef path) {
   return std::nullopt;
 }
 
+std::string cairn::codegen::formatReportPathError(llvm::StringRef path) {
+  return ("--memory-report '" + path +
+          "': expected a file ending in .json, .txt or .html")
+      .str();
+}
+
 llvm::LogicalResult cairn::codegen::writePlanReportFile(
     const KernelGraph &program, const ArenaPlan &plan, llvm::StringRef path,
     std::string &error) {
   std::optional<ReportFormat> format = getReportFormat(path);
   if (!format) {
-    error = ("--memory-report '" + path +
-             "': expected a file ending in .json, .txt or .html")
-                .str();
+    error = formatReportPathError(path);
     return llvm::failure();
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -37,6 +37,8 @@ namespace cairn::codegen {
 /// .htm, any case); nullopt for another.
 enum class ReportFormat { Json, Text, Html };
 std::optional<ReportFormat> getReportFormat(llvm::StringRef path);
+/// What is wrong with a `--memory-report` path of no known format.
+std::string formatReportPathError(llvm::StringRef path);
 
 /// Writes the report to `path` ("-": stdout) in the format its extension
 /// names, atomically: a file that cannot be written completely is not left

@@ -171,6 +171,28 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  // The first of a run of updates one multi-tensor launch runs
+  // (cairn-group-updates): the next kernels are updates of its settings.
+  if (name == kUpdateGroupAttrName) {
+    if (!isI64AtLeast(value, 2))
+      return op->emitError() << "expected '" << name
+                             << "' to be an i64 integer >= 2 but got " << value;
+    if (!isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(op))
+      return op->emitError() << "expected '" << name
+                             << "' on an optimizer update but found it on '"
+                             << op->getName() << "'";
+    int64_t count = cast<IntegerAttr>(value).getInt();
+    SmallVector<Operation *> after = getKernelsAfter(op);
+    for (int64_t i = 0; i + 1 < count; ++i)
+      if (i >= int64_t(after.size()) || !haveSameUpdateSettings(op, after[i]))
+        return op->emitError()
+               << "expected '" << name << "' = " << count
+               << " on an optimizer update followed by " << count - 1
+               << " more with its settings, but kernel #" << i + 1
+               << " of the group is not one";
+    return success();
+  }
+
   // Attributes of the builtin module.
   if (name == kModelAttrName || name == kBatchAttrName ||
       name == kOptimizerAttrName) {

@@ -56,6 +56,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBatchAttrName = "cairn.batch";
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "cairn.optimizer";
     static constexpr ::llvm::StringLiteral kBeforeFirstUseAttrName = "cairn.before_first_use";
+    static constexpr ::llvm::StringLiteral kUpdateGroupAttrName = "cairn.update_group";
 
   private:
     void registerAttributes();

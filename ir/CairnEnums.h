@@ -1,7 +1,8 @@
 //===- CairnEnums.h - The enums of the cairn dialect ------------*- C++ -*-===//
 //
 // BufferKind, StepKind, InitKind, Role, Precision and their string forms,
-// for code that needs the vocabulary without the rest of the IR.
+// the arena's alignment and a fused chain's limits, for code that needs the
+// vocabulary without the rest of the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,17 @@ constexpr bool isPersistent(BufferKind kind) {
          kind == BufferKind::buffer || kind == BufferKind::optimizer ||
          kind == BufferKind::output;
 }
+
+/// Every buffer's offset in the arena is a multiple of this (what CUDA's
+/// allocators and vector loads want); cairn.buffer's verifier checks it.
+constexpr int64_t kArenaAlignment = 256;
+
+/// The most distinct inputs and ops of one cairn.kernel.elementwise_chain:
+/// the CUDA runtime's Chain (cairn::cuda::kMaxChainInputs, kMaxChainOps in
+/// runtime/cuda/Kernels.h, which the generated CUDA code static_asserts),
+/// held on both targets so that their plans agree.
+constexpr unsigned kMaxChainInputs = 4;
+constexpr unsigned kMaxChainOps = 8;
 
 } // namespace cairn
 

@@ -305,6 +305,38 @@ std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
       .Default(std::nullopt);
 }
 
+bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
+  if (!isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(a) ||
+      a->getName() != b->getName() ||
+      cast<MemRefType>(a->getOperand(0).getType()).getElementType() !=
+          cast<MemRefType>(b->getOperand(0).getType()).getElementType())
+    return false;
+  if (auto sgdA = dyn_cast<SgdUpdateKernelOp>(a)) {
+    auto sgdB = cast<SgdUpdateKernelOp>(b);
+    // Without momentum there is no momentum buffer.
+    return sgdA.getLr() == sgdB.getLr() &&
+           sgdA.getMomentum() == sgdB.getMomentum() &&
+           sgdA.getDampening() == sgdB.getDampening() &&
+           sgdA.getWeightDecay() == sgdB.getWeightDecay() &&
+           sgdA.getNesterov() == sgdB.getNesterov() &&
+           bool(sgdA.getMomentumBuffer()) == bool(sgdB.getMomentumBuffer());
+  }
+  auto adamA = cast<AdamUpdateKernelOp>(a), adamB = cast<AdamUpdateKernelOp>(b);
+  return adamA.getLr() == adamB.getLr() &&
+         adamA.getBeta1() == adamB.getBeta1() &&
+         adamA.getBeta2() == adamB.getBeta2() &&
+         adamA.getEps() == adamB.getEps() &&
+         adamA.getWeightDecay() == adamB.getWeightDecay();
+}
+
+SmallVector<Operation *> cairn::getKernelsAfter(Operation *op) {
+  SmallVector<Operation *> kernels;
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (isa<KernelOpInterface>(next))
+      kernels.push_back(next);
+  return kernels;
+}
+
 LogicalResult SgdUpdateKernelOp::verify() { return verifyTied(*this, {0, 2}); }
 
 LogicalResult AdamUpdateKernelOp::verify() {

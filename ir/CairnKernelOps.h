@@ -63,6 +63,14 @@ inline bool isElementwiseKernel(mlir::Operation *op) {
   return op->hasTrait<OpTrait::ElementwiseKernel>();
 }
 
+/// Whether `a` and `b` are optimizer updates (sgd_update, adam_update) of
+/// one kind, element type and settings: one multi-tensor launch may run
+/// both, each reading and writing only its own tensors.
+bool haveSameUpdateSettings(mlir::Operation *a, mlir::Operation *b);
+
+/// The kernel ops of `op`'s block after `op`, in order.
+llvm::SmallVector<mlir::Operation *> getKernelsAfter(mlir::Operation *op);
+
 } // namespace cairn
 
 #define GET_OP_CLASSES

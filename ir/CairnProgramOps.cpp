@@ -17,9 +17,6 @@
 using namespace mlir;
 using namespace cairn;
 
-/// Every offset is a multiple of this (passes/KernelGraph.h's kArenaAlignment).
-static constexpr int64_t kOffsetAlignment = 256;
-
 /// "an input", "a param".
 static std::string getArticle(StringRef word) {
   bool vowel = !word.empty() && StringRef("aeiou").contains(word.front());
@@ -123,11 +120,6 @@ LogicalResult ProgramOp::verifyRegions() {
 LogicalResult StepOp::verifyRegions() {
   // A per-step buffer holds nothing until a kernel of the step writes it.
   llvm::DenseSet<Value> written;
-  auto rootOf = [](Value value) -> Value {
-    while (auto view = value.getDefiningOp<ViewOp>())
-      value = view.getSource();
-    return value;
-  };
   for (Operation &op : getBody().front()) {
     if (isa<BufferOp, ViewOp>(op))
       continue;
@@ -138,14 +130,14 @@ LogicalResult StepOp::verifyRegions() {
     for (Value input : kernel.getKernelInputs()) {
       if (!input)
         continue;
-      auto buffer = rootOf(input).getDefiningOp<BufferOp>();
+      auto buffer = getViewRoot(input).getDefiningOp<BufferOp>();
       if (buffer && !buffer.isPersistent() && !written.contains(buffer))
         return op.emitOpError() << "reads '" << buffer.getName()
                                 << "' before any kernel of the step writes it";
     }
     for (Value output : kernel.getKernelOutputs())
       if (output)
-        written.insert(rootOf(output));
+        written.insert(getViewRoot(output));
     if (Value scratch = kernel.getKernelWorkspace())
       written.insert(scratch);
   }
@@ -183,10 +175,10 @@ LogicalResult BufferOp::verify() {
                          << " buffer, which lives within one step: it "
                             "belongs in a cairn.step";
   if (std::optional<int64_t> offset = getOffset())
-    if (*offset < 0 || *offset % kOffsetAlignment != 0)
+    if (*offset < 0 || *offset % kArenaAlignment != 0)
       return emitOpError() << "expected an offset that is a non-negative "
                               "multiple of "
-                           << kOffsetAlignment << " but got " << *offset;
+                           << kArenaAlignment << " but got " << *offset;
   if (getInit() && getKind() != BufferKind::param &&
       getKind() != BufferKind::buffer && getKind() != BufferKind::optimizer)
     return emitOpError() << "has an initializer, which only param, buffer "
@@ -218,11 +210,14 @@ LogicalResult BufferOp::verify() {
 // ViewOp
 //===----------------------------------------------------------------------===//
 
-BufferOp ViewOp::getRoot() {
-  Value value = getSource();
+Value cairn::getViewRoot(Value value) {
   while (auto view = value.getDefiningOp<ViewOp>())
     value = view.getSource();
-  return value.getDefiningOp<BufferOp>();
+  return value;
+}
+
+BufferOp ViewOp::getRoot() {
+  return getViewRoot(getSource()).getDefiningOp<BufferOp>();
 }
 
 void ViewOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {

@@ -15,4 +15,10 @@
 #define GET_OP_CLASSES
 #include "ir/CairnProgramOps.h.inc"
 
+namespace cairn {
+/// The value whose bytes `value` is: itself, or the source under a chain of
+/// cairn.view ops.
+mlir::Value getViewRoot(mlir::Value value);
+} // namespace cairn
+
 #endif // CAIRN_IR_CAIRNPROGRAMOPS_H

@@ -36,10 +36,7 @@ ArenaLiveness::ArenaLiveness(Operation *op) {
   for (auto step : program.getBody().front().getOps<StepOp>()) {
     if (!step.getPeakBefore()) {
       // Not scheduled for memory: the order is the lowered one.
-      std::vector<int> order(graph->graph.getStep(step.getKind()).kernels.size());
-      for (size_t k = 0; k < order.size(); ++k)
-        order[k] = k;
-      int64_t peak = computeStepPeakBytes(graph->graph, step.getKind(), order);
+      int64_t peak = computeStepPeakBytes(graph->graph, step.getKind());
       peakBefore = std::max(peakBefore, peak);
       peakAfter = std::max(peakAfter, peak);
       continue;

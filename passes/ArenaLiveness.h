@@ -29,8 +29,7 @@ namespace cairn {
 class ArenaLiveness {
 public:
   /// Reads the cairn.program of `op` (a module) or `op` itself (a
-  /// cairn.program). isValid() is false when there is none, or it cannot be
-  /// read.
+  /// cairn.program). isValid() is false when there is none.
   explicit ArenaLiveness(mlir::Operation *op);
 
   bool isValid() const { return graph.has_value(); }

@@ -24,7 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Plans `program` over the steps in `steps`.
+/// Plans both steps of `program`.
 class ArenaPlanner {
 public:
   ArenaPlanner(KernelGraph &program, const ArenaPlanOptions &options)
@@ -33,9 +33,6 @@ public:
   ArenaPlan run();
 
 private:
-  bool inScope(StepKind step) const {
-    return !options.onlyStep || *options.onlyStep == step;
-  }
   void reorderSteps();
   void buildSchedule();
   void computeLifetimes();
@@ -109,17 +106,12 @@ void ArenaPlanner::reorderSteps() {
   // The reference layout (--no-reuse) keeps the lowered order too.
   plan.scheduleTried = options.reuse && options.reorder;
   for (StepKind step : {StepKind::train_step, StepKind::forward}) {
-    if (!inScope(step))
-      continue;
     StepScheduleResult result;
     if (plan.scheduleTried) {
       result = scheduleStepForMemory(program, step);
     } else {
-      std::vector<int> identity(program.getStep(step).kernels.size());
-      for (size_t k = 0; k < identity.size(); ++k)
-        identity[k] = k;
       result.peakBefore = result.peakAfter =
-          computeStepPeakBytes(program, step, identity);
+          computeStepPeakBytes(program, step);
     }
     stepPeakBefore = std::max(stepPeakBefore, result.peakBefore);
     stepPeakAfter = std::max(stepPeakAfter, result.peakAfter);
@@ -130,13 +122,11 @@ void ArenaPlanner::reorderSteps() {
 
 void ArenaPlanner::buildSchedule() {
   trainBase = 0;
-  if (inScope(StepKind::train_step))
-    for (int k = 0, e = program.trainStep.kernels.size(); k < e; ++k)
-      plan.schedule.push_back({StepKind::train_step, k});
+  for (int k = 0, e = program.trainStep.kernels.size(); k < e; ++k)
+    plan.schedule.push_back({StepKind::train_step, k});
   forwardBase = plan.schedule.size();
-  if (inScope(StepKind::forward))
-    for (int k = 0, e = program.forward.kernels.size(); k < e; ++k)
-      plan.schedule.push_back({StepKind::forward, k});
+  for (int k = 0, e = program.forward.kernels.size(); k < e; ++k)
+    plan.schedule.push_back({StepKind::forward, k});
 }
 
 void ArenaPlanner::computeLifetimes() {
@@ -145,31 +135,14 @@ void ArenaPlanner::computeLifetimes() {
   plan.end.assign(n, -1);
   planned.assign(n, false);
   int last = static_cast<int>(plan.schedule.size()) - 1;
-  // Persistent buffers are planned when a kernel of the planned steps
-  // touches them (all of them when both steps are planned).
-  std::vector<bool> touched(n, false);
-  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
-    if (!inScope(step))
-      continue;
-    for (const Kernel &k : program.getStep(step).kernels) {
-      for (int id : k.inputs)
-        if (id != kNoBuffer)
-          touched[program.getAliasRoot(id)] = true;
-      for (int id : k.outputs)
-        if (id != kNoBuffer)
-          touched[program.getAliasRoot(id)] = true;
-    }
-  }
   for (const Buffer &buffer : program.buffers) {
     if (buffer.isAlias() || buffer.bytes == 0)
       continue;
     if (isPersistent(buffer.kind)) {
-      if (options.onlyStep && !touched[buffer.id])
-        continue;
       plan.start[buffer.id] = 0;
       plan.end[buffer.id] = std::max(last, 0);
     } else {
-      if (!buffer.step || !inScope(*buffer.step) || buffer.definedBy < 0)
+      if (!buffer.step || buffer.definedBy < 0)
         continue;
       int base = *buffer.step == StepKind::train_step ? trainBase : forwardBase;
       plan.start[buffer.id] = base + buffer.definedBy;
@@ -188,8 +161,6 @@ void ArenaPlanner::writeInPlace() {
   // handed their bytes on already.
   std::vector<bool> handedOn(program.buffers.size(), false);
   for (StepKind step : {StepKind::train_step, StepKind::forward}) {
-    if (!inScope(step))
-      continue;
     const std::vector<Kernel> &kernels = program.getStep(step).kernels;
     int base = step == StepKind::train_step ? trainBase : forwardBase;
     for (int index = 0, e = kernels.size(); index < e; ++index) {

@@ -28,7 +28,6 @@
 
 #include "passes/KernelGraph.h"
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +51,6 @@ struct ArenaPlanOptions {
   bool place = true;
   /// The planner's exact-search budget, seconds (0: greedy only).
   double timeLimitSeconds = 1.0;
-  /// Plan one step alone (the report of an inference-only or training-only
-  /// footprint); its buffers get offsets, the other step's do not. Such a
-  /// program must not be emitted.
-  std::optional<StepKind> onlyStep;
 };
 
 /// One kernel of the schedule.

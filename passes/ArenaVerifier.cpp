@@ -48,8 +48,7 @@ bool isElementwise(const std::string &kind) {
 
 } // namespace
 
-ArenaVerdict cairn::verifyArena(const KernelGraph &program,
-                                         std::optional<StepKind> onlyStep) {
+ArenaVerdict cairn::verifyArena(const KernelGraph &program) {
   ArenaVerdict verdict;
   auto fail = [&](std::string message) {
     verdict.ok = false;
@@ -71,8 +70,6 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program,
   int64_t clock = 0;
   std::vector<std::pair<StepKind, int64_t>> stepBase;
   for (StepKind step : {StepKind::train_step, StepKind::forward}) {
-    if (onlyStep && *onlyStep != step)
-      continue;
     const std::vector<Kernel> &kernels = program.getStep(step).kernels;
     stepBase.push_back({step, clock});
     for (size_t k = 0; k < kernels.size(); ++k, clock += 2) {
@@ -159,8 +156,6 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program,
     if (buffer.bytes == 0)
       continue;
     bool persistent = isPersistent(buffer.kind);
-    if (onlyStep && !(first[buffer.id] >= 0 || (persistent && last[buffer.id] >= 0)))
-      continue;
     if (!persistent && first[buffer.id] < 0)
       continue; // never touched: its bytes are never used
     if (buffer.offset < 0 || buffer.offset % kArenaAlignment != 0)

@@ -32,11 +32,8 @@ struct ArenaVerdict {
   int buffers = 0;
 };
 
-/// Checks `program`'s offsets and arenaBytes. With `onlyStep`, only that
-/// step's kernels and the buffers they touch are checked (a plan of one
-/// step, ArenaPlanOptions::onlyStep).
-ArenaVerdict verifyArena(const KernelGraph &program,
-                         std::optional<StepKind> onlyStep = std::nullopt);
+/// Checks `program`'s offsets and arenaBytes.
+ArenaVerdict verifyArena(const KernelGraph &program);
 
 } // namespace cairn
 

@@ -16,9 +16,8 @@ std::optional<BatchFit> cairn::findLargestBatch(int64_t batch,
   if (!planned || planned->batch < 1)
     return std::nullopt;
   batch = fit.batch = planned->batch;
-  const int64_t *first = &planned->arenaBytes;
-  fit.arenaBytes = *first;
-  fit.fits = *first <= budgetBytes;
+  fit.arenaBytes = planned->arenaBytes;
+  fit.fits = fit.arenaBytes <= budgetBytes;
   auto arenaAt = [&](int64_t b) -> std::optional<int64_t> {
     std::optional<PlannedBatch> p = probe(b, /*first=*/false);
     if (!p)
@@ -28,7 +27,8 @@ std::optional<BatchFit> cairn::findLargestBatch(int64_t batch,
 
   // Bisect on [good, bad): good fits (0: none known), bad does not.
   int64_t good = fit.fits ? batch : 0, bad = fit.fits ? 0 : batch;
-  int64_t goodArena = fit.fits ? *first : 0, badArena = fit.fits ? 0 : *first;
+  int64_t goodArena = fit.fits ? fit.arenaBytes : 0,
+          badArena = fit.fits ? 0 : fit.arenaBytes;
   if (fit.fits) {
     for (int64_t next = batch * 2; !bad; next *= 2) {
       if (next > maxBatch) {

@@ -51,36 +51,27 @@ struct ChainStep {
   Value a, b;
 };
 
+/// An element-wise kernel's step in a chain: its kernel name, gelu's with
+/// its approximation ("gelu_tanh_grad"), when the chain language has that op
+/// (getChainOpArity; dropout's random mask has none).
 std::optional<ChainStep> getChainStep(Operation *op) {
   auto kernel = dyn_cast<KernelOpInterface>(op);
-  if (!kernel)
+  if (!kernel || !isElementwiseKernel(op))
     return std::nullopt;
-  SmallVector<Value> in = kernel.getKernelInputs();
-  StringRef name = kernel.getKernelName();
-  if (name == "add" || name == "sub" || name == "mul" || name == "div")
-    return ChainStep{name.str(), in[0], in[1]};
-  if (name == "relu" || name == "sigmoid" || name == "tanh")
-    return ChainStep{name.str(), in[0], Value()};
+  std::string name = kernel.getKernelName().str();
   if (auto gelu = dyn_cast<GeluKernelOp>(op))
-    return ChainStep{gelu.getTanh() ? "gelu_tanh" : "gelu_exact", in[0],
-                     Value()};
-  if (name == "relu_grad" || name == "sigmoid_grad" || name == "tanh_grad")
-    return ChainStep{name.str(), in[0], in[1]};
-  if (auto gelu = dyn_cast<GeluGradKernelOp>(op))
-    return ChainStep{gelu.getTanh() ? "gelu_tanh_grad" : "gelu_exact_grad",
-                     in[0], in[1]};
-  return std::nullopt;
+    name = gelu.getTanh() ? "gelu_tanh" : "gelu_exact";
+  else if (auto grad = dyn_cast<GeluGradKernelOp>(op))
+    name = grad.getTanh() ? "gelu_tanh_grad" : "gelu_exact_grad";
+  std::optional<unsigned> arity = getChainOpArity(name);
+  SmallVector<Value> in = kernel.getKernelInputs();
+  if (!arity || in.size() != *arity)
+    return std::nullopt;
+  return ChainStep{std::move(name), in[0], *arity == 2 ? in[1] : Value()};
 }
 
 int64_t getNumElements(Value value) {
   return cast<MemRefType>(value.getType()).getNumElements();
-}
-
-/// The buffer whose bytes `value` reads (a view's root), as a Value.
-Value getRoot(Value value) {
-  while (auto view = value.getDefiningOp<ViewOp>())
-    value = view.getSource();
-  return value;
 }
 
 /// The views of `value`, views of views included, each after its source.
@@ -96,7 +87,7 @@ SmallVector<ViewOp> getViews(Value value) {
 
 /// Whether `operand` reads the bytes `output` writes (itself or a view).
 bool reads(Value operand, Value output) {
-  return operand && getRoot(operand) == output;
+  return operand && getViewRoot(operand) == output;
 }
 
 class StepFuser {
@@ -145,7 +136,7 @@ void StepFuser::collectReaders() {
     if (auto kernel = dyn_cast<KernelOpInterface>(op))
       for (Value input : kernel.getKernelInputs())
         if (input) {
-          SmallVector<Operation *> &list = readers[getRoot(input)];
+          SmallVector<Operation *> &list = readers[getViewRoot(input)];
           if (list.empty() || list.back() != &op)
             list.push_back(&op);
         }
@@ -181,7 +172,7 @@ static bool isWrittenBetween(Operation *from, Operation *to,
        op = op->getNextNode())
     if (auto kernel = dyn_cast<KernelOpInterface>(op))
       for (Value output : kernel.getKernelOutputs())
-        if (output && roots.contains(getRoot(output)))
+        if (output && roots.contains(getViewRoot(output)))
           return true;
   return false;
 }
@@ -222,7 +213,7 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members) {
       return -1;
     auto it = registers.find(operand);
     return it != registers.end() ? it->second
-                                 : registers.lookup(getRoot(operand));
+                                 : registers.lookup(getViewRoot(operand));
   };
   for (auto [index, member] : llvm::enumerate(members)) {
     const ChainStep &chainStep = steps[index];
@@ -274,7 +265,7 @@ bool StepFuser::foldRelu(Operation *op) {
   // The linear writes relu's result where it runs, earlier than relu did:
   // nothing in between may write those bytes.
   if (!relu || relu.getInput() != product || isGlued(linear) != isGlued(relu) ||
-      isWrittenBetween(linear, relu, {getRoot(relu.getResult())}))
+      isWrittenBetween(linear, relu, {getViewRoot(relu.getResult())}))
     return false;
   // The linear writes relu's result; the product is never stored apart.
   // (The pass puts every declaration back before its first use after.)
@@ -344,9 +335,9 @@ int StepFuser::run() {
       // write must hold until then.
       llvm::DenseSet<Value> held;
       for (Value input : inputs)
-        held.insert(getRoot(input));
+        held.insert(getViewRoot(input));
       for (Operation *member : members)
-        held.insert(getRoot(
+        held.insert(getViewRoot(
             cast<KernelOpInterface>(member).getKernelOutputs().front()));
       if (isWrittenBetween(members.back(), op, held))
         break;
@@ -358,7 +349,7 @@ int StepFuser::run() {
       // may be the result's bytes but at the same element.
       Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
       if (llvm::any_of(grown, [&](Value input) {
-            return getRoot(input) == getRoot(result) &&
+            return getViewRoot(input) == getViewRoot(result) &&
                    (input != result || getNumElements(input) != n);
           }))
         break;

@@ -3,37 +3,10 @@
 #include "passes/KernelGraph.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
 using namespace cairn;
-
-int64_t cairn::getDTypeBytes(DType dtype) { return runtime::dtypeSize(dtype); }
-
-llvm::StringRef cairn::getDTypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  case DType::U8:
-    return "u8";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
-bool cairn::isFloat(DType dtype) { return runtime::isFloatDType(dtype); }
-
 
 int64_t Buffer::getNumElements() const {
   int64_t n = 1;
@@ -44,18 +17,8 @@ int64_t Buffer::getNumElements() const {
 
 std::string cairn::getKernelKindName(llvm::StringRef opName) {
   // "cairn.kernel.conv2d_grad_input" -> "Conv2dGradInput".
-  llvm::StringRef snake = opName.rsplit('.').second;
-  std::string name;
-  bool upper = true;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    name += upper ? llvm::toUpper(c) : c;
-    upper = false;
-  }
-  return name;
+  return llvm::convertToCamelFromSnakeCase(opName.rsplit('.').second,
+                                           /*capitalizeFirst=*/true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -72,46 +35,15 @@ void KernelAttrs::set(llvm::StringRef name, Value value) {
   entries.emplace_back(name.str(), std::move(value));
 }
 
-const KernelAttrs::Value *KernelAttrs::find(llvm::StringRef name) const {
-  for (const auto &entry : entries)
-    if (entry.first == name)
-      return &entry.second;
-  return nullptr;
-}
-
-template <typename T> const T &KernelAttrs::get(llvm::StringRef name) const {
-  const Value *value = find(name);
-  if (!value || !std::holds_alternative<T>(*value))
-    llvm::report_fatal_error(("internal error: kernel attribute '" +
-                              name.str() + "' is missing or has the wrong type")
-                                 .c_str());
-  return std::get<T>(*value);
-}
-
-bool KernelAttrs::getBool(llvm::StringRef name) const {
-  return get<bool>(name);
-}
-int64_t KernelAttrs::getInt(llvm::StringRef name) const {
-  return get<int64_t>(name);
-}
-double KernelAttrs::getDouble(llvm::StringRef name) const {
-  return get<double>(name);
-}
-const std::string &KernelAttrs::getString(llvm::StringRef name) const {
-  return get<std::string>(name);
-}
-const std::vector<int64_t> &KernelAttrs::getInts(llvm::StringRef name) const {
-  return get<std::vector<int64_t>>(name);
-}
-const std::vector<double> &KernelAttrs::getDoubles(llvm::StringRef name) const {
-  return get<std::vector<double>>(name);
-}
-const std::vector<bool> &KernelAttrs::getBools(llvm::StringRef name) const {
-  return get<std::vector<bool>>(name);
-}
-const std::vector<std::string> &
-KernelAttrs::getStrings(llvm::StringRef name) const {
-  return get<std::vector<std::string>>(name);
+std::vector<int> cairn::findTiedInputs(const Kernel &kernel) {
+  std::vector<int> tied;
+  for (int output : kernel.outputs) {
+    auto it = std::find(kernel.inputs.begin(), kernel.inputs.end(), output);
+    tied.push_back(output == kNoBuffer || it == kernel.inputs.end()
+                       ? -1
+                       : int(it - kernel.inputs.begin()));
+  }
+  return tied;
 }
 
 //===----------------------------------------------------------------------===//

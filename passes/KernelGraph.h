@@ -30,10 +30,10 @@ namespace cairn {
 
 /// Element types: the runtime's (runtime/DType.h), one enum for all of Cairn.
 using DType = runtime::DType;
-int64_t getDTypeBytes(DType dtype);
-/// "f32", "i64", ...: the model language's spelling.
-llvm::StringRef getDTypeName(DType dtype);
-bool isFloat(DType dtype);
+/// runtime::dtypeSize, signed like every byte count of the plan.
+inline int64_t getDTypeBytes(DType dtype) {
+  return static_cast<int64_t>(runtime::dtypeSize(dtype));
+}
 
 constexpr int kNoBuffer = -1;
 
@@ -96,27 +96,14 @@ public:
                    std::vector<double>, std::vector<bool>,
                    std::vector<std::string>>;
 
+  /// Sets `name`, replacing an earlier value.
   void set(llvm::StringRef name, Value value);
-  bool has(llvm::StringRef name) const { return find(name) != nullptr; }
-  /// The getters abort on a missing or mistyped attribute: the lowering
-  /// sets every attribute its kernel kind needs, so that is a Cairn bug.
-  bool getBool(llvm::StringRef name) const;
-  int64_t getInt(llvm::StringRef name) const;
-  double getDouble(llvm::StringRef name) const;
-  const std::string &getString(llvm::StringRef name) const;
-  const std::vector<int64_t> &getInts(llvm::StringRef name) const;
-  const std::vector<double> &getDoubles(llvm::StringRef name) const;
-  const std::vector<bool> &getBools(llvm::StringRef name) const;
-  const std::vector<std::string> &getStrings(llvm::StringRef name) const;
-
-  /// Every attribute in the order it was set.
+  /// Every attribute in the order it was first set.
   const std::vector<std::pair<std::string, Value>> &getEntries() const {
     return entries;
   }
 
 private:
-  const Value *find(llvm::StringRef name) const;
-  template <typename T> const T &get(llvm::StringRef name) const;
   std::vector<std::pair<std::string, Value>> entries;
 };
 
@@ -152,6 +139,11 @@ struct Kernel {
   bool beforeFirstUse = false;
 };
 
+/// For each output of `kernel`, the index of the input that is the same
+/// buffer (the output is written in place over it), or -1: the tiedInputs
+/// of a kernel whose in-place outputs name their inputs' buffers.
+std::vector<int> findTiedInputs(const Kernel &kernel);
+
 /// The kernels of one step, in execution order.
 struct StepKernels {
   StepKind step = StepKind::train_step;
@@ -182,11 +174,6 @@ struct KernelGraph {
 /// Sets Buffer::definedBy and lastUse from the kernel lists, extending every
 /// buffer's lastUse over the uses of its views.
 void computeLiveness(KernelGraph &program);
-
-/// Every buffer's offset is a multiple of this (what CUDA's allocators and
-/// vector loads want).
-constexpr int64_t kArenaAlignment = 256;
-
 
 } // namespace cairn
 

@@ -353,13 +353,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
           kernel.outputs.push_back(getId(output));
         kernel.workspace = getId(kernelOp.getKernelWorkspace());
         // An output that is one of the inputs is written in place.
-        for (int output : kernel.outputs) {
-          auto it = llvm::find(kernel.inputs, output);
-          kernel.tiedInputs.push_back(
-              output == kNoBuffer || it == kernel.inputs.end()
-                  ? -1
-                  : int(it - kernel.inputs.begin()));
-        }
+        kernel.tiedInputs = findTiedInputs(kernel);
         kernel.elementwise = isElementwiseKernel(&inner);
         kernel.loc = formatModelLocation(inner.getLoc());
         kernel.layer = getLayerName(inner.getLoc());
@@ -386,6 +380,9 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
 
 void cairn::reorderStep(StepOp step, ArrayRef<Operation *> kernels) {
   Block &block = step.getBody().front();
+  // Runs of adjacent updates may be runs no more.
+  for (Operation *kernel : kernels)
+    kernel->removeAttr(CairnDialect::kUpdateGroupAttrName);
   llvm::DenseSet<Operation *> placed;
   // Moves `op` to the end of the block, after the declarations it uses.
   std::function<void(Operation *)> place = [&](Operation *op) {

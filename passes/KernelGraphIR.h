@@ -87,6 +87,7 @@ void dropPlan(ProgramOp program);
 
 /// Runs `kernels` (every kernel op of `step`, in a new order) and declares
 /// each buffer and view right before the first kernel that touches it.
+/// Drops the update groups (cairn-group-updates): adjacency may change.
 void reorderStep(StepOp step, llvm::ArrayRef<mlir::Operation *> kernels);
 
 } // namespace cairn

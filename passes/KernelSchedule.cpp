@@ -16,6 +16,7 @@
 #include "passes/ArenaPlan.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 using namespace cairn;
@@ -349,6 +350,12 @@ std::vector<int> cairn::computeConstrainedListOrder(const KernelGraph &program,
   return ListScheduler(program, step, /*memoryAware=*/false).run();
 }
 
+int64_t cairn::computeStepPeakBytes(const KernelGraph &program, StepKind step) {
+  std::vector<int> order(program.getStep(step).kernels.size());
+  std::iota(order.begin(), order.end(), 0);
+  return computeStepPeakBytes(program, step, order);
+}
+
 int64_t cairn::computeStepPeakBytes(const KernelGraph &program, StepKind step,
                                              llvm::ArrayRef<int> order) {
   StepUses uses = getStepUses(program, step);
@@ -396,16 +403,19 @@ StepScheduleResult cairn::scheduleStepForMemory(KernelGraph &program,
                                                          StepKind step) {
   StepScheduleResult result;
   result.step = step;
-  int n = program.getStep(step).kernels.size();
-  std::vector<int> identity(n);
-  for (int k = 0; k < n; ++k)
-    identity[k] = k;
-  result.peakBefore = computeStepPeakBytes(program, step, identity);
+  const std::vector<Kernel> &kernels = program.getStep(step).kernels;
+  int n = kernels.size();
+  result.peakBefore = computeStepPeakBytes(program, step);
   // The order to beat: the list's, with glued kernels moved to their
   // anchors (the list itself when no kernel is glued).
-  std::vector<int> baseline = computeConstrainedListOrder(program, step);
+  std::vector<int> baseline(n);
+  std::iota(baseline.begin(), baseline.end(), 0);
+  int64_t baselinePeak = result.peakBefore;
+  if (llvm::any_of(kernels, [](const Kernel &k) { return k.beforeFirstUse; })) {
+    baseline = computeConstrainedListOrder(program, step);
+    baselinePeak = computeStepPeakBytes(program, step, baseline);
+  }
   std::vector<int> order = computeMemoryAwareOrder(program, step);
-  int64_t baselinePeak = computeStepPeakBytes(program, step, baseline);
   int64_t peak = computeStepPeakBytes(program, step, order);
   // Keep it only where it wins: an equal peak is not worth a new order.
   if (peak >= baselinePeak) {

@@ -77,6 +77,8 @@ std::vector<int> computeConstrainedListOrder(const KernelGraph &program,
 /// buffers are not counted (they are the same for every order).
 int64_t computeStepPeakBytes(const KernelGraph &program, StepKind step,
                              llvm::ArrayRef<int> order);
+/// computeStepPeakBytes with the kernels in their list's order.
+int64_t computeStepPeakBytes(const KernelGraph &program, StepKind step);
 
 /// Runs `step`'s kernels in `order` (see computeMemoryAwareOrder) and
 /// recomputes liveness. Buffer kinds are kept: they say which part of the

@@ -430,7 +430,7 @@ LogicalResult OpLowering::lower(Operation *op) {
           l.defineAlias(op.getResult(), op.getInput());
           return success();
         }
-        if (!isFloat(*getDType(op.getInput().getType())))
+        if (!runtime::isFloatDType(*getDType(op.getInput().getType())))
           return unsupported(op);
         Kernel &k =
             add(BroadcastKernelOp::getOperationName(), op, {op.getInput()});

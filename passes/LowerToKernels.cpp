@@ -24,17 +24,13 @@ struct LowerToKernelsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    LoweringTarget lowering;
-    if (target == "cpu") {
-      lowering = getCpuTarget();
-    } else if (target == "cuda") {
-      lowering = getCudaTarget();
-    } else {
+    std::optional<LoweringTarget> lowering = getLoweringTarget(target);
+    if (!lowering) {
       module.emitError() << "cairn-lower-to-kernels: unknown target '"
                          << target << "'; expected cpu or cuda";
       return signalPassFailure();
     }
-    std::optional<KernelGraph> graph = lowerToKernels(module, lowering);
+    std::optional<KernelGraph> graph = lowerToKernels(module, *lowering);
     if (!graph || !writeProgram(*graph, module))
       return signalPassFailure();
     // The program is the model now.

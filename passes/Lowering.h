@@ -50,6 +50,8 @@ LoweringTarget getCpuTarget();
 /// CPU's im2col size as its budget, and cuDNN's algorithms are chosen among
 /// those that fit it.
 LoweringTarget getCudaTarget();
+/// The target named `name` ("cpu" or "cuda"), or nullopt.
+std::optional<LoweringTarget> getLoweringTarget(llvm::StringRef name);
 
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
 /// out the arena. Errors are

@@ -47,6 +47,14 @@ LoweringTarget cairn::getCpuTarget() {
   return target;
 }
 
+std::optional<LoweringTarget> cairn::getLoweringTarget(llvm::StringRef name) {
+  if (name == "cpu")
+    return getCpuTarget();
+  if (name == "cuda")
+    return getCudaTarget();
+  return std::nullopt;
+}
+
 LoweringTarget cairn::getCudaTarget() {
   LoweringTarget target;
   target.name = "CUDA";

@@ -3,6 +3,8 @@
 #ifndef CAIRN_PASSES_PASSES_H
 #define CAIRN_PASSES_PASSES_H
 
+#include "ir/CairnEnums.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

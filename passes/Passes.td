@@ -155,9 +155,11 @@ def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {
     a * b + c), so results do not change.
   }];
   let options = [
-    Option<"maxInputs", "max-inputs", "unsigned", /*default=*/"4",
+    Option<"maxInputs", "max-inputs", "unsigned",
+           /*default=*/"::cairn::kMaxChainInputs",
            "Distinct buffers one chain reads (CUDA's kMaxChainInputs)">,
-    Option<"maxOps", "max-ops", "unsigned", /*default=*/"8",
+    Option<"maxOps", "max-ops", "unsigned",
+           /*default=*/"::cairn::kMaxChainOps",
            "Ops in one chain (CUDA's kMaxChainOps)">,
   ];
 }
@@ -181,6 +183,22 @@ def ScheduleForMemoryPass : Pass<"cairn-schedule-for-memory", "mlir::ModuleOp"> 
 
     ```mlir
     cairn.step train_step attributes {moved_kernels = 6 : i64, peak_after = 2101248 : i64, peak_before = 2112768 : i64} {
+    ```
+  }];
+}
+
+def GroupUpdatesPass : Pass<"cairn-group-updates", "mlir::ModuleOp"> {
+  let summary = "Mark runs of adjacent updates that one launch runs (CUDA)";
+  let description = [{
+    Each run of two or more adjacent optimizer updates (sgd_update,
+    adam_update) of one kind, element type and settings gets
+    `cairn.update_group = N` on its first kernel: the CUDA emitter prints the
+    run as one multi-tensor launch. Kernels are not moved; a pass that
+    reorders a step drops the marks. The CPU runs each update alone.
+
+    ```mlir
+    cairn.kernel.sgd_update ins(%fc1.weight, %grad.fc1.weight, %m0 : ...) outs(%fc1.weight, %m0 : ...) {cairn.update_group = 2 : i64, ...}
+    cairn.kernel.sgd_update ins(%fc1.bias, %grad.fc1.bias, %m1 : ...) outs(%fc1.bias, %m1 : ...) {...}
     ```
   }];
 }

@@ -2,6 +2,7 @@
 
 #include "passes/Pipeline.h"
 
+#include "passes/Lowering.h"
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassInstrumentation.h"
@@ -55,14 +56,13 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
       *error = message.str();
     return failure();
   };
-  std::optional<PipelineStage> last = options.stopAfter;
-  if (options.target != "cpu" && options.target != "cuda")
+  if (!getLoweringTarget(options.target))
     return fail("unknown target '" + options.target + "'; expected cpu or cuda");
   if (options.step != "both" && options.step != "train_step" &&
       options.step != "forward")
     return fail("unknown step '" + options.step +
                 "'; expected both, train_step or forward");
-  auto runs = [&](PipelineStage stage) { return stage <= *last; };
+  auto runs = [&](PipelineStage stage) { return stage <= options.stopAfter; };
 
   if (runs(PipelineStage::Autodiff))
     pm.addPass(createAutodiffPass());
@@ -77,6 +77,9 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
   // nothing in place, every buffer its own bytes.
   if (runs(PipelineStage::Schedule) && options.reuse && options.reorder)
     pm.addPass(createScheduleForMemoryPass());
+  // The order is final: CUDA launches runs of adjacent updates as one.
+  if (runs(PipelineStage::Schedule) && options.target == "cuda")
+    pm.addPass(createGroupUpdatesPass());
   if (runs(PipelineStage::InPlace) && options.reuse)
     pm.addPass(createWriteInPlacePass());
   if (runs(PipelineStage::Plan))
@@ -114,11 +117,23 @@ struct TrainingPipelineOptions
 } // namespace
 
 void cairn::registerTrainingPipeline() {
-  PassPipelineRegistration<TrainingPipelineOptions>(
+  // Registered by hand rather than with PassPipelineRegistration, whose
+  // builder cannot fail: a bad option is an error message, not a crash.
+  registerPassPipeline(
       "cairn-training-pipeline",
       "From the frontend's @forward and @loss to a planned, verified "
       "cairn.program (passes/Pipeline.h)",
-      [](OpPassManager &pm, const TrainingPipelineOptions &parsed) {
+      [](OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<LogicalResult(const llvm::Twine &)> error) {
+        TrainingPipelineOptions parsed;
+        if (failed(parsed.parseFromString(text)))
+          return failure();
+        std::optional<PipelineStage> stage =
+            parsePipelineStage(parsed.stopAfter);
+        if (!stage)
+          return error("cairn-training-pipeline: unknown stage '" +
+                       parsed.stopAfter + "'; expected one of " +
+                       listPipelineStages());
         PipelineOptions options;
         options.target = parsed.target;
         options.reuse = parsed.reuse;
@@ -126,16 +141,14 @@ void cairn::registerTrainingPipeline() {
         options.fuse = parsed.fuse;
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;
-        std::optional<PipelineStage> stage =
-            parsePipelineStage(parsed.stopAfter);
-        std::string error =
-            stage ? "" : "unknown stage '" + parsed.stopAfter +
-                             "'; expected one of " + listPipelineStages();
-        if (stage)
-          options.stopAfter = *stage;
-        if (!stage || failed(buildTrainingPipeline(pm, options, &error)))
-          llvm::report_fatal_error(
-              llvm::Twine("cairn-training-pipeline: ") + error, false);
+        options.stopAfter = *stage;
+        std::string message;
+        if (failed(buildTrainingPipeline(pm, options, &message)))
+          return error("cairn-training-pipeline: " + message);
+        return success();
+      },
+      [](llvm::function_ref<void(const detail::PassOptions &)> print) {
+        print(TrainingPipelineOptions());
       });
 }
 

@@ -1,19 +1,30 @@
-//===- Pipeline.h - The training pipeline, assembled in one place -*- C++ -*-===//
+//===- Pipeline.h - The training pipeline, assembled in one place -*- C++
+//-*-===//
 //
 // From the frontend's module (@forward, @loss) to a planned, verified
 // cairn.program, each stage a pass with its own lit tests:
 //
 //   stage      pass                        takes                leaves
 //   autodiff   cairn-autodiff              @forward, @loss      + @train_step
-//   lower      cairn-lower-to-kernels      @train_step,         a cairn.program: buffers and
-//              (cairn-extract-step)        @forward             kernels, no functions
-//   fuse       cairn-fuse-elementwise      a program            element-wise chains as one
-//                                                               kernel, relu in its linear
-//   schedule   cairn-schedule-for-memory   a program            kernels in their memory-aware
-//                                                               order (where the peak drops)
-//   in-place   cairn-write-in-place        a program            in_place buffers
-//   plan       cairn-plan-arena            a program            offsets, arena_bytes
-//   verify     cairn-verify-arena          a planned program    the same, checked
+//   lower      cairn-lower-to-kernels      @train_step,         a
+//   cairn.program: buffers and
+//              (cairn-extract-step)        @forward             kernels, no
+//              functions
+//   fuse       cairn-fuse-elementwise      a program            element-wise
+//   chains as one
+//                                                               kernel, relu in
+//                                                               its linear
+//   schedule   cairn-schedule-for-memory   a program            kernels in
+//   their memory-aware
+//                                                               order (where
+//                                                               the peak drops)
+//              cairn-group-updates (CUDA)                       runs of
+//              adjacent updates marked
+//                                                               as one launch
+//   in-place   cairn-write-in-place        a program            in_place
+//   buffers plan       cairn-plan-arena            a program offsets,
+//   arena_bytes verify     cairn-verify-arena          a planned program    the
+//   same, checked
 //
 // `elaborate` names the frontend's output (no pass). The driver runs this
 // pipeline once; `cairn build --stop-after=STAGE --emit=mlir` prints the IR

@@ -1,5 +1,6 @@
 // RUN: cairn-opt %s -split-input-file -cairn-fuse-elementwise | FileCheck %s
 // RUN: cairn-opt %s -split-input-file -cairn-fuse-elementwise=max-ops=2 | FileCheck %s --check-prefix=MAX2
+// RUN: cairn-opt %s -split-input-file -cairn-fuse-elementwise=max-inputs=2 | FileCheck %s --check-prefix=INPUTS2
 
 // Tests that element-wise chains become one kernel before the plan and a relu
 // folds into its linear. The program is `cairn build --emit=mlir
@@ -37,6 +38,12 @@
 // MAX2: cairn.kernel.elementwise_chain {{.*}}ops = ["mul", "add"]
 // MAX2-NEXT: %[[S:.+]] = cairn.buffer saved "sigmoid"
 // MAX2-NEXT: cairn.kernel.sigmoid
+
+// With max-inputs=2 mul (relu, the scalar) stops before add would read a
+// third buffer (x): mul runs alone, add and sigmoid fuse.
+// INPUTS2-LABEL: cairn.step train_step
+// INPUTS2: cairn.kernel.mul ins(%relu, %constant
+// INPUTS2: cairn.kernel.elementwise_chain ins(%mul, %reshape : {{.*}}) {{.*}}ops = ["add", "sigmoid"]
 
 module attributes {cairn.batch = 4 : i64, cairn.model = "Fuse", cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
   cairn.program "Fuse" attributes {batch = 4 : i64, optimizer = "SGD(lr=0.1, momentum=0, dampening=0, weight_decay=0, nesterov=False)", source = "fuse.cairn", target = "cpu"} {

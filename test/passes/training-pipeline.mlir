@@ -13,6 +13,8 @@
 // RUN: cairn-opt %s --pass-pipeline='builtin.module(cairn-training-pipeline{reorder=false})' | FileCheck %s --check-prefix=NOREORDER
 // RUN: cairn-opt %s --pass-pipeline='builtin.module(cairn-training-pipeline{step=forward})' | FileCheck %s --check-prefix=FORWARD
 // RUN: cairn-opt %s --pass-pipeline='builtin.module(cairn-training-pipeline{target=cuda plan-seconds=0})' | FileCheck %s --check-prefix=CUDA
+// RUN: cairn build %S/Inputs/tiny-mlp.cairn --emit=mlir | cairn-opt --pass-pipeline='builtin.module(cairn-training-pipeline{stop-after=fuse})' | FileCheck %s --check-prefix=FUSE
+// RUN: cairn build %S/Inputs/tiny-mlp.cairn --emit=mlir | cairn-opt --pass-pipeline='builtin.module(cairn-training-pipeline{stop-after=fuse fuse=false})' | FileCheck %s --check-prefix=NOFUSE
 // RUN: not cairn-opt %s --pass-pipeline='builtin.module(cairn-training-pipeline{stop-after=emit})' 2>&1 | FileCheck %s --check-prefix=BAD-STAGE
 // RUN: not cairn-opt %s --pass-pipeline='builtin.module(cairn-training-pipeline{target=tpu})' 2>&1 | FileCheck %s --check-prefix=BAD-TARGET
 // RUN: not cairn-opt %s --pass-pipeline='builtin.module(cairn-training-pipeline{step=both_steps})' 2>&1 | FileCheck %s --check-prefix=BAD-STEP
@@ -153,6 +155,16 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Tiny", cairn.optimizer 
 // CUDA:            %fc2.workspace.1 = cairn.buffer workspace "fc2.workspace.1" at {{[0-9]+}} : memref<64xf32>
 
 // Bad options are fatal errors that name the option and what it takes.
-// BAD-STAGE:  cairn-training-pipeline: unknown stage 'emit'; expected one of elaborate, autodiff, lower, {{(fuse, )?}}schedule, in-place, plan, verify
+// The fuse stage, on a model with relus (this file's tanh fuses with
+// nothing): each step's relu folds into its linear; fuse=false keeps it.
+// FUSE-LABEL: cairn.step train_step
+// FUSE: cairn.kernel.linear {{.*}}relu = true
+// FUSE-LABEL: cairn.step forward
+// FUSE: cairn.kernel.linear {{.*}}relu = true
+// NOFUSE-NOT: relu = true
+// NOFUSE: cairn.kernel.relu
+// NOFUSE-NOT: relu = true
+
+// BAD-STAGE:  cairn-training-pipeline: unknown stage 'emit'; expected one of elaborate, autodiff, lower, fuse, schedule, in-place, plan, verify
 // BAD-TARGET: cairn-training-pipeline: unknown target 'tpu'; expected cpu or cuda
 // BAD-STEP:   cairn-training-pipeline: unknown step 'both_steps'; expected both, train_step or forward

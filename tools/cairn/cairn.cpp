@@ -5,7 +5,8 @@
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--no-fuse] [--verify-plan]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
-//              [--batch N] [-o FILE]
+//              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
+//              [--no-reorder] [--no-fuse]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
@@ -259,8 +260,7 @@ bool checkMemoryReportFlag() {
   if (!memoryReportFile.getNumOccurrences() || codegen::getReportFormat(memoryReportFile))
     return true;
   llvm::WithColor::error(llvm::errs(), "cairn")
-      << "--memory-report '" << memoryReportFile
-      << "': expected a file ending in .json, .txt or .html\n";
+      << codegen::formatReportPathError(memoryReportFile) << "\n";
   return false;
 }
 
@@ -335,9 +335,12 @@ compileModel(llvm::StringRef source, llvm::StringRef filename,
   return module;
 }
 
-/// The planned program of `module` and the report's view of its plan.
+/// The planned program of `module` and the report's view of its plan, once
+/// --verify-plan's verdict went to `verdictOs` and --memory-report's file
+/// is written; nullopt after an error.
 std::optional<ArenaLiveness> readPlan(mlir::ModuleOp module,
-                                      const PlanTimer &timer) {
+                                      const PlanTimer &timer,
+                                      llvm::raw_ostream &verdictOs) {
   ProgramOp program = getProgram(module);
   if (!program)
     return std::nullopt;
@@ -345,7 +348,18 @@ std::optional<ArenaLiveness> readPlan(mlir::ModuleOp module,
   if (!liveness.isValid())
     return std::nullopt;
   liveness.setPlanningSeconds(timer.seconds);
+  const KernelGraph &graph = liveness.getProgramGraph().graph;
+  if (verifyPlanFlag)
+    printPlanVerdict(graph, verdictOs);
+  if (!memoryReportFile.empty() &&
+      llvm::failed(writeMemoryReport(graph, liveness.getPlan())))
+    return std::nullopt;
   return liveness;
+}
+
+/// --batch, or 0 for the model's own.
+long long getBatchFlag() {
+  return batchSize.getNumOccurrences() ? batchSize.getValue() : 0;
 }
 
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
@@ -353,7 +367,7 @@ std::optional<ArenaLiveness> readPlan(mlir::ModuleOp module,
 /// an executable leaves its C++ in `os`.
 llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filename,
                                  mlir::MLIRContext &context, llvm::raw_ostream &os) {
-  long long batch = batchSize.getNumOccurrences() ? batchSize.getValue() : 0;
+  long long batch = getBatchFlag();
   auto printModule = [&](mlir::ModuleOp module) {
     mlir::OpPrintingFlags flags;
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
@@ -393,14 +407,8 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)
     return printModule(*module);
-  std::optional<ArenaLiveness> plan = readPlan(*module, timer);
+  std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::errs());
   if (!plan)
-    return llvm::failure();
-  const KernelGraph &graph = plan->getProgramGraph().graph;
-  if (verifyPlanFlag)
-    printPlanVerdict(graph, llvm::errs());
-  if (!memoryReportFile.empty() &&
-      llvm::failed(writeMemoryReport(graph, plan->getPlan())))
     return llvm::failure();
   if (isCudaTarget())
     codegen::emitCudaProgram(plan->getProgramGraph(), source, os);
@@ -452,8 +460,7 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
   // with the full one.
   constexpr double kProbeSeconds = 0.1;
   std::optional<BatchFit> fit = findLargestBatch(
-      batchSize.getNumOccurrences() ? batchSize.getValue() : 0, budget,
-      kMaxBatch,
+      getBatchFlag(), budget, kMaxBatch,
       [&](int64_t batch, bool first) -> std::optional<PlannedBatch> {
         mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
             source, filename, context, batch,
@@ -502,21 +509,15 @@ int runPlanModel() {
 
   PlanTimer timer;
   mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
-      source, name, context,
-      batchSize.getNumOccurrences() ? batchSize.getValue() : 0,
+      source, name, context, getBatchFlag(),
       getPipelineOptions(PipelineStage::Verify, timeLimit), &timer);
   if (!module)
     return 1;
-  std::optional<ArenaLiveness> plan = readPlan(*module, timer);
+  std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::outs());
   if (!plan)
     return 1;
-  const KernelGraph &graph = plan->getProgramGraph().graph;
-  if (verifyPlanFlag)
-    printPlanVerdict(graph, llvm::outs());
-  if (!memoryReportFile.empty() &&
-      llvm::failed(writeMemoryReport(graph, plan->getPlan())))
-    return 1;
-  codegen::printPlanReportText(graph, plan->getPlan(), llvm::outs());
+  codegen::printPlanReportText(plan->getProgramGraph().graph, plan->getPlan(),
+                               llvm::outs());
   return 0;
 }
 
@@ -718,15 +719,23 @@ int main(int argc, char **argv) {
       argc, argv,
       "Cairn: an ahead-of-time compiler for neural-network training.\n\n"
       "  cairn check MODEL [--batch N] [--json]\n"
-      "  cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]\n"
-      "             [--memory-report FILE.json|txt|html] [--no-reuse] [--no-reorder]\n"
+      "  cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] "
+      "[--keep-temps]\n"
+      "             [--memory-report FILE.json|txt|html] [--no-reuse] "
+      "[--no-reorder]\n"
       "             [--no-fuse] [--verify-plan]\n"
-      "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]\n"
-      "             [--batch N] [-o FILE]\n"
-      "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step both|train|forward]\n"
-      "             [--fit SIZE] [--memory-report FILE.json|txt|html] [--no-reuse]\n"
-      "             [--no-reorder] [--no-fuse] [--verify-plan] [--time-limit SECONDS]\n"
-      "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] [--time-limit SECONDS]\n\n"
+      "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
+      "STAGE]\n"
+      "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
+      "[--no-reorder] [--no-fuse]\n"
+      "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step "
+      "both|train|forward]\n"
+      "             [--fit SIZE] [--memory-report FILE.json|txt|html] "
+      "[--no-reuse]\n"
+      "             [--no-reorder] [--no-fuse] [--verify-plan] [--time-limit "
+      "SECONDS]\n"
+      "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
+      "[--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
       "for a command's options.\n");
   if (planCommand) {

@@ -108,10 +108,20 @@ TEST(ArenaPlanTest, TheTwoStepsShareTheirPerStepBytes) {
   EXPECT_EQ(plan.schedule.size(), 6u);
   // The forward step's activation takes bytes of the training step's.
   EXPECT_EQ(plan.arenaBytes, plan.lowerBoundBytes);
-  ArenaPlanOptions forwardOnly;
-  forwardOnly.onlyStep = StepKind::forward;
-  ArenaPlan forward = planArena(program, forwardOnly);
-  EXPECT_TRUE(verifyArena(program, StepKind::forward).ok);
+  // The forward step alone, as cairn-extract-step leaves it: its kernels and
+  // the persistent buffers they touch.
+  ProgramMaker alone;
+  int ax = alone.add("x", BufferKind::input, 1000);
+  int aw = alone.add("w", BufferKind::param, 1000);
+  int af1 = alone.add("f1", BufferKind::activation, 1000, StepKind::forward);
+  int aout = alone.add("output", BufferKind::output, 1000);
+  alone.kernel(MatmulKernelOp::getOperationName(), {ax, aw}, {af1},
+               StepKind::forward);
+  alone.kernel(MatmulKernelOp::getOperationName(), {af1, aw}, {aout},
+               StepKind::forward);
+  KernelGraph &forwardProgram = alone.finish();
+  ArenaPlan forward = planArena(forwardProgram);
+  EXPECT_TRUE(verifyArena(forwardProgram).ok);
   EXPECT_EQ(forward.schedule.size(), 2u);
   // x, w, output and f1; no loss.
   EXPECT_EQ(forward.arenaBytes, 4 * 4096);
@@ -161,11 +171,17 @@ TEST(ArenaVerifierTest, CatchesMisalignmentAndOverflow) {
   KernelGraph &program = m.finish();
   planArena(program);
   program.buffers[4].offset += 4;
-  EXPECT_FALSE(verifyArena(program).ok);
+  ArenaVerdict misaligned = verifyArena(program);
+  EXPECT_FALSE(misaligned.ok);
+  EXPECT_NE(misaligned.message.find("-byte aligned"), std::string::npos)
+      << misaligned.message;
   program.buffers[4].offset -= 4;
   ASSERT_TRUE(verifyArena(program).ok);
   program.arenaBytes -= 256;
-  EXPECT_FALSE(verifyArena(program).ok);
+  ArenaVerdict overflow = verifyArena(program);
+  EXPECT_FALSE(overflow.ok);
+  EXPECT_NE(overflow.message.find("ends past the"), std::string::npos)
+      << overflow.message;
 }
 
 TEST(ArenaVerifierTest, CatchesInPlaceClaimsOfNonElementwiseKernels) {
@@ -191,7 +207,11 @@ TEST(ArenaVerifierTest, CatchesAViewAwayFromItsRoot) {
   planArena(program);
   ASSERT_TRUE(verifyArena(program).ok);
   program.buffers[aView].offset += 256;
-  EXPECT_FALSE(verifyArena(program).ok);
+  ArenaVerdict verdict = verifyArena(program);
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_NE(verdict.message.find("is not at the offset of 'a'"),
+            std::string::npos)
+      << verdict.message;
 }
 
 //===----------------------------------------------------------------------===//

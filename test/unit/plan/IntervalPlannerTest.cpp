@@ -21,16 +21,6 @@ BufferInterval buffer(int64_t id, int64_t lower, int64_t upper, int64_t size,
   return {id, lower, upper, size, alignment};
 }
 
-PlanVerdict verify(const std::vector<BufferInterval> &buffers,
-                   const std::vector<int64_t> &offsets, int64_t arena) {
-  std::vector<PlacedBuffer> placed;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const BufferInterval &b = buffers[i];
-    placed.push_back({b.id, b.lower, b.upper, b.size, offsets[i], b.alignment});
-  }
-  return verifyPlan(placed, arena);
-}
-
 /// Random buffers over `steps` schedule steps, each live for 1..maxLife steps.
 std::vector<BufferInterval> randomBuffers(std::mt19937_64 &rng, size_t n, int64_t steps,
                                           int64_t maxLife, int64_t maxSize,
@@ -144,7 +134,7 @@ TEST(IntervalPlanner, Alignment) {
   EXPECT_EQ(plan.offsets, (std::vector<int64_t>{0, 256, 512}));
   EXPECT_EQ(plan.arenaSize, 522);
   EXPECT_EQ(plan.lowerBound, 210);
-  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+  EXPECT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok);
 }
 
 // Tests that empty buffers go at offset 0 and need no bytes.
@@ -179,7 +169,7 @@ TEST(IntervalPlanner, ExactSearchBeatsGreedy) {
   EXPECT_EQ(plan.arenaSize, 10);
   EXPECT_EQ(plan.method, PlanMethod::ExactSearch);
   EXPECT_TRUE(plan.provedOptimal);
-  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+  EXPECT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok);
   EXPECT_EQ(searchExactPlan(buffers, 9, 1.0).status, SearchStatus::Infeasible);
 }
 
@@ -199,7 +189,7 @@ TEST(IntervalPlanner, ExactSearchRestsBuffersOnPlacedTops) {
   EXPECT_EQ(computeLowerBound(buffers), 4);
   SearchResult result = searchExactPlan(buffers, 4, 1.0);
   ASSERT_EQ(result.status, SearchStatus::Found);
-  EXPECT_TRUE(verify(buffers, result.offsets, 4).ok);
+  EXPECT_TRUE(verifyPlan(buffers, result.offsets, 4).ok);
   EXPECT_EQ(searchExactPlan(buffers, 3, 1.0).status, SearchStatus::Infeasible);
 }
 
@@ -228,12 +218,13 @@ TEST(IntervalPlanner, RandomPlansVerify) {
         randomBuffers(rng, n, 1 + rng() % 30, 1 + rng() % 10, 1000, alignment);
     IntervalPlan plan = planIntervals(buffers, options);
     ASSERT_EQ(plan.offsets.size(), n);
-    PlanVerdict verdict = verify(buffers, plan.offsets, plan.arenaSize);
+    PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
     ASSERT_TRUE(verdict.ok) << "seed " << seed << ": " << verdict.message;
     ASSERT_EQ(plan.arenaSize, computeArenaSize(buffers, plan.offsets));
     ASSERT_GE(plan.arenaSize, plan.lowerBound) << "seed " << seed;
     ASSERT_LE(plan.arenaSize, plan.greedyArenaSize) << "seed " << seed;
-    PlanVerdict greedy = verify(buffers, planGreedyBySize(buffers), plan.greedyArenaSize);
+    PlanVerdict greedy =
+        verifyPlan(buffers, planGreedyBySize(buffers), plan.greedyArenaSize);
     ASSERT_TRUE(greedy.ok) << "seed " << seed << ": " << greedy.message;
   }
 }
@@ -249,7 +240,8 @@ TEST(IntervalPlanner, ExactSearchFindsPerfectPackings) {
     IntervalPlan plan = planIntervals(buffers);
     ASSERT_EQ(plan.lowerBound, 1000) << "seed " << seed;
     ASSERT_EQ(plan.arenaSize, 1000) << "seed " << seed;
-    ASSERT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok) << "seed " << seed;
+    ASSERT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok)
+        << "seed " << seed;
     greedyMisses += plan.greedyArenaSize > 1000;
   }
   EXPECT_GT(greedyMisses, 0); // the instances do exercise the search
@@ -289,7 +281,7 @@ TEST(IntervalPlanner, ExactSearchAgreesWithBruteForce) {
           << "seed " << seed << ", capacity " << capacity;
       if (fits) {
         ++found;
-        PlanVerdict verdict = verify(buffers, result.offsets, capacity);
+        PlanVerdict verdict = verifyPlan(buffers, result.offsets, capacity);
         ASSERT_TRUE(verdict.ok) << "seed " << seed << ": " << verdict.message;
       } else {
         ++infeasible;
@@ -304,7 +296,8 @@ TEST(IntervalPlanner, ExactSearchAgreesWithBruteForce) {
       ASSERT_EQ(plan.capacityStatus,
                 fits ? SearchStatus::Found : SearchStatus::Infeasible)
           << "seed " << seed << ", capacity " << capacity;
-      ASSERT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok) << "seed " << seed;
+      ASSERT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok)
+          << "seed " << seed;
       ASSERT_TRUE(!fits || plan.arenaSize <= capacity) << "seed " << seed;
     }
   }
@@ -329,7 +322,7 @@ TEST(IntervalPlanner, FixedCapacity) {
   EXPECT_EQ(plan.capacityStatus, SearchStatus::Found);
   EXPECT_EQ(plan.method, PlanMethod::ExactSearch);
   EXPECT_LE(plan.arenaSize, 11);
-  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+  EXPECT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok);
 
   options.capacity = 9; // below the lower bound
   plan = planIntervals(buffers, options);
@@ -363,7 +356,7 @@ TEST(IntervalPlanner, GreedyScalesTo100kBuffers) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 1.0);
-  PlanVerdict verdict = verify(buffers, plan.offsets, plan.arenaSize);
+  PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
   EXPECT_TRUE(verdict.ok) << verdict.message;
   EXPECT_GE(plan.arenaSize, plan.lowerBound);
   RecordProperty("seconds", std::to_string(seconds));
@@ -384,7 +377,7 @@ TEST(IntervalPlanner, ExactSearchKeepsTimeLimit) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 0.6);
   EXPECT_LE(plan.arenaSize, plan.greedyArenaSize);
-  PlanVerdict verdict = verify(buffers, plan.offsets, plan.arenaSize);
+  PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
   EXPECT_TRUE(verdict.ok) << verdict.message;
 }
 
@@ -408,7 +401,7 @@ TEST(IntervalPlanner, CompilerShapeStopsAtLowerBound) {
   EXPECT_LT(plan.seconds, 0.5);
   EXPECT_EQ(plan.arenaSize, plan.lowerBound);
   EXPECT_TRUE(plan.provedOptimal);
-  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+  EXPECT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok);
   RecordProperty("seconds", std::to_string(plan.seconds));
 }
 
@@ -429,7 +422,7 @@ TEST(IntervalPlanner, StacksWholeScheduleBuffers) {
   EXPECT_EQ(plan.arenaSize, 2304);
   EXPECT_EQ(plan.lowerBound, 2304);
   EXPECT_TRUE(plan.provedOptimal);
-  EXPECT_TRUE(verify(buffers, plan.offsets, plan.arenaSize).ok);
+  EXPECT_TRUE(verifyPlan(buffers, plan.offsets, plan.arenaSize).ok);
 }
 
 // Tests relativeGap: the search stops at the first plan within the gap

@@ -216,11 +216,9 @@ ProgramMaker makeTwoLayers() {
       "grad1";
   Kernel &u1 =
       m.kernel(SgdUpdateKernelOp::getOperationName(), {w1, g1, m1}, {w1, m1});
-  u1.tiedInputs = {0, 2};
   u1.opName = "update1";
   Kernel &u2 =
       m.kernel(SgdUpdateKernelOp::getOperationName(), {w2, g2, m2}, {w2, m2});
-  u2.tiedInputs = {0, 2};
   u2.opName = "update2";
   return m;
 }
@@ -283,7 +281,6 @@ TEST(MemoryAwareScheduleTest, AnUpdateNeverMovesBeforeAReaderOfTheOldValue) {
       .opName = "reader";
   Kernel &u2 =
       m.kernel(SgdUpdateKernelOp::getOperationName(), {w2, g2, m2}, {w2, m2});
-  u2.tiedInputs = {0, 2};
   u2.opName = "update2";
   m.kernel(ReduceSumKernelOp::getOperationName(), {dx}, {out}).opName = "sum";
   KernelGraph &program = m.finish();
@@ -346,7 +343,7 @@ TEST(MemoryAwareScheduleTest, WritesOfOneBufferKeepTheirOrderAndTheirReaders) {
   EXPECT_LT(positionOf(program, "read"), positionOf(program, "write2"));
 }
 
-TEST(MemoryAwareScheduleTest, WorkspacesOrderNothing) {
+TEST(MemoryAwareScheduleTest, DistinctWorkspacesOrderNothing) {
   ProgramMaker m;
   int x = m.add("x", BufferKind::input, 1000);
   int a = m.add("a", BufferKind::temp, 1000);
@@ -358,6 +355,22 @@ TEST(MemoryAwareScheduleTest, WorkspacesOrderNothing) {
   KernelGraph &program = m.finish();
   KernelDependences deps = computeKernelDependences(program, StepKind::train_step);
   EXPECT_TRUE(deps.predecessors[1].empty());
+}
+
+TEST(MemoryAwareScheduleTest, ASharedWorkspaceOrdersItsKernels) {
+  // A workspace counts as a write: two kernels that shared one (the
+  // lowering gives each its own) could not overlap.
+  ProgramMaker m;
+  int x = m.add("x", BufferKind::input, 1000);
+  int a = m.add("a", BufferKind::temp, 1000);
+  int b = m.add("b", BufferKind::temp, 1000);
+  int ws = m.add("ws", BufferKind::workspace, 5000);
+  m.kernel(Conv2dKernelOp::getOperationName(), {x}, {a}).workspace = ws;
+  m.kernel(Conv2dKernelOp::getOperationName(), {x}, {b}).workspace = ws;
+  KernelGraph &program = m.finish();
+  KernelDependences deps =
+      computeKernelDependences(program, StepKind::train_step);
+  EXPECT_EQ(deps.predecessors[1], std::vector<int>{0});
 }
 
 TEST(MemoryAwareScheduleTest, AChainKeepsItsOrder) {
@@ -480,7 +493,6 @@ TEST(GluedScheduleTest, AGlueThatWouldBreakADependenceIsDropped) {
   glued.beforeFirstUse = true;
   Kernel &update =
       m.kernel(SgdUpdateKernelOp::getOperationName(), {w, dw, mom}, {w, mom});
-  update.tiedInputs = {0, 2};
   update.opName = "update";
   m.kernel(AddKernelOp::getOperationName(), {gr, w}, {out}).opName = "use";
   KernelGraph &program = m.finish();
@@ -560,7 +572,6 @@ KernelGraph makeRandomKernels(std::mt19937_64 &rng) {
       Kernel &update = m.kernel(SgdUpdateKernelOp::getOperationName(),
                                 {params[p], anyOf(temps), states[p]},
                                 {params[p], states[p]});
-      update.tiedInputs = {0, 2};
       update.opName = tag;
       continue;
     }
@@ -568,7 +579,6 @@ KernelGraph makeRandomKernels(std::mt19937_64 &rng) {
       int t = anyOf(temps);
       Kernel &update = m.kernel(SgdUpdateKernelOp::getOperationName(),
                                 {t, anyOf(readable)}, {t});
-      update.tiedInputs = {0};
       update.opName = tag;
       continue;
     }

@@ -49,12 +49,7 @@ TEST(MiniMallocInstances, AllFitTheCapacity) {
     EXPECT_EQ(plan.capacityStatus, SearchStatus::Found) << name;
     EXPECT_LT(plan.seconds, 1.0) << name;
     EXPECT_LE(plan.arenaSize, kCapacity) << name;
-    std::vector<PlacedBuffer> placed;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const BufferInterval &b = buffers[i];
-      placed.push_back({b.id, b.lower, b.upper, b.size, plan.offsets[i], b.alignment});
-    }
-    PlanVerdict verdict = verifyPlan(placed, kCapacity);
+    PlanVerdict verdict = verifyPlan(buffers, plan.offsets, kCapacity);
     EXPECT_TRUE(verdict.ok) << name << ": " << verdict.message;
     std::printf("[ instance ] %c: %zu buffers, arena %lld, %.3f s\n", name,
                 buffers.size(), static_cast<long long>(plan.arenaSize), plan.seconds);

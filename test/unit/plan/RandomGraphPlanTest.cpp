@@ -116,12 +116,7 @@ struct RatioStats {
 void planAndCheck(const std::vector<BufferInterval> &buffers, uint64_t seed,
                   const PlannerOptions &options, RatioStats &stats) {
   IntervalPlan plan = planIntervals(buffers, options);
-  std::vector<PlacedBuffer> placed;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const BufferInterval &b = buffers[i];
-    placed.push_back({b.id, b.lower, b.upper, b.size, plan.offsets[i], b.alignment});
-  }
-  PlanVerdict verdict = verifyPlan(placed, plan.arenaSize);
+  PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
   ASSERT_TRUE(verdict.ok) << "seed " << seed << ": " << verdict.message;
   ASSERT_EQ(plan.arenaSize, computeArenaSize(buffers, plan.offsets)) << "seed " << seed;
   ASSERT_GE(plan.arenaSize, plan.lowerBound) << "seed " << seed;

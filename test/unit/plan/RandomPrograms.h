@@ -70,7 +70,8 @@ public:
     k.kind = kind;
     k.inputs = std::move(inputs);
     k.outputs = std::move(outputs);
-    k.tiedInputs.assign(k.outputs.size(), -1);
+    // An output that names an input is written in place over it.
+    k.tiedInputs = findTiedInputs(k);
     k.elementwise = isElementwiseKind(kind);
     std::vector<Kernel> &list = step == StepKind::train_step
                                     ? program.trainStep.kernels
@@ -109,10 +110,9 @@ inline KernelGraph makeRandomStep(std::mt19937_64 &rng, bool updatesAtEnd = fals
   std::vector<Layer> saved;
   std::vector<int> grads(layers, kNoBuffer);
   auto addUpdate = [&](int l) {
-    Kernel &update = m.kernel(SgdUpdateKernelOp::getOperationName(),
-                              {saved[l].param, grads[l], saved[l].momentum},
-                              {saved[l].param, saved[l].momentum});
-    update.tiedInputs = {0, 2};
+    m.kernel(SgdUpdateKernelOp::getOperationName(),
+             {saved[l].param, grads[l], saved[l].momentum},
+             {saved[l].param, saved[l].momentum});
   };
   int current = x;
   for (int l = 0; l < layers; ++l) {

@@ -73,15 +73,38 @@ TEST(PlanReportFile, WritesEachFormat) {
 TEST(PlanReportFile, FailsWithoutLeavingAFile) {
   ArenaPlan plan;
   KernelGraph graph = makeGraph(plan);
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("cairn-report", dir));
   std::string error;
-  EXPECT_TRUE(failed(writePlanReportFile(graph, plan, "/tmp/plan.csv", error)));
-  EXPECT_EQ(error, "--memory-report '/tmp/plan.csv': expected a file ending "
-                   "in .json, .txt or .html");
+  std::string csv = (dir + "/plan.csv").str();
+  EXPECT_TRUE(failed(writePlanReportFile(graph, plan, csv, error)));
+  EXPECT_EQ(error, "--memory-report '" + csv +
+                       "': expected a file ending in .json, .txt or .html");
+  EXPECT_FALSE(llvm::sys::fs::exists(csv));
   error.clear();
   EXPECT_TRUE(failed(writePlanReportFile(
       graph, plan, "/nonexistent-dir/plan.json", error)));
   EXPECT_FALSE(error.empty());
-  EXPECT_FALSE(llvm::sys::fs::exists("/nonexistent-dir/plan.json"));
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(PlanReportFile, FailsMidWriteWithoutLeavingAFile) {
+  // The disk is full: /dev/full behind a link takes the open and refuses
+  // the bytes.
+  if (!llvm::sys::fs::exists("/dev/full"))
+    GTEST_SKIP() << "no /dev/full on this machine";
+  ArenaPlan plan;
+  KernelGraph graph = makeGraph(plan);
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("cairn-report", dir));
+  std::string full = (dir + "/full.json").str();
+  ASSERT_FALSE(llvm::sys::fs::create_link("/dev/full", full));
+  std::string error;
+  EXPECT_TRUE(failed(writePlanReportFile(graph, plan, full, error)));
+  EXPECT_NE(error.find("cannot write '" + full + "'"), std::string::npos)
+      << error;
+  EXPECT_FALSE(llvm::sys::fs::exists(full));
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace
