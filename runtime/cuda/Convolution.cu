@@ -20,6 +20,10 @@
 //    overwrites.
 //  - otherwise cuDNN's heuristics (cudnnGet*Algorithm_v7) rank them and the
 //    first is kept, only among deterministic ones with cx.deterministic.
+// A weight gradient none of whose algorithms fits (cuDNN's deterministic
+// ones often want more than the plan's im2col-sized workspace) runs Cairn's
+// own kernel, conv2dBackwardWeightDirect: the plan stays what it is and
+// --deterministic works on every model.
 // Descriptors and algorithm live in the site state; later calls, and the
 // graph that replays them, run that algorithm.
 //
@@ -27,6 +31,7 @@
 #include "runtime/cuda/Library.h"
 
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/Kernels.h"
 #include "runtime/kernels/KernelError.h"
 
 #include <cudnn.h>
@@ -185,6 +190,9 @@ struct Buffers {
 
 // The three directions differ only in the entry points they call.
 struct ForwardApi {
+  /// Cairn's own kernel runs where no cuDNN algorithm fits (the forward
+  /// and the input gradient always have a workspace-free implicit GEMM).
+  static constexpr bool kHasDirectKernel = false;
   using Perf = cudnnConvolutionFwdAlgoPerf_t;
   using Algo = cudnnConvolutionFwdAlgo_t;
   static int maxCount(cudnnHandle_t h) {
@@ -209,6 +217,7 @@ struct ForwardApi {
 };
 
 struct BackwardDataApi {
+  static constexpr bool kHasDirectKernel = false;
   using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
   using Algo = cudnnConvolutionBwdDataAlgo_t;
   static int maxCount(cudnnHandle_t h) {
@@ -233,6 +242,7 @@ struct BackwardDataApi {
 };
 
 struct BackwardFilterApi {
+  static constexpr bool kHasDirectKernel = true;
   using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
   using Algo = cudnnConvolutionBwdFilterAlgo_t;
   static int maxCount(cudnnHandle_t h) {
@@ -256,8 +266,13 @@ struct BackwardFilterApi {
   }
 };
 
-/// Sets site.algo (and the matching math type on site.conv), or throws when
-/// no algorithm fits the workspace.
+/// site.algo of a weight-gradient site that runs Cairn's own kernel
+/// (conv2dBackwardWeightDirect) because no cuDNN algorithm fits.
+constexpr int kDirectAlgorithm = -1;
+
+/// Sets site.algo (and the matching math type on site.conv): cuDNN's best
+/// that fits the workspace, else Cairn's own kernel where the direction has
+/// one (the weight gradient), else throws.
 template <typename Api, typename T>
 void chooseAlgorithm(Context &cx, ConvSite &site, int siteId, const Buffers &buffers,
                      void *workspace, size_t workspaceBytes) {
@@ -283,6 +298,10 @@ void chooseAlgorithm(Context &cx, ConvSite &site, int siteId, const Buffers &buf
         need > workspaceBytes)
       continue;
     site.algo = static_cast<int>(p.algo);
+    return;
+  }
+  if (Api::kHasDirectKernel) {
+    site.algo = kDirectAlgorithm;
     return;
   }
   throw KernelError(siteName(site.key.direction, siteId) + ": no cuDNN " +
@@ -370,7 +389,10 @@ void conv2dBackwardWeight(Context &cx, int site, const Conv2dShape &s, const T *
   ConvSite &plan =
       siteFor<BackwardFilterApi, T>(cx, site, key, Buffers{x, dy, dw}, workspace, workspaceBytes);
   const T one = 1, zero = 0;
-  CAIRN_CUDNN_CHECK(
+  if (plan.algo == kDirectAlgorithm)
+    conv2dBackwardWeightDirect<T>(cx, s, dy, x, dw, workspace, workspaceBytes);
+  else
+    CAIRN_CUDNN_CHECK(
       cudnnConvolutionBackwardFilter(cx.dnn, &one, plan.x, x, plan.y, dy, plan.conv,
                                      static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algo),
                                      workspace, workspaceBytes, &zero, plan.w, dw));

@@ -90,6 +90,18 @@ template <typename T>
 void broadcastTo(Context &cx, int rank, const int64_t *outShape, const int64_t *inStrides,
                  T alpha, const T *in, T *out);
 
+// Convolution (runtime/kernels/Conv.h; the forward and the input gradient
+// are cuDNN's, Library.h).
+/// dw = the weight gradient, without cuDNN: the fallback of
+/// conv2dBackwardWeight where no cuDNN algorithm fits the planned workspace
+/// (under --deterministic, most 3x3 layers). Deterministic; uses the
+/// workspace, when it holds several copies of dw, to spread the sum over
+/// more blocks.
+template <typename T>
+void conv2dBackwardWeightDirect(Context &cx, const kernels::Conv2dShape &s,
+                                const T *dy, const T *x, T *dw, void *workspace,
+                                size_t workspaceBytes);
+
 // Softmax and losses (Softmax.h, Loss.h).
 template <typename T>
 void softmaxForward(Context &cx, bool log, int64_t outer, int64_t dim, int64_t inner, const T *x,

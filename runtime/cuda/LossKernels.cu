@@ -326,10 +326,10 @@ __global__ void mseBackwardKernel(int64_t n, const T *dloss, const T *x, const T
 // Dropout.
 //===----------------------------------------------------------------------===//
 
-/// The step scalars, read once per block: they live in host memory mapped
-/// into the device, so every read crosses the bus. Volatile, so a read is
-/// never served from a cache filled by an earlier step. Called by every
-/// thread of the block, before any of them returns.
+/// The step scalars (device memory the executor writes before each step),
+/// read once per block. Volatile, so a read is never served from a cache
+/// filled by an earlier step. Called by every thread of the block, before
+/// any of them returns.
 __device__ StepScalars loadStepScalars(const StepScalars *scalars) {
   __shared__ uint64_t seed;
   __shared__ int64_t step;

@@ -82,10 +82,10 @@ __host__ __device__ __forceinline__ int tensorOf(const UpdateBatch &b, int64_t c
   return lo;
 }
 
-/// The step scalars, read once per block: they live in host memory mapped
-/// into the device, so every read crosses the bus. Volatile, so a read is
-/// never served from a cache filled by an earlier step. Called by every
-/// thread of the block, before any of them returns.
+/// The step scalars (device memory the executor writes before each step),
+/// read once per block. Volatile, so a read is never served from a cache
+/// filled by an earlier step. Called by every thread of the block, before
+/// any of them returns.
 __device__ int64_t loadStep(const StepScalars *scalars) {
   __shared__ int64_t step;
   if (threadIdx.x == 0)

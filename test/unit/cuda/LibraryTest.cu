@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/Kernels.h"
 #include "runtime/cuda/Library.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Gemm.h"
@@ -530,6 +531,60 @@ TYPED_TEST(Library, ConvolutionDeterministic) {
     this->checkConv(s, false, true, kWorkspaceBytes, site += 3);
     // --deterministic wins over cudnn.benchmark: heuristics, no timing.
     this->checkConv(s, true, true, kWorkspaceBytes, site += 3);
+  }
+}
+
+// The plan gives a convolution the CPU's im2col size; cuDNN's deterministic
+// weight-gradient algorithms often want more (cnn's 3x3 over 32 channels on
+// 14x14, ResNet-18's 3x3 layers), so those sites run Cairn's own kernel.
+// Every direction must work in that workspace and in none.
+TYPED_TEST(Library, ConvolutionDeterministicInThePlannedWorkspace) {
+  using T = TypeParam;
+  std::vector<Conv2dShape> shapes(std::begin(kConvShapes), std::end(kConvShapes));
+  shapes.push_back(convShape(4, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1)); // cnn's conv2
+  shapes.push_back(convShape(2, 128, 8, 8, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1)); // a ResNet-18 3x3
+  int site = 0;
+  for (const Conv2dShape &s : shapes) {
+    const size_t planned = cairn::kernels::conv2dWorkspaceElements(s) * sizeof(T);
+    for (size_t bytes : {planned, size_t(0)})
+      for (bool benchmark : {false, true}) {
+        SCOPED_TRACE(describe(s) + " workspace " + std::to_string(bytes));
+        this->checkConv(s, benchmark, /*deterministic=*/true, bytes, site += 3);
+      }
+  }
+}
+
+// Cairn's weight gradient on its own, with the sum in one range (no
+// workspace) and split over blocks (a workspace of several copies of dw):
+// the CPU's values, and the same bits on a second run.
+TYPED_TEST(Library, ConvolutionWeightGradientDirect) {
+  using T = TypeParam;
+  std::vector<Conv2dShape> shapes(std::begin(kConvShapes), std::end(kConvShapes));
+  shapes.push_back(convShape(4, 3, 32, 32, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1)); // few filters, 4096 rows
+  shapes.push_back(convShape(3, 40, 6, 6, 36, 3, 3, 1, 1, 1, 1, 1, 1, 2)); // partial tiles, groups
+  int seed = 0;
+  for (const Conv2dShape &s : shapes) {
+    const int64_t xSize = s.n * s.c * s.h * s.w, ySize = s.n * s.o * s.ho * s.wo,
+                  wSize = s.o * (s.c / s.groups) * s.kh * s.kw;
+    const std::vector<T> x = randomValues<T>(xSize, ++seed), dy = randomValues<T>(ySize, ++seed);
+    std::vector<T> cpuWs(cairn::kernels::conv2dWorkspaceElements(s)), want(wSize);
+    cairn::kernels::conv2dBackwardWeight<T>(s, dy.data(), x.data(), want.data(), nullptr,
+                                            cpuWs.data());
+    DeviceArray<T> dX(x), dDy(dy);
+    for (size_t bytes : {size_t(0), size_t(64) * wSize * sizeof(T)}) {
+      const std::string what = describe(s) + " direct weight gradient, workspace " +
+                               std::to_string(bytes);
+      Workspace ws(bytes);
+      DeviceArray<T> dDw(std::vector<T>(wSize, T(-99)));
+      auto run = [&] {
+        cairn::cuda::conv2dBackwardWeightDirect<T>(this->gpu.cx, s, dDy.get(), dX.get(),
+                                                   dDw.get(), ws.data, ws.bytes);
+        return dDw.read(this->gpu);
+      };
+      const std::vector<T> got = run();
+      expectClose(got, want, what);
+      EXPECT_TRUE(sameBits(run(), got)) << what << ": a second run differs";
+    }
   }
 }
 
