@@ -22,7 +22,8 @@ def Cairn_Dialect : Dialect {
     is an op with the shape rules of its PyTorch counterpart.
 
     Discardable attributes:
-    - on ops: `cairn.checkpoint` (i64 >= 0, a checkpoint region id),
+    - on ops: `cairn.checkpoint` (i64 >= 0, a checkpoint region id; kept on
+      the kernels lowered from them, which cairn-recompute-checkpoints reads),
       `cairn.device` (i64 >= 0), `cairn.precision` (`#cairn.precision<..>`);
     - on function arguments: `cairn.name` (non-empty string, the state_dict
       key or input name), `cairn.role` (`#cairn.role<..>`), `cairn.init`

@@ -33,6 +33,9 @@ llvm::SmallVector<mlir::Value> getKernelOperands(OpT op, unsigned first,
   return values;
 }
 
+/// KernelOpInterface::getKernelFlops (CairnKernelCosts.cpp).
+int64_t getKernelFlops(mlir::Operation *op);
+
 /// What every kernel must satisfy (KernelOpInterface's verifier).
 mlir::LogicalResult verifyKernelOp(mlir::Operation *op);
 

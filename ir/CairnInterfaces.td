@@ -56,6 +56,14 @@ def KernelOpInterface : OpInterface<"KernelOpInterface"> {
       /*methodName=*/"getKernelGroupKinds", (ins), /*methodBody=*/[{}],
       /*defaultImplementation=*/[{ return ConcreteOp::kGroups; }]>,
     InterfaceMethod<
+      /*desc=*/[{Floating-point operations of one run (CairnKernelCosts.cpp):
+                 what recomputing the kernel costs.}],
+      /*retTy=*/"int64_t",
+      /*methodName=*/"getKernelFlops", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        return ::cairn::detail::getKernelFlops($_op.getOperation());
+      }]>,
+    InterfaceMethod<
       /*desc=*/"The kernel's scratch buffer, or null.",
       /*retTy=*/"::mlir::Value",
       /*methodName=*/"getKernelWorkspace", (ins), /*methodBody=*/[{}],

@@ -34,15 +34,20 @@ namespace {
 /// Copies cairn.device and cairn.precision from the forward op being
 /// differentiated onto every op its backward inserts, so that later passes
 /// place and type the backward with its forward. (Not cairn.checkpoint: that
-/// marks forward ops to recompute.)
+/// marks forward ops to recompute; but the running-statistics update is part
+/// of its forward batch_norm, and takes its region.)
 struct StampListener : OpBuilder::Listener {
   SmallVector<NamedAttribute, 2> stamps;
 
-  void stampLike(Operation *forward) {
+  /// `forward`'s device and precision; its checkpoint region too for an op
+  /// of the forward part (a gradient op is in no region).
+  void stampLike(Operation *forward, bool inForwardPart = false) {
     stamps.clear();
     for (StringRef name :
-         {CairnDialect::kDeviceAttrName, CairnDialect::kPrecisionAttrName})
-      if (Attribute value = forward->getAttr(name))
+         {CairnDialect::kDeviceAttrName, CairnDialect::kPrecisionAttrName,
+          CairnDialect::kCheckpointAttrName})
+      if (Attribute value = forward->getAttr(name);
+          value && (inForwardPart || name != CairnDialect::kCheckpointAttrName))
         stamps.emplace_back(StringAttr::get(forward->getContext(), name),
                             value);
   }
@@ -251,7 +256,7 @@ LogicalResult TrainStepBuilder::emitRunningUpdate(BatchNormOp bn) {
     return bn.emitError() << "expected a buffer argument '" << countName
                           << "' for the running statistics of this "
                              "batch_norm";
-  listener.stampLike(bn);
+  listener.stampLike(bn, /*inForwardPart=*/true);
   auto update = BatchNormRunningUpdateOp::create(
       builder, bn.getLoc(), latest[*mean].getType(), latest[*var].getType(),
       latest[count->second].getType(), bn.getInput(), latest[*mean],

@@ -137,6 +137,9 @@ struct Kernel {
   /// earlier (`cairn.before_first_use`: a recomputation is not hoisted back
   /// into the forward part).
   bool beforeFirstUse = false;
+  /// The `checkpoint { }` region of the op it comes from (-1: none): the
+  /// kernel's `cairn.checkpoint`, which cairn-recompute-checkpoints reads.
+  int64_t checkpoint = -1;
 };
 
 /// For each output of `kernel`, the index of the input that is the same

@@ -240,6 +240,9 @@ LogicalResult ProgramWriter::writeKernel(const Kernel &kernel) {
     return fail("has no attribute '" + attr.getName().getValue() + "'");
   if (kernel.beforeFirstUse)
     op->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
+  if (kernel.checkpoint >= 0)
+    op->setAttr(CairnDialect::kCheckpointAttrName,
+                b.getI64IntegerAttr(kernel.checkpoint));
   return success();
 }
 

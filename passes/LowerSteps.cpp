@@ -237,6 +237,9 @@ Kernel &StepLowering::addKernel(llvm::StringRef kind, Operation *op,
   kernel.irLoc = op->getLoc();
   kernel.layer = getLayerName(op->getLoc());
   kernel.opName = op->getName().getStringRef().str();
+  if (auto region =
+          op->getAttrOfType<IntegerAttr>(CairnDialect::kCheckpointAttrName))
+    kernel.checkpoint = region.getInt();
   std::vector<Kernel> &kernels = step == StepKind::train_step
                                      ? builder.getProgram().trainStep.kernels
                                      : builder.getProgram().forward.kernels;

@@ -122,6 +122,42 @@ def LowerToKernelsPass : Pass<"cairn-lower-to-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["::cairn::CairnDialect"];
 }
 
+def RecomputeCheckpointsPass : Pass<"cairn-recompute-checkpoints", "mlir::ModuleOp"> {
+  let summary = "Recompute the values of checkpoint { } regions in the backward part";
+  let description = [{
+    A value a kernel of a `checkpoint { }` region (`cairn.checkpoint = id`)
+    writes in the training step's forward part is not kept for the backward
+    part: each backward kernel that reads it reads a copy computed again
+    right before it. The region kernels it depends on are cloned with fresh
+    buffers (`<name>.recomputed`, kind `temp`) and marked
+    `cairn.before_first_use`, so the schedule keeps each copy right before
+    its first reader; later readers share the copy. The region's inputs
+    (values from outside it, another region's included) are read as they
+    are, and so are its outputs (values a forward kernel outside the
+    region reads), as torch.utils.checkpoint keeps what its function
+    returns. Kernels that write persistent buffers (the batch-norm running
+    statistics, the loss) are never cloned: statistics are updated once. A
+    copied dropout keeps its `stream`, so it draws the same mask. The
+    originals, now read by the forward part alone, become `activation`.
+    Runs after the lowering, before fusion; `cairn build --no-recompute`
+    skips it.
+
+    ```mlir
+    // before: %r = relu(...) in region 0, kept for relu_grad
+    %r = cairn.buffer saved "relu" : memref<8x64xf32>
+    cairn.kernel.relu ins(%x : ...) outs(%r : ...) {cairn.checkpoint = 0 : i64, n = 512 : i64}
+    ...
+    cairn.kernel.relu_grad ins(%dy, %r : ...) outs(%dx : ...)
+    // after
+    %r = cairn.buffer activation "relu" : memref<8x64xf32>
+    ...
+    %r.recomputed = cairn.buffer temp "relu.recomputed" : memref<8x64xf32>
+    cairn.kernel.relu ins(%x : ...) outs(%r.recomputed : ...) {cairn.before_first_use, n = 512 : i64}
+    cairn.kernel.relu_grad ins(%dy, %r.recomputed : ...) outs(%dx : ...)
+    ```
+  }];
+}
+
 def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Fuse element-wise chains into one kernel, before the plan";
   let description = [{

@@ -19,10 +19,14 @@ struct StageName {
   llvm::StringLiteral name;
 };
 constexpr StageName kStages[] = {
-    {PipelineStage::Elaborate, "elaborate"}, {PipelineStage::Autodiff, "autodiff"},
-    {PipelineStage::Lower, "lower"},         {PipelineStage::Fuse, "fuse"},
+    {PipelineStage::Elaborate, "elaborate"},
+    {PipelineStage::Autodiff, "autodiff"},
+    {PipelineStage::Lower, "lower"},
+    {PipelineStage::Recompute, "recompute"},
+    {PipelineStage::Fuse, "fuse"},
     {PipelineStage::Schedule, "schedule"},
-    {PipelineStage::InPlace, "in-place"},    {PipelineStage::Plan, "plan"},
+    {PipelineStage::InPlace, "in-place"},
+    {PipelineStage::Plan, "plan"},
     {PipelineStage::Verify, "verify"},
 };
 } // namespace
@@ -71,6 +75,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
   }
+  if (runs(PipelineStage::Recompute) && options.recompute)
+    pm.addPass(createRecomputeCheckpointsPass());
   if (runs(PipelineStage::Fuse) && options.fuse)
     pm.addPass(createFuseElementwisePass());
   // Without reuse the plan is the reference layout: the lowered order,
@@ -101,6 +107,10 @@ struct TrainingPipelineOptions
   Option<bool> reorder{*this, "reorder",
                        llvm::cl::desc("The memory-aware kernel order"),
                        llvm::cl::init(true)};
+  Option<bool> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Recompute the values of checkpoint regions"),
+      llvm::cl::init(true)};
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse element-wise chains"),
                     llvm::cl::init(true)};
@@ -138,6 +148,7 @@ void cairn::registerTrainingPipeline() {
         options.target = parsed.target;
         options.reuse = parsed.reuse;
         options.reorder = parsed.reorder;
+        options.recompute = parsed.recompute;
         options.fuse = parsed.fuse;
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;

@@ -4,27 +4,20 @@
 // From the frontend's module (@forward, @loss) to a planned, verified
 // cairn.program, each stage a pass with its own lit tests:
 //
-//   stage      pass                        takes                leaves
-//   autodiff   cairn-autodiff              @forward, @loss      + @train_step
-//   lower      cairn-lower-to-kernels      @train_step,         a
-//   cairn.program: buffers and
-//              (cairn-extract-step)        @forward             kernels, no
-//              functions
-//   fuse       cairn-fuse-elementwise      a program            element-wise
-//   chains as one
-//                                                               kernel, relu in
-//                                                               its linear
-//   schedule   cairn-schedule-for-memory   a program            kernels in
-//   their memory-aware
-//                                                               order (where
-//                                                               the peak drops)
-//              cairn-group-updates (CUDA)                       runs of
-//              adjacent updates marked
-//                                                               as one launch
-//   in-place   cairn-write-in-place        a program            in_place
-//   buffers plan       cairn-plan-arena            a program offsets,
-//   arena_bytes verify     cairn-verify-arena          a planned program    the
-//   same, checked
+//   stage      pass                          leaves
+//   autodiff   cairn-autodiff                @train_step beside @forward
+//   lower      cairn-lower-to-kernels        a cairn.program: buffers and
+//              (cairn-extract-step)          kernels, no functions
+//   recompute  cairn-recompute-checkpoints   checkpoint regions' values
+//                                            computed again for the backward
+//   fuse       cairn-fuse-elementwise        element-wise chains as one
+//                                            kernel, relu in its linear
+//   schedule   cairn-schedule-for-memory     the memory-aware kernel order
+//              cairn-group-updates (CUDA)    runs of adjacent updates marked
+//                                            as one launch
+//   in-place   cairn-write-in-place          in_place buffers
+//   plan       cairn-plan-arena              offsets, arena_bytes
+//   verify     cairn-verify-arena            the same, checked
 //
 // `elaborate` names the frontend's output (no pass). The driver runs this
 // pipeline once; `cairn build --stop-after=STAGE --emit=mlir` prints the IR
@@ -47,6 +40,7 @@ enum class PipelineStage {
   Elaborate,
   Autodiff,
   Lower,
+  Recompute,
   Fuse,
   Schedule,
   InPlace,
@@ -54,8 +48,8 @@ enum class PipelineStage {
   Verify
 };
 
-/// "elaborate", "autodiff", "lower", "fuse", "schedule", "in-place", "plan",
-/// "verify".
+/// "elaborate", "autodiff", "lower", "recompute", "fuse", "schedule",
+/// "in-place", "plan", "verify".
 llvm::StringRef getPipelineStageName(PipelineStage stage);
 std::optional<PipelineStage> parsePipelineStage(llvm::StringRef name);
 /// The stage names in order, comma-separated (for messages and --help).
@@ -71,6 +65,9 @@ struct PipelineOptions {
   bool reuse = true;
   /// Run the kernels in the memory-aware order where that lowers the peak.
   bool reorder = true;
+  /// Recompute the values of `checkpoint { }` regions in the backward part
+  /// (false: keep them, the reference).
+  bool recompute = true;
   /// Fuse element-wise chains before planning.
   bool fuse = true;
   /// The exact plan search's budget.

@@ -3,24 +3,26 @@
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--no-fuse] [--verify-plan]
+//              [--no-fuse] [--no-recompute] [--verify-plan]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
-//              [--no-reorder] [--no-fuse]
+//              [--no-reorder] [--no-fuse] [--no-recompute]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--no-fuse] [--verify-plan] [--time-limit SECONDS]
+//              [--no-fuse] [--no-recompute] [--verify-plan]
+//              [--time-limit SECONDS]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
 // The driver drives: it parses the flags, elaborates the model (frontend/),
 // runs the training pipeline once (passes/Pipeline.h: autodiff, lowering to
-// kernels, fusion, the memory-aware schedule, in-place decisions, the arena
-// plan and its independent verification), and writes what was asked: the
-// IR after a stage, the C++ or CUDA C++ the emitters print from the planned
-// program (codegen/), an executable (the host compiler or nvcc; CAIRN_CXX
-// and CAIRN_NVCC override them), the plan's report.
+// kernels, recomputation of checkpoint regions, fusion, the memory-aware
+// schedule, in-place decisions, the arena plan and its independent
+// verification), and writes what was asked: the IR after a stage, the C++ or
+// CUDA C++ the emitters print from the planned program (codegen/), an
+// executable (the host compiler or nvcc; CAIRN_CXX and CAIRN_NVCC override
+// them), the plan's report.
 //
 // Exit code 0 on success, 1 on any error in the model or the command line.
 // Errors are printed as file:line:col with the source line and a caret.
@@ -127,6 +129,12 @@ cl::opt<bool> noFuse(
     cl::desc("Run every element-wise kernel alone: no chains fused into one "
              "kernel, no relu folded into its linear (cairn-fuse-elementwise)"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<bool> noRecompute(
+    "no-recompute",
+    cl::desc("Keep every value the backward reads, `checkpoint { }` regions "
+             "included (cairn-recompute-checkpoints skipped): the reference "
+             "a recomputing build is checked against"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> verifyPlanFlag(
     "verify-plan",
     cl::desc("Report the independent check of the memory plan (it always "
@@ -181,7 +189,7 @@ cl::opt<EmitKind> emitKind(
 cl::opt<std::string> stopAfter(
     "stop-after",
     cl::desc("With --emit=mlir: print the IR after this stage of the "
-             "pipeline (elaborate, autodiff, lower, fuse, schedule, "
+             "pipeline (elaborate, autodiff, lower, recompute, fuse, schedule, "
              "in-place, plan, verify; default elaborate, the frontend's "
              "output)"),
     cl::value_desc("STAGE"), cl::init("elaborate"), cl::sub(buildCommand),
@@ -297,6 +305,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.reuse = !noReuse;
   options.reorder = !noReorder;
   options.fuse = !noFuse;
+  options.recompute = !noRecompute;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
   if (planCommand && planStep == PlanStep::Train)
@@ -723,17 +732,19 @@ int main(int argc, char **argv) {
       "[--keep-temps]\n"
       "             [--memory-report FILE.json|txt|html] [--no-reuse] "
       "[--no-reorder]\n"
-      "             [--no-fuse] [--verify-plan]\n"
+      "             [--no-fuse] [--no-recompute] [--verify-plan]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
       "STAGE]\n"
       "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
       "[--no-reorder] [--no-fuse]\n"
+      "             [--no-recompute]\n"
       "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step "
       "both|train|forward]\n"
       "             [--fit SIZE] [--memory-report FILE.json|txt|html] "
       "[--no-reuse]\n"
-      "             [--no-reorder] [--no-fuse] [--verify-plan] [--time-limit "
-      "SECONDS]\n"
+      "             [--no-reorder] [--no-fuse] [--no-recompute] "
+      "[--verify-plan]\n"
+      "             [--time-limit SECONDS]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
       "[--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "

@@ -49,13 +49,13 @@ def read_safetensors(path):
     return tensors
 
 
-def compare(model, what, reference, other):
+def compare(model, what, reference, other, reference_name="the normal run"):
     ref, got = read_safetensors(reference), read_safetensors(other)
     if ref.keys() != got.keys():
         sys.exit(f"{model}: {what}: tensor names differ: {sorted(ref.keys() ^ got.keys())}")
     for name in sorted(ref):
         if ref[name] != got[name]:
-            sys.exit(f"{model}: {what}: tensor '{name}' differs from the normal run")
+            sys.exit(f"{model}: {what}: tensor '{name}' differs from {reference_name}")
 
 
 def main():

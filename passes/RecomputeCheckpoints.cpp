@@ -1,0 +1,218 @@
+//===- RecomputeCheckpoints.cpp - checkpoint { } regions recomputed -------===//
+//
+// Values computed inside `checkpoint { }` are not kept for the backward
+// pass, except the region's inputs and outputs (values a forward kernel
+// outside the region reads: torch.utils.checkpoint keeps what its function
+// returns too; recomputing an output for the next layer's backward would
+// bring the whole region back early). Each backward kernel of the training
+// step that reads such a value reads a copy computed again right before it:
+// the region's kernels that value depends on are cloned, with fresh buffers,
+// in front of the first backward kernel that needs each value, and later
+// backward readers share the copy. Only what some backward kernel reads is
+// recomputed, from the region's inputs (values from outside the region,
+// another region's included, stay as they are and live until the copies
+// have read them).
+//
+// The copies are marked `cairn.before_first_use`: the memory-aware schedule
+// runs each right before the first kernel that reads it and never hoists it
+// back into the forward part. Every copy computes the same bits as the
+// original: a dropout keeps its `stream`, so its mask is the same (Philox at
+// the same seed, step and stream); a batch norm in training mode takes the
+// batch's statistics again, while the running statistics are updated once,
+// by batch_norm_running_update, which writes persistent buffers and is
+// never copied. No kernel that writes a persistent buffer is copied: its
+// outputs stay kept.
+//
+// The originals then have only forward readers: their kind becomes
+// `activation`; the copies are `temp` (the backward part defines them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelGraphIR.h"
+#include "passes/Passes.h"
+
+#include "ir/CairnKernelOps.h"
+#include "ir/CairnProgramOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_RECOMPUTECHECKPOINTSPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+constexpr llvm::StringLiteral kRecomputedSuffix = ".recomputed";
+
+std::optional<int64_t> getRegion(Operation *kernel) {
+  if (auto region =
+          kernel->getAttrOfType<IntegerAttr>(CairnDialect::kCheckpointAttrName))
+    return region.getInt();
+  return std::nullopt;
+}
+
+bool writesPersistent(KernelOpInterface kernel) {
+  for (Value output : kernel.getKernelOutputs())
+    if (auto buffer =
+            output ? getViewRoot(output).getDefiningOp<BufferOp>() : BufferOp())
+      if (buffer.isPersistent())
+        return true;
+  return false;
+}
+
+/// One training step's recomputation.
+class StepRecomputation {
+public:
+  explicit StepRecomputation(StepOp step) : step(step), b(step.getContext()) {}
+
+  /// Fails (after a diagnostic) only on IR the lowering never makes.
+  LogicalResult run() {
+    SmallVector<Operation *> kernels;
+    for (Operation &op : step.getBody().front())
+      if (isa<KernelOpInterface>(op))
+        kernels.push_back(&op);
+    // The forward part ends with the last kernel writing the loss.
+    int forwardEnd = -1;
+    for (int k = 0, e = kernels.size(); k < e; ++k)
+      for (Value output :
+           cast<KernelOpInterface>(kernels[k]).getKernelOutputs())
+        if (auto buffer =
+                output ? output.getDefiningOp<BufferOp>() : BufferOp())
+          if (buffer.getKind() == BufferKind::output)
+            forwardEnd = k;
+    if (forwardEnd < 0)
+      return success(); // no loss: nothing is a backward part
+
+    // The per-step buffers each region kernel of the forward part writes.
+    for (int k = 0; k <= forwardEnd; ++k) {
+      auto kernel = cast<KernelOpInterface>(kernels[k]);
+      if (!getRegion(kernels[k]) || writesPersistent(kernel))
+        continue;
+      for (Value output : kernel.getKernelOutputs())
+        if (output)
+          producers.try_emplace(output, kernels[k]);
+    }
+    // A region's outputs (what a forward kernel outside it reads) are kept,
+    // as torch.utils.checkpoint keeps what the function returns: recomputed,
+    // the next layer's backward would bring back the whole region at once.
+    for (int k = 0; k <= forwardEnd; ++k)
+      for (Value input : cast<KernelOpInterface>(kernels[k]).getKernelInputs())
+        if (Operation *from =
+                input ? producers.lookup(getViewRoot(input)) : nullptr;
+            from && getRegion(from) != getRegion(kernels[k]))
+          kept.insert(getViewRoot(input));
+    for (Value output : kept)
+      producers.erase(output);
+    if (producers.empty())
+      return success();
+
+    for (int k = forwardEnd + 1, e = kernels.size(); k < e; ++k) {
+      auto kernel = cast<KernelOpInterface>(kernels[k]);
+      llvm::SmallPtrSet<Value, 4> outputs;
+      for (Value output : kernel.getKernelOutputs())
+        if (output)
+          outputs.insert(output);
+      llvm::SmallPtrSet<Value, 4> inputs;
+      for (Value input : kernel.getKernelInputs())
+        if (input && !outputs.contains(input) &&
+            producers.count(getViewRoot(input)))
+          inputs.insert(input);
+      for (OpOperand &operand : kernels[k]->getOpOperands())
+        if (inputs.contains(operand.get()))
+          operand.set(getRecomputed(operand.get(), kernels[k]));
+    }
+
+    // The originals now feed the forward part alone.
+    for (auto &[value, producer] : producers)
+      if (auto buffer = value.getDefiningOp<BufferOp>();
+          buffer && buffer.getKind() == BufferKind::saved)
+        buffer.setKind(BufferKind::activation);
+    for (Operation &op : step.getBody().front())
+      if (auto view = dyn_cast<ViewOp>(op);
+          view && view.getKind() == BufferKind::saved &&
+          producers.count(getViewRoot(view.getResult())))
+        view.setKind(BufferKind::activation);
+    return success();
+  }
+
+private:
+  /// `value` (a region value or a view of one) as recomputed for `reader`:
+  /// the copy made for an earlier reader, or a new one right before it.
+  Value getRecomputed(Value value, Operation *reader) {
+    if (Value done = copies.lookup(value))
+      return done;
+    if (auto view = value.getDefiningOp<ViewOp>()) {
+      Value source = getRecomputed(view.getSource(), reader);
+      b.setInsertionPoint(reader);
+      Value copy =
+          ViewOp::create(b, view.getLoc(), view.getType(), BufferKind::temp,
+                         (view.getName() + kRecomputedSuffix).str(), source);
+      copies[value] = copy;
+      return copy;
+    }
+    Operation *producer = producers.lookup(value);
+    auto kernel = cast<KernelOpInterface>(producer);
+    std::optional<int64_t> region = getRegion(producer);
+    IRMapping mapping;
+    // The region's own values it reads come first, recomputed too; the
+    // region's inputs are read as they are.
+    for (Value input : kernel.getKernelInputs())
+      if (input)
+        if (Operation *from = producers.lookup(getViewRoot(input));
+            from && getRegion(from) == region)
+          mapping.map(input, getRecomputed(input, reader));
+    b.setInsertionPoint(reader);
+    auto fresh = [&](Value original) {
+      auto buffer = original.getDefiningOp<BufferOp>();
+      BufferKind kind = buffer.getKind() == BufferKind::workspace
+                            ? BufferKind::workspace
+                            : BufferKind::temp;
+      Value copy =
+          BufferOp::create(b, buffer.getLoc(), buffer.getType(), kind,
+                           (buffer.getName() + kRecomputedSuffix).str(),
+                           IntegerAttr(), Value(), InitAttr());
+      mapping.map(original, copy);
+      return copy;
+    };
+    for (Value output : kernel.getKernelOutputs())
+      if (output)
+        copies[output] = fresh(output);
+    if (Value scratch = kernel.getKernelWorkspace())
+      fresh(scratch);
+    Operation *clone = b.clone(*producer, mapping);
+    clone->removeAttr(CairnDialect::kCheckpointAttrName);
+    clone->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
+    return copies.lookup(value);
+  }
+
+  StepOp step;
+  OpBuilder b;
+  /// Each region value (a per-step buffer) and the kernel that writes it.
+  llvm::DenseMap<Value, Operation *> producers;
+  /// Region values a forward kernel outside the region reads.
+  llvm::SmallPtrSet<Value, 8> kept;
+  /// Region values and views of them, and their recomputed copies.
+  llvm::DenseMap<Value, Value> copies;
+};
+
+struct RecomputeCheckpointsPass
+    : cairn::impl::RecomputeCheckpointsPassBase<RecomputeCheckpointsPass> {
+  void runOnOperation() override {
+    ProgramOp program = getProgramFor(getOperation(), getArgument());
+    if (!program)
+      return signalPassFailure();
+    for (auto step : program.getBody().front().getOps<StepOp>())
+      if (step.getKind() == StepKind::train_step &&
+          failed(StepRecomputation(step).run()))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
