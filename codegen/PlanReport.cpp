@@ -42,6 +42,30 @@ std::vector<std::string> getStepNames(const ArenaPlan &plan) {
   return steps;
 }
 
+/// What the training step computes again (kernels glued before their
+/// first reader: copies of forward kernels), and at what cost.
+struct RecomputeSummary {
+  int kernels = 0;
+  std::vector<std::string> values; // the copies' buffers, "relu.recomputed"
+  int64_t extraFlops = 0;
+  int64_t stepFlops = 0; // the whole training step, copies included
+};
+
+RecomputeSummary summarizeRecompute(const KernelGraph &program) {
+  RecomputeSummary summary;
+  for (const Kernel &kernel : program.trainStep.kernels) {
+    summary.stepFlops += kernel.flops;
+    if (!kernel.beforeFirstUse)
+      continue;
+    ++summary.kernels;
+    summary.extraFlops += kernel.flops;
+    for (int id : kernel.outputs)
+      if (id != kNoBuffer)
+        summary.values.push_back(program.buffers[id].name);
+  }
+  return summary;
+}
+
 } // namespace
 
 std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
@@ -91,6 +115,14 @@ std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
                  {"schedule_moved_kernels", plan.scheduleMovedKernels},
                  {"buffers", std::move(buffers)},
                  {"schedule", std::move(schedule)}};
+  RecomputeSummary recompute = summarizeRecompute(program);
+  device["recompute"] = {
+      {"kernels", recompute.kernels},
+      {"values", recompute.values},
+      {"extra_flops", recompute.extraFlops},
+      {"step_flops", recompute.stepFlops},
+      {"memory_budget_bytes",
+       program.memoryBudget > 0 ? Json(program.memoryBudget) : Json(nullptr)}};
   Json report = {{"model", program.model},
                  {"source", program.sourceFile},
                  {"batch", program.batch},
@@ -151,6 +183,24 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
     os << "  schedule: as lowered (reordering did not lower the peak)\n\n";
   else
     os << "  schedule: as lowered (reordering off)\n\n";
+  RecomputeSummary recompute = summarizeRecompute(program);
+  if (recompute.kernels > 0 || program.memoryBudget > 0) {
+    os << "  recompute: " << recompute.kernels
+       << " kernels computed again in the backward, "
+       << llvm::format("+%.3f GFLOP (%.1f%% of the training step's %.3f)",
+                       recompute.extraFlops / 1e9,
+                       100.0 * ratio(recompute.extraFlops, recompute.stepFlops),
+                       recompute.stepFlops / 1e9);
+    if (program.memoryBudget > 0)
+      os << "; memory budget " << formatByteSize(program.memoryBudget);
+    os << "\n";
+    std::string list;
+    for (const std::string &value : recompute.values)
+      list += (list.empty() ? "" : ", ") + value;
+    if (!list.empty())
+      os << "    " << list << "\n";
+    os << "\n";
+  }
 
   // Totals by kind, and what each kind holds at the peak.
   struct KindTotal {

@@ -284,6 +284,14 @@ function prepareDevice(d, di) {
     // Optional extras from the planner, shown when present.
     method: text(d.method), provedOptimal: d.proved_optimal === true,
     seconds: typeof d.planning_seconds === 'number' ? d.planning_seconds : null,
+    recompute: d.recompute && typeof d.recompute === 'object' ? {
+      kernels: typeof d.recompute.kernels === 'number' ? d.recompute.kernels : 0,
+      values: Array.isArray(d.recompute.values) ? d.recompute.values.map(text) : [],
+      extraFlops: typeof d.recompute.extra_flops === 'number' ? d.recompute.extra_flops : 0,
+      stepFlops: typeof d.recompute.step_flops === 'number' ? d.recompute.step_flops : 0,
+      budget: typeof d.recompute.memory_budget_bytes === 'number'
+                ? d.recompute.memory_budget_bytes : null,
+    } : null,
   };
 }
 
@@ -643,6 +651,18 @@ function buildDevice(dev, title) {
     stat('Buffers', fmtInt(dev.drawn.length),
          nViews ? '+ ' + fmtInt(nViews) + ' without bytes (views)' : 'all with bytes'),
     stat('Kernels', fmtInt(dev.n), 'peak at ' + kernelName(dev, dev.peakIndex))));
+  const rc = dev.recompute;
+  if (rc && (rc.kernels > 0 || rc.budget !== null)) {
+    section.append(el('div', {class: 'stats'},
+      stat('Recomputed', fmtInt(rc.kernels) + ' kernels',
+           '+' + (rc.extraFlops / 1e9).toFixed(3) + ' GFLOP, ' +
+           pct(rc.extraFlops, rc.stepFlops) + ' of the training step'),
+      rc.budget !== null ? stat('Memory budget', fmtBytes(rc.budget),
+                                dev.arena <= rc.budget ? 'the arena fits it' : 'over it') : null));
+    if (rc.values.length)
+      section.append(el('p', {class: 'hint'}, 'Computed again in the backward: ' +
+                        rc.values.join(', ')));
+  }
 
   const atPeak = (k) => dev.live.get(k)[dev.peakIndex];
   const legend = el('div', {class: 'legend'}, ...dev.kinds.map((k) => el('span', {}, swatch(k), k,

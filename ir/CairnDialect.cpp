@@ -159,8 +159,9 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
-  // A kernel the scheduler keeps right before its first reader.
-  if (name == kBeforeFirstUseAttrName) {
+  // A kernel the scheduler keeps right before its first reader; a forward
+  // kernel whose outputs the backward computes again.
+  if (name == kBeforeFirstUseAttrName || name == kRecomputeAttrName) {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "expected '" << name
                              << "' to be a unit attribute but got " << value;
@@ -168,6 +169,18 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "expected '" << name
                              << "' on a kernel but found it on '"
                              << op->getName() << "'";
+    return success();
+  }
+
+  // The budget the recomputation was chosen for.
+  if (name == kMemoryBudgetAttrName) {
+    if (!isI64AtLeast(value, 1))
+      return op->emitError() << "expected '" << name
+                             << "' to be an i64 integer >= 1 but got " << value;
+    if (!isa<ProgramOp>(op))
+      return op->emitError()
+             << "expected '" << name << "' on a cairn.program but found it on '"
+             << op->getName() << "'";
     return success();
   }
 

@@ -34,7 +34,11 @@ def Cairn_Dialect : Dialect {
       > 0), `cairn.optimizer` (`#cairn.sgd<..>` or `#cairn.adam<..>`);
     - on kernels (the buffer-level form): `cairn.before_first_use` (unit), a
       kernel the scheduler runs right before the first kernel that reads
-      what it writes, never earlier (a recomputation).
+      what it writes, never earlier (a recomputation); `cairn.recompute`
+      (unit), a forward kernel whose per-step outputs the backward computes
+      again rather than keeps (cairn-choose-recomputation's choice);
+    - on the cairn.program: `cairn.memory_budget` (i64 > 0), the arena's
+      budget in bytes the recomputation was chosen for.
   }];
 
   let dependentDialects = ["::mlir::func::FuncDialect"];
@@ -58,6 +62,8 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "cairn.optimizer";
     static constexpr ::llvm::StringLiteral kBeforeFirstUseAttrName = "cairn.before_first_use";
     static constexpr ::llvm::StringLiteral kUpdateGroupAttrName = "cairn.update_group";
+    static constexpr ::llvm::StringLiteral kRecomputeAttrName = "cairn.recompute";
+    static constexpr ::llvm::StringLiteral kMemoryBudgetAttrName = "cairn.memory_budget";
 
   private:
     void registerAttributes();

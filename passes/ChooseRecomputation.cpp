@@ -46,7 +46,7 @@ using namespace cairn;
 
 namespace {
 
-/// At most this many rounds of the plan in the loop.
+/// At most this many plans in the loop, per 16 candidates.
 constexpr int kMaxRounds = 64;
 
 /// The forward kernels of the training step that may be marked, by the
@@ -87,6 +87,21 @@ llvm::StringMap<Operation *> findCandidateKernels(ProgramOp program) {
   return byOutput;
 }
 
+/// The `saved` buffers of the training step (what the backward reads of
+/// the forward) that a candidate kernel writes, in forward order.
+SmallVector<std::string>
+getSavedInForwardOrder(ProgramOp program,
+                       const llvm::StringMap<Operation *> &kernels) {
+  SmallVector<std::string> saved;
+  for (auto step : program.getBody().front().getOps<StepOp>())
+    if (step.getKind() == StepKind::train_step)
+      for (auto buffer : step.getBody().front().getOps<BufferOp>())
+        if (buffer.getKind() == BufferKind::saved &&
+            kernels.count(buffer.getName()))
+          saved.push_back(buffer.getName().str());
+  return saved;
+}
+
 struct ChooseRecomputationPass
     : cairn::impl::ChooseRecomputationPassBase<ChooseRecomputationPass> {
   using ChooseRecomputationPassBase::ChooseRecomputationPassBase;
@@ -94,8 +109,13 @@ struct ChooseRecomputationPass
   /// The arena of `module` with the kernels writing `chosen` marked, after
   /// the rest of the pipeline; the candidates live at its train step's peak
   /// (name, bytes), largest first. Fails when a pass does.
-  FailureOr<int64_t> evaluate(const llvm::StringSet<> &chosen,
-                              SmallVectorImpl<std::pair<std::string, int64_t>> &atPeak) {
+  struct Evaluation {
+    int64_t arena = 0;
+    int64_t peakBytes = 0; // the train step's most live bytes
+  };
+  FailureOr<Evaluation>
+  evaluate(const llvm::StringSet<> &chosen, double seconds,
+           SmallVectorImpl<std::pair<std::string, int64_t>> &atPeak) {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(getOperation()->clone()));
     ProgramOp program = getProgramFor(*copy, getArgument());
     if (!program)
@@ -113,7 +133,7 @@ struct ChooseRecomputationPass
       pm.addPass(createScheduleForMemoryPass());
     if (reuse)
       pm.addPass(createWriteInPlacePass());
-    pm.addPass(createPlanArenaPass({reuse, planSeconds}));
+    pm.addPass(createPlanArenaPass({reuse, seconds}));
     if (failed(pm.run(*copy)))
       return failure();
     program = getProgramFor(*copy, getArgument());
@@ -137,7 +157,7 @@ struct ChooseRecomputationPass
           buffer && buffer.getKind() == BufferKind::saved &&
           candidates.count(buffer.getName()) && !chosen.contains(buffer.getName()))
         atPeak.emplace_back(buffer.getName().str(), buffer.getBytes());
-    return int64_t(*arena);
+    return Evaluation{int64_t(*arena), liveness.getLiveBytes(peak)};
   }
 
   void runOnOperation() override {
@@ -147,44 +167,133 @@ struct ChooseRecomputationPass
     if (!program)
       return signalPassFailure();
     llvm::StringMap<Operation *> kernels = findCandidateKernels(program);
+    // A value is computed again from what is kept: the inputs of its kernel
+    // that only the forward reads (`activation`, dead after the forward
+    // otherwise) are recomputed with it, else they would live on for it.
+    auto chainOf = [&](StringRef name) {
+      SmallVector<std::string> chain;
+      llvm::StringSet<> seen;
+      SmallVector<std::string> work{name.str()};
+      while (!work.empty()) {
+        std::string next = work.pop_back_val();
+        Operation *kernel = kernels.lookup(next);
+        if (!kernel || !seen.insert(next).second)
+          continue;
+        chain.push_back(next);
+        for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
+          if (auto buffer = input ? getViewRoot(input).getDefiningOp<BufferOp>()
+                                  : BufferOp())
+            if (buffer.getKind() == BufferKind::activation)
+              work.push_back(buffer.getName().str());
+      }
+      return chain;
+    };
     auto flopsOf = [&](StringRef name) {
-      Operation *kernel = kernels.lookup(name);
-      return kernel ? std::max<int64_t>(
-                          1, cast<KernelOpInterface>(kernel).getKernelFlops())
-                    : int64_t(1);
+      int64_t flops = 1;
+      for (const std::string &member : chainOf(name))
+        flops = saturatingAdd(
+            flops,
+            cast<KernelOpInterface>(kernels.lookup(member)).getKernelFlops());
+      return flops;
     };
 
-    llvm::StringSet<> chosen, best;
-    int64_t bestArena = -1;
-    for (int round = 0; round < kMaxRounds; ++round) {
-      SmallVector<std::pair<std::string, int64_t>> atPeak;
-      FailureOr<int64_t> arena = evaluate(chosen, atPeak);
-      if (failed(arena)) {
-        program.emitError() << "cairn-choose-recomputation: the pipeline "
-                               "failed on a candidate choice";
-        return signalPassFailure();
-      }
-      if (bestArena < 0 || *arena < bestArena) {
-        bestArena = *arena;
-        best = chosen;
-      }
-      if (*arena <= budget || atPeak.empty())
+    // Greedy, with the plan in the loop: the candidate at the peak that
+    // frees the most bytes per FLOP is tried; it stays when the arena (or,
+    // at equal arena, the peak's live bytes) drops, else it is set aside.
+    // A round that tries nothing new ends the search. Inner rounds give the
+    // exact search a tenth of its time; the final plan has all of it.
+    const double innerSeconds = planSeconds / 10;
+    llvm::StringSet<> chosen, tried;
+    SmallVector<std::pair<std::string, int64_t>> atPeak;
+    FailureOr<Evaluation> current = evaluate(chosen, innerSeconds, atPeak);
+    for (int round = 0; succeeded(current) && current->arena > budget &&
+                        round < kMaxRounds * 16;
+         ++round) {
+      llvm::erase_if(atPeak,
+                     [&](const auto &c) { return tried.contains(c.first); });
+      if (atPeak.empty())
         break;
       // The most bytes per operation first; ties by name, so the choice
       // does not depend on the order of a hash table.
-      llvm::sort(atPeak, [&](const auto &a, const auto &b) {
-        double ra = double(a.second) / double(flopsOf(a.first));
-        double rb = double(b.second) / double(flopsOf(b.first));
-        return ra != rb ? ra > rb : a.first < b.first;
-      });
-      int64_t excess = *arena - budget, covered = 0;
-      for (const auto &[name, bytes] : atPeak) {
-        chosen.insert(name);
-        covered += bytes;
-        if (covered >= excess)
-          break;
+      auto best = std::min_element(
+          atPeak.begin(), atPeak.end(), [&](const auto &a, const auto &b) {
+            double ra = double(a.second) / double(flopsOf(a.first));
+            double rb = double(b.second) / double(flopsOf(b.first));
+            return ra != rb ? ra > rb : a.first < b.first;
+          });
+      std::string name = best->first;
+      tried.insert(name);
+      llvm::StringSet<> trial = chosen;
+      for (const std::string &member : chainOf(name))
+        trial.insert(member);
+      SmallVector<std::pair<std::string, int64_t>> trialPeak;
+      FailureOr<Evaluation> next = evaluate(trial, innerSeconds, trialPeak);
+      if (failed(next)) {
+        current = next;
+        break;
+      }
+      if (next->arena < current->arena ||
+          (next->arena == current->arena &&
+           next->peakBytes < current->peakBytes)) {
+        chosen = std::move(trial);
+        current = next;
+        atPeak = std::move(trialPeak);
+        tried.clear(); // a new plan: what did not help may help now
       }
     }
+    if (failed(current)) {
+      program.emitError() << "cairn-choose-recomputation: the pipeline "
+                             "failed on a candidate choice";
+      return signalPassFailure();
+    }
+
+    // Square-root checkpointing's family (Chen et al.): of the values the
+    // backward reads, in forward order, keep every k-th and compute the
+    // rest again, for k = 2, 3, ... while the arena drops. The greedy
+    // choice competes with every member: among the choices under the
+    // budget the one with the fewest extra FLOPs wins, else the smallest
+    // arena. So at equal memory the choice is never worse than square-root
+    // checkpointing.
+    auto extraFlops = [&](const llvm::StringSet<> &set) {
+      int64_t flops = 0;
+      for (const auto &name : set)
+        if (Operation *kernel = kernels.lookup(name.getKey()))
+          flops = saturatingAdd(
+              flops, cast<KernelOpInterface>(kernel).getKernelFlops());
+      return flops;
+    };
+    llvm::StringSet<> best = chosen;
+    int64_t bestArena = current->arena, bestFlops = extraFlops(chosen);
+    auto consider = [&](const llvm::StringSet<> &set, int64_t arena) {
+      int64_t flops = extraFlops(set);
+      bool fits = arena <= budget, bestFits = bestArena <= budget;
+      if ((fits && (!bestFits || flops < bestFlops)) ||
+          (!fits && !bestFits && arena < bestArena)) {
+        best = set;
+        bestArena = arena;
+        bestFlops = flops;
+      }
+    };
+    SmallVector<std::string> saved = getSavedInForwardOrder(program, kernels);
+    int64_t previous = -1;
+    for (size_t k = 2; k <= saved.size() + 1; ++k) {
+      llvm::StringSet<> segments;
+      for (size_t i = 0; i < saved.size(); ++i)
+        if (i % k != k - 1)
+          for (const std::string &member : chainOf(saved[i]))
+            segments.insert(member);
+      SmallVector<std::pair<std::string, int64_t>> unused;
+      FailureOr<Evaluation> family = evaluate(segments, innerSeconds, unused);
+      if (failed(family))
+        break;
+      consider(segments, family->arena);
+      if (previous >= 0 && family->arena > previous && family->arena > budget)
+        break; // past the family's minimum
+      previous = family->arena;
+    }
+    program->setAttr(
+        CairnDialect::kMemoryBudgetAttrName,
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), budget));
     for (const auto &name : best)
       if (Operation *kernel = kernels.lookup(name.getKey()))
         kernel->setAttr(CairnDialect::kRecomputeAttrName,

@@ -140,6 +140,9 @@ struct Kernel {
   /// The `checkpoint { }` region of the op it comes from (-1: none): the
   /// kernel's `cairn.checkpoint`, which cairn-recompute-checkpoints reads.
   int64_t checkpoint = -1;
+  /// Floating-point operations of one run (KernelOpInterface::getKernelFlops;
+  /// 0 in graphs made by hand).
+  int64_t flops = 0;
 };
 
 /// For each output of `kernel`, the index of the input that is the same
@@ -166,6 +169,9 @@ struct KernelGraph {
   StepKernels trainStep{StepKind::train_step, {}};
   StepKernels forward{StepKind::forward, {}};
   int64_t arenaBytes = 0;
+  /// The arena's budget the recomputation was chosen for
+  /// (`cairn.memory_budget` on the program; 0: none).
+  int64_t memoryBudget = 0;
 
   const StepKernels &getStep(StepKind step) const {
     return step == StepKind::train_step ? trainStep : forward;

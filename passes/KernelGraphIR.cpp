@@ -295,6 +295,9 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
   graph.optimizer = program.getOptimizer().str();
   graph.target = StringRef(program.getTarget()).upper();
   graph.arenaBytes = program.getArenaBytes().value_or(0);
+  if (auto budget = program->getAttrOfType<IntegerAttr>(
+          CairnDialect::kMemoryBudgetAttrName))
+    graph.memoryBudget = budget.getInt();
 
   auto add = [&](Buffer buffer, Value value, Location loc) {
     auto type = cast<MemRefType>(value.getType());
@@ -364,6 +367,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
         kernel.irLoc = inner.getLoc();
         kernel.beforeFirstUse =
             inner.hasAttr(CairnDialect::kBeforeFirstUseAttrName);
+        kernel.flops = kernelOp.getKernelFlops();
         kernels.push_back(std::move(kernel));
         result.kernels[static_cast<unsigned>(kind)].push_back(&inner);
       }

@@ -122,6 +122,35 @@ def LowerToKernelsPass : Pass<"cairn-lower-to-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["::cairn::CairnDialect"];
 }
 
+def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp"> {
+  let summary = "Choose what the backward computes again so that the arena fits a budget";
+  let description = [{
+    Under `budget` bytes (`cairn plan|build --memory-budget SIZE`), marks
+    forward kernels of the training step `cairn.recompute`: their outputs
+    are not kept for the backward, which computes them again
+    (cairn-recompute-checkpoints). The exact plan is in the loop: each round
+    copies the module, runs recompute, fuse, schedule, in-place and the plan
+    on the copy and reads its arena; over the budget, the `saved` buffers
+    live at the train step's peak are ranked by bytes per FLOP of
+    recomputing them (KernelOpInterface::getKernelFlops) and the best marked
+    until they cover the excess. It stops under the budget, or when nothing
+    at the peak can be recomputed; then the smallest arena seen is kept and
+    the driver reports it (exit 2). A budget of 0 does nothing.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "The arena's budget in bytes (0: none)">,
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Evaluate with fusion, as the pipeline runs">,
+    Option<"reuse", "reuse", "bool", /*default=*/"true",
+           "Evaluate with buffer reuse">,
+    Option<"reorder", "reorder", "bool", /*default=*/"true",
+           "Evaluate with the memory-aware schedule">,
+    Option<"planSeconds", "plan-seconds", "double", /*default=*/"1.0",
+           "The exact plan search's budget per round">,
+  ];
+}
+
 def RecomputeCheckpointsPass : Pass<"cairn-recompute-checkpoints", "mlir::ModuleOp"> {
   let summary = "Recompute the values of checkpoint { } regions in the backward part";
   let description = [{

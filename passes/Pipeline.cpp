@@ -75,8 +75,13 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
   }
-  if (runs(PipelineStage::Recompute) && options.recompute)
+  if (runs(PipelineStage::Recompute) && options.recompute) {
+    if (options.memoryBudget > 0)
+      pm.addPass(createChooseRecomputationPass(
+          {options.memoryBudget, options.fuse, options.reuse, options.reorder,
+           options.planSeconds}));
     pm.addPass(createRecomputeCheckpointsPass());
+  }
   if (runs(PipelineStage::Fuse) && options.fuse)
     pm.addPass(createFuseElementwisePass());
   // Without reuse the plan is the reference layout: the lowered order,
@@ -111,6 +116,10 @@ struct TrainingPipelineOptions
       *this, "recompute",
       llvm::cl::desc("Recompute the values of checkpoint regions"),
       llvm::cl::init(true)};
+  Option<int64_t> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("The arena's budget in bytes (0: none)"),
+      llvm::cl::init(0)};
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse element-wise chains"),
                     llvm::cl::init(true)};
@@ -149,6 +158,7 @@ void cairn::registerTrainingPipeline() {
         options.reuse = parsed.reuse;
         options.reorder = parsed.reorder;
         options.recompute = parsed.recompute;
+        options.memoryBudget = parsed.memoryBudget;
         options.fuse = parsed.fuse;
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;

@@ -8,8 +8,12 @@
 //   autodiff   cairn-autodiff                @train_step beside @forward
 //   lower      cairn-lower-to-kernels        a cairn.program: buffers and
 //              (cairn-extract-step)          kernels, no functions
-//   recompute  cairn-recompute-checkpoints   checkpoint regions' values
-//                                            computed again for the backward
+//   recompute  cairn-choose-recomputation    (--memory-budget) what else to
+//                                            compute again, the plan in the
+//                                            loop
+//              cairn-recompute-checkpoints   checkpoint regions' and chosen
+//                                            values computed again for the
+//                                            backward
 //   fuse       cairn-fuse-elementwise        element-wise chains as one
 //                                            kernel, relu in its linear
 //   schedule   cairn-schedule-for-memory     the memory-aware kernel order
@@ -68,6 +72,9 @@ struct PipelineOptions {
   /// Recompute the values of `checkpoint { }` regions in the backward part
   /// (false: keep them, the reference).
   bool recompute = true;
+  /// The arena's budget in bytes (0: none): cairn-choose-recomputation
+  /// picks more values to compute again until the plan fits it.
+  int64_t memoryBudget = 0;
   /// Fuse element-wise chains before planning.
   bool fuse = true;
   /// The exact plan search's budget.

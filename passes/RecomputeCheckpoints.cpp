@@ -23,6 +23,10 @@
 // never copied. No kernel that writes a persistent buffer is copied: its
 // outputs stay kept.
 //
+// Forward kernels marked `cairn.recompute` (cairn-choose-recomputation's
+// choice under --memory-budget) are treated alike: their outputs are not
+// kept, wherever they are read.
+//
 // The originals then have only forward readers: their kind becomes
 // `activation`; the copies are `temp` (the backward part defines them).
 //
@@ -110,6 +114,17 @@ public:
           kept.insert(getViewRoot(input));
     for (Value output : kept)
       producers.erase(output);
+    // What cairn-choose-recomputation marked is not kept, wherever the
+    // forward part reads it.
+    for (int k = 0; k <= forwardEnd; ++k) {
+      auto kernel = cast<KernelOpInterface>(kernels[k]);
+      if (!kernels[k]->hasAttr(CairnDialect::kRecomputeAttrName) ||
+          writesPersistent(kernel))
+        continue;
+      for (Value output : kernel.getKernelOutputs())
+        if (output)
+          producers.try_emplace(output, kernels[k]);
+    }
     if (producers.empty())
       return success();
 
@@ -159,15 +174,13 @@ private:
     }
     Operation *producer = producers.lookup(value);
     auto kernel = cast<KernelOpInterface>(producer);
-    std::optional<int64_t> region = getRegion(producer);
     IRMapping mapping;
-    // The region's own values it reads come first, recomputed too; the
-    // region's inputs are read as they are.
+    // What it reads that is not kept comes first, recomputed too; kept
+    // values (a region's inputs and outputs, unmarked values) are read as
+    // they are.
     for (Value input : kernel.getKernelInputs())
-      if (input)
-        if (Operation *from = producers.lookup(getViewRoot(input));
-            from && getRegion(from) == region)
-          mapping.map(input, getRecomputed(input, reader));
+      if (input && producers.count(getViewRoot(input)))
+        mapping.map(input, getRecomputed(input, reader));
     b.setInsertionPoint(reader);
     auto fresh = [&](Value original) {
       auto buffer = original.getDefiningOp<BufferOp>();
@@ -188,6 +201,7 @@ private:
       fresh(scratch);
     Operation *clone = b.clone(*producer, mapping);
     clone->removeAttr(CairnDialect::kCheckpointAttrName);
+    clone->removeAttr(CairnDialect::kRecomputeAttrName);
     clone->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
     return copies.lookup(value);
   }

@@ -3,15 +3,17 @@
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--no-fuse] [--no-recompute] [--verify-plan]
+//              [--no-fuse] [--no-recompute] [--memory-budget SIZE]
+//              [--verify-plan]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
 //              [--no-reorder] [--no-fuse] [--no-recompute]
+//              [--memory-budget SIZE]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--no-fuse] [--no-recompute] [--verify-plan]
-//              [--time-limit SECONDS]
+//              [--no-fuse] [--no-recompute] [--memory-budget SIZE]
+//              [--verify-plan] [--time-limit SECONDS]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
@@ -24,7 +26,8 @@
 // executable (the host compiler or nvcc; CAIRN_CXX and CAIRN_NVCC override
 // them), the plan's report.
 //
-// Exit code 0 on success, 1 on any error in the model or the command line.
+// Exit code 0 on success, 1 on any error in the model or the command line,
+// 2 when the plan does not fit --fit's size or --memory-budget.
 // Errors are printed as file:line:col with the source line and a caret.
 //
 //===----------------------------------------------------------------------===//
@@ -155,9 +158,19 @@ cl::opt<PlanStep> planStep(
 cl::opt<std::string> fitSize(
     "fit",
     cl::desc("Say whether the plan fits SIZE bytes per device (e.g. 16GiB, "
-             "512MiB, 8GB, 1000000) and the largest batch size that does; "
-             "exit code 0 when it fits at the model's batch size, 2 when not"),
+             "512MiB, 8GB, 1000000) and the largest batch size that does, "
+             "without and with recomputation (--memory-budget SIZE); exit "
+             "code 0 when it fits at the model's batch size either way, 2 "
+             "when not"),
     cl::value_desc("SIZE"), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<std::string> memoryBudgetSize(
+    "memory-budget",
+    cl::desc("Recompute forward values in the backward, as few as it takes, "
+             "so that the arena fits SIZE (e.g. 512MiB, 16GiB, 1000000); exit "
+             "code 2, with the smallest arena recomputation reaches, when no "
+             "choice fits"),
+    cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
+    cl::cat(cairnCategory));
 cl::opt<bool> jsonOutput("json", cl::desc("Print the summary as JSON"),
                          cl::sub(checkCommand), cl::cat(cairnCategory));
 cl::opt<bool> verifyDiagnostics(
@@ -298,6 +311,57 @@ bool isCudaTarget() {
   return targetName == "cuda" || (buildCommand && emitKind == EmitKind::Cuda);
 }
 
+/// --memory-budget in bytes (0: none), read once the flags are parsed.
+int64_t memoryBudget = 0;
+/// A plan over --memory-budget was refused: exit code 2.
+bool overMemoryBudget = false;
+
+/// Parses --memory-budget; false (after the message) when it is no size or
+/// is asked for with a flag it cannot go with.
+bool readMemoryBudget() {
+  if (!memoryBudgetSize.getNumOccurrences())
+    return true;
+  std::optional<int64_t> bytes = parseByteSize(memoryBudgetSize);
+  if (!bytes) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--memory-budget expects a size such as 16GiB, 512MiB, 8GB or "
+           "1000000 (bytes), got '"
+        << memoryBudgetSize << "'\n";
+    return false;
+  }
+  if (noRecompute) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--memory-budget recomputes values, which --no-recompute forbids\n";
+    return false;
+  }
+  if (fitSize.getNumOccurrences()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--fit SIZE searches the batch size with and without recomputation "
+           "to fit SIZE; it takes no --memory-budget\n";
+    return false;
+  }
+  memoryBudget = *bytes;
+  return true;
+}
+
+/// With --memory-budget: whether the planned arena fits it; if not, says so
+/// with the smallest arena recomputation reached (the plan's).
+bool fitsMemoryBudget(mlir::ModuleOp module) {
+  ProgramOp program = getProgram(module);
+  if (!program || memoryBudget <= 0)
+    return true;
+  int64_t arena = int64_t(program.getArenaBytes().value_or(0));
+  if (arena <= memoryBudget)
+    return true;
+  overMemoryBudget = true;
+  llvm::WithColor::error(llvm::errs(), "cairn")
+      << "no choice of values to recompute fits the memory budget of "
+      << formatByteSize(memoryBudget) << " (" << memoryBudget
+      << " bytes): the smallest arena recomputation reaches is "
+      << formatByteSize(arena) << " (" << arena << " bytes)\n";
+  return false;
+}
+
 /// The training pipeline as the flags ask for it, up to `stage`.
 PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   PipelineOptions options;
@@ -306,6 +370,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.reorder = !noReorder;
   options.fuse = !noFuse;
   options.recompute = !noRecompute;
+  options.memoryBudget = memoryBudget;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
   if (planCommand && planStep == PlanStep::Train)
@@ -416,6 +481,8 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)
     return printModule(*module);
+  if (!fitsMemoryBudget(*module))
+    return llvm::failure();
   std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::errs());
   if (!plan)
     return llvm::failure();
@@ -468,23 +535,36 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
   // The probes plan with a short exact-search budget; the model's own batch
   // with the full one.
   constexpr double kProbeSeconds = 0.1;
-  std::optional<BatchFit> fit = findLargestBatch(
-      getBatchFlag(), budget, kMaxBatch,
-      [&](int64_t batch, bool first) -> std::optional<PlannedBatch> {
-        mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
-            source, filename, context, batch,
-            getPipelineOptions(PipelineStage::Verify,
-                               first ? timeLimit.getValue() : kProbeSeconds));
-        if (!module)
-          return std::nullopt;
-        ProgramOp program = getProgram(*module);
-        return PlannedBatch{program.getBatch(),
-                            program.getArenaBytes().value_or(0)};
-      });
+  auto probe = [&](int64_t batch, bool first) -> std::optional<PlannedBatch> {
+    mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
+        source, filename, context, batch,
+        getPipelineOptions(PipelineStage::Verify,
+                           first ? timeLimit.getValue() : kProbeSeconds));
+    if (!module)
+      return std::nullopt;
+    ProgramOp program = getProgram(*module);
+    return PlannedBatch{program.getBatch(),
+                        program.getArenaBytes().value_or(0)};
+  };
+  std::optional<BatchFit> fit =
+      findLargestBatch(getBatchFlag(), budget, kMaxBatch, probe);
   if (!fit)
     return 1;
   printBatchFit(*fit, filename, kMaxBatch, llvm::outs());
-  return fit->fits ? 0 : 2;
+  if (noRecompute)
+    return fit->fits ? 0 : 2;
+  // Again with recomputation chosen to fit the size at each batch: its
+  // probes plan the smallest arena recomputation reaches there.
+  memoryBudget = budget;
+  std::optional<BatchFit> recomputing =
+      findLargestBatch(getBatchFlag(), budget, kMaxBatch, probe);
+  memoryBudget = 0;
+  if (!recomputing)
+    return 1;
+  llvm::outs() << "with recomputation (as --memory-budget " << fitSize
+               << " chooses):\n";
+  printBatchFit(*recomputing, filename, kMaxBatch, llvm::outs());
+  return fit->fits || recomputing->fits ? 0 : 2;
 }
 
 /// `cairn plan MODEL`: the memory plan without building; the text report
@@ -522,6 +602,8 @@ int runPlanModel() {
       getPipelineOptions(PipelineStage::Verify, timeLimit), &timer);
   if (!module)
     return 1;
+  if (!fitsMemoryBudget(*module))
+    return 2;
   std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::outs());
   if (!plan)
     return 1;
@@ -598,6 +680,8 @@ int runPlan() {
 int run() {
   bool buildExecutable = buildCommand && emitKind == EmitKind::Executable;
   if (buildCommand && !checkTarget())
+    return 1;
+  if (buildCommand && !readMemoryBudget())
     return 1;
   if (buildExecutable && (outputFile == "-" || outputFile.empty())) {
     llvm::WithColor::error(llvm::errs(), "cairn")
@@ -686,7 +770,7 @@ int run() {
     result = processBuffer(std::move(input), os);
   }
   if (llvm::failed(result))
-    return 1;
+    return overMemoryBudget ? 2 : 1;
   // With --verify-diagnostics the expected errors were the point.
   if (buildExecutable && !verifyDiagnostics) {
     codegen::HostCompileOptions options;
@@ -732,19 +816,20 @@ int main(int argc, char **argv) {
       "[--keep-temps]\n"
       "             [--memory-report FILE.json|txt|html] [--no-reuse] "
       "[--no-reorder]\n"
-      "             [--no-fuse] [--no-recompute] [--verify-plan]\n"
+      "             [--no-fuse] [--no-recompute] [--memory-budget SIZE] "
+      "[--verify-plan]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
       "STAGE]\n"
       "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
       "[--no-reorder] [--no-fuse]\n"
-      "             [--no-recompute]\n"
+      "             [--no-recompute] [--memory-budget SIZE]\n"
       "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step "
       "both|train|forward]\n"
       "             [--fit SIZE] [--memory-report FILE.json|txt|html] "
       "[--no-reuse]\n"
       "             [--no-reorder] [--no-fuse] [--no-recompute] "
-      "[--verify-plan]\n"
-      "             [--time-limit SECONDS]\n"
+      "[--memory-budget SIZE]\n"
+      "             [--verify-plan] [--time-limit SECONDS]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
       "[--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
@@ -765,12 +850,13 @@ int main(int argc, char **argv) {
           << llvm::format("%g", timeLimit.getValue()) << "\n";
       return 1;
     }
-    if (haveBuffers && (memoryReportFile.getNumOccurrences() ||
-                        fitSize.getNumOccurrences() || noReuse ||
-                        planStep.getNumOccurrences())) {
+    if (haveBuffers &&
+        (memoryReportFile.getNumOccurrences() || fitSize.getNumOccurrences() ||
+         noReuse || planStep.getNumOccurrences() ||
+         memoryBudgetSize.getNumOccurrences())) {
       llvm::WithColor::error(llvm::errs(), "cairn")
-          << "--memory-report, --fit, --no-reuse and --step plan a MODEL; "
-             "they do not apply to --buffers\n";
+          << "--memory-report, --fit, --memory-budget, --no-reuse and --step "
+             "plan a MODEL; they do not apply to --buffers\n";
       return 1;
     }
     if (haveBuffers && targetName.getNumOccurrences()) {
@@ -792,7 +878,8 @@ int main(int argc, char **argv) {
              "--memory-report FILE\n";
       return 1;
     }
-    if (!checkMemoryReportFlag() || (haveModel && !checkBatchFlag()))
+    if (!checkMemoryReportFlag() || (haveModel && !checkBatchFlag()) ||
+        !readMemoryBudget())
       return 1;
     return haveModel ? runPlanModel() : runPlan();
   }

@@ -1,7 +1,8 @@
 """Recomputation changes nothing but memory: for each model, the recomputing build, the same
 build run with --poison, and a `--no-recompute` build give bit-identical results.
 
-    check_recompute_bit_identical.py --cairn CAIRN --work DIR [--steps N] MODEL.cairn...
+    check_recompute_bit_identical.py --cairn CAIRN --work DIR [--steps N] [--batch N]
+        [--budgets 0.5,0.33] [--no-regions] MODEL.cairn...
 
 For each model (which has `checkpoint { }` regions): builds EXE (regions recomputed) and
 EXE-ref (`cairn build --no-recompute`), checks that the recomputing build does recompute
@@ -13,7 +14,14 @@ weights, running statistics and optimizer state must be equal byte for byte, and
 final loss, test loss and test accuracy: a recomputed dropout that drew another mask, a batch
 norm whose running statistics were updated twice, or a recomputed value read after the plan
 reused its bytes (--poison) would change them. Exits 1 naming the first difference.
+
+--budgets F,...: also builds with `--memory-budget` at each fraction F of the --no-recompute
+arena (or, where `cairn plan` exits 2 at that budget, at the smallest arena it says
+recomputation reaches), checks that the plan fits it and that the build recomputes, and
+trains it (and with --poison) to the same bits. --no-regions: the models need not have
+regions (the budget alone recomputes).
 """
+import re
 
 import argparse
 import json
@@ -24,6 +32,26 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import write_tiny_dataset  # noqa: E402
 from check_plan_bit_identical import compare, run  # noqa: E402
+
+
+def program_arena(cairn, model_file, *flags):
+    """The program's arena in bytes (`cairn plan`), or, when the plan exits 2 over
+    --memory-budget, the smallest arena recomputation reaches, as the message says."""
+    report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"recompute-{os.getpid()}.json")
+    result = subprocess.run([cairn, "plan", model_file, "--memory-report", report, *flags],
+                            capture_output=True, text=True)
+    if result.returncode == 2:
+        reached = re.search(r"recomputation reaches is .* \((\d+) bytes\)", result.stderr)
+        if not reached:
+            sys.exit(f"cairn plan exited 2 without the smallest arena:\n{result.stderr}")
+        return None, int(reached.group(1))
+    if result.returncode != 0:
+        sys.exit(f"cairn plan {model_file} {' '.join(flags)} failed ({result.returncode}):\n"
+                 f"{result.stdout}{result.stderr}")
+    with open(report) as f:
+        arena = json.load(f)["devices"][0]["arena_bytes"]
+    os.remove(report)
+    return arena, None
 
 
 def train_step_arena(cairn, model_file, *flags):
@@ -41,6 +69,9 @@ def main():
     parser.add_argument("--cairn", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--batch", type=int)
+    parser.add_argument("--budgets", default="")
+    parser.add_argument("--no-regions", action="store_true")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -48,46 +79,82 @@ def main():
         model = os.path.splitext(os.path.basename(model_file))[0]
         work = os.path.join(args.work, model)
         os.makedirs(work, exist_ok=True)
-        ir = run([args.cairn, "build", model_file, "--emit=mlir", "--stop-after", "recompute",
-                  "-o", "-"])
-        recomputed = ir.count("cairn.before_first_use")
-        if recomputed == 0:
-            sys.exit(f"{model}: the recompute stage copied no kernel: nothing is recomputed")
-        arena = train_step_arena(args.cairn, model_file)
-        reference_arena = train_step_arena(args.cairn, model_file, "--no-recompute")
-        if arena >= reference_arena:
-            sys.exit(f"{model}: recomputing, the train_step arena ({arena} bytes) is not below "
-                     f"the --no-recompute one ({reference_arena})")
+        batch = ["--batch", str(args.batch)] if args.batch else []
+        builds = []  # (name, flags)
+        if not args.no_regions:
+            builds.append(("recompute", []))
+        plain, _ = program_arena(args.cairn, model_file, *batch, "--no-recompute")
+        for fraction in [float(f) for f in args.budgets.split(",") if f]:
+            budget = int(plain * fraction)
+            fits, reached = program_arena(args.cairn, model_file, *batch, "--memory-budget",
+                                          str(budget))
+            if fits is None:
+                budget = reached
+                fits, _ = program_arena(args.cairn, model_file, *batch, "--memory-budget",
+                                        str(budget))
+                if fits is None:
+                    sys.exit(f"{model}: --memory-budget {budget}, the smallest arena cairn "
+                             f"said it reaches, does not fit")
+            if fits > budget:
+                sys.exit(f"{model}: --memory-budget {budget} planned an arena of {fits}")
+            builds.append((f"budget-{fraction:g}", ["--memory-budget", str(budget)]))
         exe, ref = os.path.join(work, model), os.path.join(work, model + "-ref")
-        run([args.cairn, "build", model_file, "-o", exe])
-        run([args.cairn, "build", model_file, "--no-recompute", "-o", ref])
+        arenas = {}
+        for name, flags in builds:
+            ir = run([args.cairn, "build", model_file, *batch, *flags, "--emit=mlir",
+                      "--stop-after", "recompute", "-o", "-"])
+            recomputed = ir.count("cairn.before_first_use")
+            arenas[name] = (train_step_arena(args.cairn, model_file, *batch, *flags),
+                            recomputed)
+        reference_arena = train_step_arena(args.cairn, model_file, *batch, "--no-recompute")
+        for name, (arena, recomputed) in arenas.items():
+            # A budget under what recomputation reaches may leave a model as it is (the
+            # MLP's arena is its weights): then nothing may be copied and nothing change.
+            if recomputed == 0 and name != "recompute" and arena == reference_arena:
+                continue
+            if recomputed == 0:
+                sys.exit(f"{model}: {name}: the recompute stage copied no kernel: nothing is "
+                         f"recomputed")
+            if arena >= reference_arena:
+                sys.exit(f"{model}: {name}: the train_step arena ({arena} bytes) is not below "
+                         f"the --no-recompute one ({reference_arena})")
+        for name, flags in builds:
+            run([args.cairn, "build", model_file, *batch, *flags, "-o", f"{exe}-{name}"])
+        run([args.cairn, "build", model_file, *batch, "--no-recompute", "-o", ref])
         data = os.path.join(work, "data")
         os.makedirs(data, exist_ok=True)
-        write_tiny_dataset.write_split(data, "train", 512, (1, 28, 28))
-        write_tiny_dataset.write_split(data, "test", 32, (1, 28, 28))
+        with open(model_file) as f:
+            image = re.search(r"input\s+image\s*:\s*\w+\[\s*\w+\s*,([^\]]*)\]", f.read())
+        dims = [int(d) for d in image.group(1).split(",")] if image else []
+        shape = tuple(dims) if len(dims) == 3 else (1, 28, 28)
+        write_tiny_dataset.write_split(data, "train", 512, shape)
+        write_tiny_dataset.write_split(data, "test", 32, shape)
         init = os.path.join(work, "init.safetensors")
-        run([exe, "init", "--seed", "3", "--save", init])
+        run([ref, "init", "--seed", "3", "--save", init])
         results = {}
-        for name, cmd in (("recompute", [exe]), ("poison", [exe, "--poison"]),
-                          ("no-recompute", [ref])):
-            out = os.path.join(work, f"{name}.safetensors")
-            metrics = os.path.join(work, f"{name}.json")
+        runs = [("no-recompute", [ref])]
+        for name, _ in builds:
+            runs += [(name, [f"{exe}-{name}"]), (name + " --poison", [f"{exe}-{name}", "--poison"])]
+        for name, cmd in runs:
+            out = os.path.join(work, f"{name.replace(' ', '')}.safetensors")
+            metrics = os.path.join(work, f"{name.replace(' ', '')}.json")
             run([cmd[0], "train", "--data", data, "--steps", str(args.steps), "--seed", "5",
                  "--load", init, "--save", out, "--metrics", metrics] + cmd[1:])
             with open(metrics) as f:
                 results[name] = (out, json.load(f))
         reference_out, reference = results["no-recompute"]
-        for name in ("recompute", "poison"):
+        for name, _ in runs[1:]:
             out, metrics = results[name]
             compare(model, name, reference_out, out, "the --no-recompute run")
             for key in ("final_loss", "test_loss", "test_accuracy"):
                 if metrics[key] != reference[key]:
                     sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from the "
                              f"--no-recompute run's {reference[key]!r}")
-        print(f"{model}: recomputing ({recomputed} kernels copied), with --poison and "
-              f"--no-recompute agree bit for bit after {args.steps} steps (train_step arena "
-              f"{arena} bytes, {reference_arena} without recomputation; final loss "
-              f"{reference['final_loss']!r})")
+        done = ", ".join(f"{name} ({copied} kernels copied, train_step arena {arena} bytes)"
+                         for name, (arena, copied) in arenas.items())
+        print(f"{model}: {done}, each also with --poison, agree bit for bit with "
+              f"--no-recompute (train_step arena {reference_arena} bytes) after {args.steps} "
+              f"steps; final loss {reference['final_loss']!r}")
 
 
 if __name__ == "__main__":
