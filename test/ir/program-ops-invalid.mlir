@@ -731,3 +731,40 @@ cairn.program "Glue" attributes {batch = 1 : i64, optimizer = "", source = "g.ca
     cairn.kernel.relu ins(%a : memref<4xf32>) outs(%r : memref<4xf32>) {cairn.before_first_use = 1 : i64, n = 4 : i64}
   }
 }
+
+// -----
+
+// Tests that the recompute mark is a unit on a kernel.
+cairn.program "Mark" attributes {batch = 1 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  %a = cairn.buffer input "a" : memref<4xf32>
+  cairn.step train_step {
+    %r = cairn.buffer temp "r" : memref<4xf32>
+    // expected-error @+1 {{expected 'cairn.recompute' to be a unit attribute but got "yes"}}
+    cairn.kernel.relu ins(%a : memref<4xf32>) outs(%r : memref<4xf32>) {cairn.recompute = "yes", n = 4 : i64}
+  }
+}
+
+// -----
+
+cairn.program "Mark" attributes {batch = 1 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    // expected-error @+1 {{expected 'cairn.recompute' on a kernel but found it on 'cairn.buffer'}}
+    %r = cairn.buffer temp "r" {cairn.recompute} : memref<4xf32>
+  }
+}
+
+// -----
+
+// Tests that the memory budget is a positive size on the program.
+// expected-error @+1 {{expected 'cairn.memory_budget' to be an i64 integer >= 1 but got 0 : i64}}
+cairn.program "Budget" attributes {batch = 1 : i64, optimizer = "", source = "b.cairn", target = "cpu", cairn.memory_budget = 0 : i64} {
+}
+
+// -----
+
+cairn.program "Budget" attributes {batch = 1 : i64, optimizer = "", source = "b.cairn", target = "cpu"} {
+  cairn.step train_step {
+    // expected-error @+1 {{expected 'cairn.memory_budget' on a cairn.program but found it on 'cairn.buffer'}}
+    %r = cairn.buffer temp "r" {cairn.memory_budget = 100 : i64} : memref<4xf32>
+  }
+}
