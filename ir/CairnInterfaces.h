@@ -33,8 +33,9 @@ llvm::SmallVector<mlir::Value> getKernelOperands(OpT op, unsigned first,
   return values;
 }
 
-/// KernelOpInterface::getKernelFlops (CairnKernelCosts.cpp).
+/// KernelOpInterface::getKernelFlops and getKernelCost (CairnKernelCosts.cpp).
 int64_t getKernelFlops(mlir::Operation *op);
+int64_t getKernelCost(mlir::Operation *op);
 
 /// What every kernel must satisfy (KernelOpInterface's verifier).
 mlir::LogicalResult verifyKernelOp(mlir::Operation *op);

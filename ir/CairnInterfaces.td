@@ -64,6 +64,16 @@ def KernelOpInterface : OpInterface<"KernelOpInterface"> {
         return ::cairn::detail::getKernelFlops($_op.getOperation());
       }]>,
     InterfaceMethod<
+      /*desc=*/[{The modelled time of one run in FLOP-equivalents
+                 (CairnKernelCosts.cpp): max(FLOPs, the bytes it reads and
+                 writes times the machine balance), what recomputation ranks
+                 by.}],
+      /*retTy=*/"int64_t",
+      /*methodName=*/"getKernelCost", (ins), /*methodBody=*/[{}],
+      /*defaultImplementation=*/[{
+        return ::cairn::detail::getKernelCost($_op.getOperation());
+      }]>,
+    InterfaceMethod<
       /*desc=*/"The kernel's scratch buffer, or null.",
       /*retTy=*/"::mlir::Value",
       /*methodName=*/"getKernelWorkspace", (ins), /*methodBody=*/[{}],

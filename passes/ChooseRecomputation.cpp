@@ -13,7 +13,8 @@
 // the train step's peak (ArenaLiveness), where the bytes that set the arena
 // are live: every `saved` buffer live there that a kernel without persistent
 // outputs wrote is a candidate, ranked by the bytes it frees per operation
-// of recomputing it (the kernel's FLOPs, KernelOpInterface::getKernelFlops),
+// of modelled time to recompute it (KernelOpInterface::getKernelCost: a
+// roofline of FLOPs and bytes moved),
 // and the best are marked until they cover the excess. A round that adds
 // nothing (no candidate at the peak) ends the search: the budget is out of
 // reach, and the smallest arena seen is kept, which the driver reports
@@ -188,20 +189,21 @@ struct ChooseRecomputationPass
       }
       return chain;
     };
-    auto flopsOf = [&](StringRef name) {
-      int64_t flops = 1;
+    // What recomputing a candidate costs: its chain's modelled time.
+    auto costOf = [&](StringRef name) {
+      int64_t cost = 1;
       for (const std::string &member : chainOf(name))
-        flops = saturatingAdd(
-            flops,
-            cast<KernelOpInterface>(kernels.lookup(member)).getKernelFlops());
-      return flops;
+        cost = saturatingAdd(
+            cost,
+            cast<KernelOpInterface>(kernels.lookup(member)).getKernelCost());
+      return cost;
     };
 
     // Greedy, with the plan in the loop: the candidate at the peak that
-    // frees the most bytes per FLOP is tried; it stays when the arena (or,
-    // at equal arena, the peak's live bytes) drops, else it is set aside.
-    // A round that tries nothing new ends the search. Inner rounds give the
-    // exact search a tenth of its time; the final plan has all of it.
+    // frees the most bytes per unit of modelled time is tried; it stays when
+    // the arena (or, at equal arena, the peak's live bytes) drops, else it is
+    // set aside. A round that tries nothing new ends the search. Inner rounds
+    // give the exact search a tenth of its time; the final plan has all of it.
     const double innerSeconds = planSeconds / 10;
     llvm::StringSet<> chosen, tried;
     SmallVector<std::pair<std::string, int64_t>> atPeak;
@@ -217,8 +219,8 @@ struct ChooseRecomputationPass
       // does not depend on the order of a hash table.
       auto best = std::min_element(
           atPeak.begin(), atPeak.end(), [&](const auto &a, const auto &b) {
-            double ra = double(a.second) / double(flopsOf(a.first));
-            double rb = double(b.second) / double(flopsOf(b.first));
+            double ra = double(a.second) / double(costOf(a.first));
+            double rb = double(b.second) / double(costOf(b.first));
             return ra != rb ? ra > rb : a.first < b.first;
           });
       std::string name = best->first;
@@ -251,27 +253,27 @@ struct ChooseRecomputationPass
     // backward reads, in forward order, keep every k-th and compute the
     // rest again, for k = 2, 3, ... while the arena drops. The greedy
     // choice competes with every member: among the choices under the
-    // budget the one with the fewest extra FLOPs wins, else the smallest
+    // budget the one with the least extra modelled time wins, else the smallest
     // arena. So at equal memory the choice is never worse than square-root
     // checkpointing.
-    auto extraFlops = [&](const llvm::StringSet<> &set) {
-      int64_t flops = 0;
+    auto extraCost = [&](const llvm::StringSet<> &set) {
+      int64_t cost = 0;
       for (const auto &name : set)
         if (Operation *kernel = kernels.lookup(name.getKey()))
-          flops = saturatingAdd(
-              flops, cast<KernelOpInterface>(kernel).getKernelFlops());
-      return flops;
+          cost = saturatingAdd(cost,
+                               cast<KernelOpInterface>(kernel).getKernelCost());
+      return cost;
     };
     llvm::StringSet<> best = chosen;
-    int64_t bestArena = current->arena, bestFlops = extraFlops(chosen);
+    int64_t bestArena = current->arena, bestCost = extraCost(chosen);
     auto consider = [&](const llvm::StringSet<> &set, int64_t arena) {
-      int64_t flops = extraFlops(set);
+      int64_t flops = extraCost(set);
       bool fits = arena <= budget, bestFits = bestArena <= budget;
-      if ((fits && (!bestFits || flops < bestFlops)) ||
+      if ((fits && (!bestFits || flops < bestCost)) ||
           (!fits && !bestFits && arena < bestArena)) {
         best = set;
         bestArena = arena;
-        bestFlops = flops;
+        bestCost = flops;
       }
     };
     SmallVector<std::string> saved = getSavedInForwardOrder(program, kernels);

@@ -131,9 +131,10 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
     (cairn-recompute-checkpoints). The exact plan is in the loop: each round
     copies the module, runs recompute, fuse, schedule, in-place and the plan
     on the copy and reads its arena; over the budget, the `saved` buffers
-    live at the train step's peak are ranked by bytes per FLOP of
-    recomputing them (KernelOpInterface::getKernelFlops) and the best marked
-    until they cover the excess. It stops under the budget, or when nothing
+    live at the train step's peak are ranked by bytes per unit of modelled
+    time to recompute them (KernelOpInterface::getKernelCost, a roofline of
+    FLOPs and bytes moved) and tried one by one; square-root checkpointing's
+    family competes, and the least extra time under the budget wins. It stops under the budget, or when nothing
     at the peak can be recomputed; then the smallest arena seen is kept and
     the driver reports it (exit 2). A budget of 0 does nothing.
   }];
