@@ -293,6 +293,32 @@ struct ChooseRecomputationPass
         break; // past the family's minimum
       previous = family->arena;
     }
+    // Pruning: a mark the winner does not need (the arena stays under the
+    // budget, or does not grow when nothing fits) is dropped, the costliest
+    // first: an early choice can recompute a value too soon for a later one
+    // (ResNet-18's stem output, read again by the first residual block).
+    SmallVector<std::string> marked;
+    for (const auto &name : best)
+      marked.push_back(name.getKey().str());
+    llvm::sort(marked, [&](const std::string &a, const std::string &b) {
+      int64_t ca = cast<KernelOpInterface>(kernels.lookup(a)).getKernelCost();
+      int64_t cb = cast<KernelOpInterface>(kernels.lookup(b)).getKernelCost();
+      return ca != cb ? ca > cb : a < b;
+    });
+    for (const std::string &name : marked) {
+      llvm::StringSet<> trial = best;
+      trial.erase(name);
+      SmallVector<std::pair<std::string, int64_t>> unused;
+      FailureOr<Evaluation> pruned = evaluate(trial, innerSeconds, unused);
+      if (failed(pruned))
+        break;
+      bool keeps = bestArena <= budget ? pruned->arena <= budget
+                                       : pruned->arena <= bestArena;
+      if (keeps) {
+        best = std::move(trial);
+        bestArena = pruned->arena;
+      }
+    }
     program->setAttr(
         CairnDialect::kMemoryBudgetAttrName,
         IntegerAttr::get(IntegerType::get(&getContext(), 64), budget));

@@ -134,7 +134,9 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
     live at the train step's peak are ranked by bytes per unit of modelled
     time to recompute them (KernelOpInterface::getKernelCost, a roofline of
     FLOPs and bytes moved) and tried one by one; square-root checkpointing's
-    family competes, and the least extra time under the budget wins. It stops under the budget, or when nothing
+    family competes, and the least extra time under the budget wins; then
+    each of its marks is dropped, the costliest first, where the arena stays
+    under the budget (or, when nothing fits, does not grow). It stops under the budget, or when nothing
     at the peak can be recomputed; then the smallest arena seen is kept and
     the driver reports it (exit 2). A budget of 0 does nothing.
   }];
