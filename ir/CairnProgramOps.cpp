@@ -216,6 +216,33 @@ Value cairn::getViewRoot(Value value) {
   return value;
 }
 
+SmallVector<Operation *> cairn::getStepKernels(StepOp step) {
+  SmallVector<Operation *> kernels;
+  for (Operation &op : step.getBody().front())
+    if (isa<KernelOpInterface>(op))
+      kernels.push_back(&op);
+  return kernels;
+}
+
+int cairn::getForwardEnd(ArrayRef<Operation *> kernels) {
+  int end = -1;
+  for (int k = 0, e = kernels.size(); k < e; ++k)
+    for (Value output : cast<KernelOpInterface>(kernels[k]).getKernelOutputs())
+      if (auto buffer = output ? output.getDefiningOp<BufferOp>() : BufferOp())
+        if (buffer.getKind() == BufferKind::output)
+          end = k;
+  return end;
+}
+
+bool cairn::writesPersistentBuffer(Operation *kernel) {
+  for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs())
+    if (auto buffer =
+            output ? getViewRoot(output).getDefiningOp<BufferOp>() : BufferOp())
+      if (buffer.isPersistent())
+        return true;
+  return false;
+}
+
 BufferOp ViewOp::getRoot() {
   return getViewRoot(getSource()).getDefiningOp<BufferOp>();
 }

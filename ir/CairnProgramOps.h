@@ -19,6 +19,15 @@ namespace cairn {
 /// The value whose bytes `value` is: itself, or the source under a chain of
 /// cairn.view ops.
 mlir::Value getViewRoot(mlir::Value value);
+/// The kernels of `step`, in order.
+llvm::SmallVector<mlir::Operation *> getStepKernels(StepOp step);
+/// Where a training step's forward part ends: the index in `kernels` (its
+/// kernels in order) of the last one writing an `output` buffer (the loss),
+/// or -1 when none does.
+int getForwardEnd(llvm::ArrayRef<mlir::Operation *> kernels);
+/// Whether `kernel` writes a persistent buffer (a parameter, a running
+/// statistic, the loss).
+bool writesPersistentBuffer(mlir::Operation *kernel);
 } // namespace cairn
 
 #endif // CAIRN_IR_CAIRNPROGRAMOPS_H

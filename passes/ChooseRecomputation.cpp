@@ -26,6 +26,7 @@
 #include "passes/ArenaLiveness.h"
 #include "passes/KernelGraphIR.h"
 #include "passes/Passes.h"
+#include "passes/Pipeline.h"
 
 #include "ir/CairnKernelOps.h"
 #include "ir/CairnProgramOps.h"
@@ -58,32 +59,14 @@ llvm::StringMap<Operation *> findCandidateKernels(ProgramOp program) {
   for (auto step : program.getBody().front().getOps<StepOp>()) {
     if (step.getKind() != StepKind::train_step)
       continue;
-    SmallVector<Operation *> forward;
-    for (Operation &op : step.getBody().front()) {
-      auto kernel = dyn_cast<KernelOpInterface>(op);
-      if (!kernel)
-        continue;
-      forward.push_back(&op);
-      bool writesLoss = false;
-      for (Value output : kernel.getKernelOutputs())
-        if (auto buffer = output ? output.getDefiningOp<BufferOp>() : BufferOp())
-          writesLoss |= buffer.getKind() == BufferKind::output;
-      if (writesLoss)
-        break;
-    }
-    for (Operation *op : forward) {
-      auto kernel = cast<KernelOpInterface>(op);
-      bool persistent = false;
-      SmallVector<BufferOp> outputs;
-      for (Value output : kernel.getKernelOutputs())
-        if (auto buffer = output ? output.getDefiningOp<BufferOp>() : BufferOp()) {
-          persistent |= buffer.isPersistent();
-          outputs.push_back(buffer);
-        }
-      if (!persistent)
-        for (BufferOp buffer : outputs)
-          byOutput[buffer.getName()] = op;
-    }
+    SmallVector<Operation *> kernels = getStepKernels(step);
+    for (int k = 0, end = getForwardEnd(kernels); k <= end; ++k)
+      if (!writesPersistentBuffer(kernels[k]))
+        for (Value output :
+             cast<KernelOpInterface>(kernels[k]).getKernelOutputs())
+          if (auto buffer =
+                  output ? output.getDefiningOp<BufferOp>() : BufferOp())
+            byOutput[buffer.getName()] = kernels[k];
   }
   return byOutput;
 }
@@ -126,15 +109,16 @@ struct ChooseRecomputationPass
       if (Operation *kernel = kernels.lookup(name.getKey()))
         kernel->setAttr(CairnDialect::kRecomputeAttrName,
                         UnitAttr::get(&getContext()));
+    // The rest of the pipeline, as it will run, up to the plan (the CPU's
+    // stages: CUDA's update grouping moves no byte).
+    PipelineOptions rest;
+    rest.fuse = fuse;
+    rest.reuse = reuse;
+    rest.reorder = reorder;
+    rest.planSeconds = seconds;
+    rest.stopAfter = PipelineStage::Plan;
     PassManager pm(&getContext(), ModuleOp::getOperationName());
-    pm.addPass(createRecomputeCheckpointsPass());
-    if (fuse)
-      pm.addPass(createFuseElementwisePass());
-    if (reuse && reorder)
-      pm.addPass(createScheduleForMemoryPass());
-    if (reuse)
-      pm.addPass(createWriteInPlacePass());
-    pm.addPass(createPlanArenaPass({reuse, seconds}));
+    addStagesAfterLowering(pm, rest);
     if (failed(pm.run(*copy)))
       return failure();
     program = getProgramFor(*copy, getArgument());
@@ -146,8 +130,7 @@ struct ChooseRecomputationPass
     int trainKernels = 0;
     for (auto step : program.getBody().front().getOps<StepOp>())
       if (step.getKind() == StepKind::train_step)
-        for (Operation &op : step.getBody().front())
-          trainKernels += isa<KernelOpInterface>(op);
+        trainKernels = getStepKernels(step).size();
     int peak = 0;
     for (int i = 1; i < trainKernels && i < liveness.getScheduleSize(); ++i)
       if (liveness.getLiveBytes(i) > liveness.getLiveBytes(peak))

@@ -75,6 +75,13 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
   }
+  addStagesAfterLowering(pm, options);
+  return success();
+}
+
+void cairn::addStagesAfterLowering(OpPassManager &pm,
+                                   const PipelineOptions &options) {
+  auto runs = [&](PipelineStage stage) { return stage <= options.stopAfter; };
   if (runs(PipelineStage::Recompute) && options.recompute) {
     if (options.memoryBudget > 0)
       pm.addPass(createChooseRecomputationPass(
@@ -97,7 +104,6 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createPlanArenaPass({options.reuse, options.planSeconds}));
   if (runs(PipelineStage::Verify))
     pm.addPass(createVerifyArenaPass());
-  return success();
 }
 
 namespace {

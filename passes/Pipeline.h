@@ -92,6 +92,11 @@ llvm::LogicalResult buildTrainingPipeline(mlir::OpPassManager &pm,
                                           const PipelineOptions &options,
                                           std::string *error = nullptr);
 
+/// Adds the stages after the lowering (recompute to verify, up to
+/// options.stopAfter) to `pm`: what buildTrainingPipeline runs on a lowered
+/// program, and what cairn-choose-recomputation runs on each candidate.
+void addStagesAfterLowering(mlir::OpPassManager &pm,
+                            const PipelineOptions &options);
 /// Registers `cairn-training-pipeline` for cairn-opt.
 void registerTrainingPipeline();
 

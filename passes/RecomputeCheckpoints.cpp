@@ -62,15 +62,6 @@ std::optional<int64_t> getRegion(Operation *kernel) {
   return std::nullopt;
 }
 
-bool writesPersistent(KernelOpInterface kernel) {
-  for (Value output : kernel.getKernelOutputs())
-    if (auto buffer =
-            output ? getViewRoot(output).getDefiningOp<BufferOp>() : BufferOp())
-      if (buffer.isPersistent())
-        return true;
-  return false;
-}
-
 /// One training step's recomputation.
 class StepRecomputation {
 public:
@@ -78,31 +69,24 @@ public:
 
   /// Fails (after a diagnostic) only on IR the lowering never makes.
   LogicalResult run() {
-    SmallVector<Operation *> kernels;
-    for (Operation &op : step.getBody().front())
-      if (isa<KernelOpInterface>(op))
-        kernels.push_back(&op);
-    // The forward part ends with the last kernel writing the loss.
-    int forwardEnd = -1;
-    for (int k = 0, e = kernels.size(); k < e; ++k)
-      for (Value output :
-           cast<KernelOpInterface>(kernels[k]).getKernelOutputs())
-        if (auto buffer =
-                output ? output.getDefiningOp<BufferOp>() : BufferOp())
-          if (buffer.getKind() == BufferKind::output)
-            forwardEnd = k;
+    SmallVector<Operation *> kernels = getStepKernels(step);
+    int forwardEnd = getForwardEnd(kernels);
     if (forwardEnd < 0)
       return success(); // no loss: nothing is a backward part
 
-    // The per-step buffers each region kernel of the forward part writes.
-    for (int k = 0; k <= forwardEnd; ++k) {
-      auto kernel = cast<KernelOpInterface>(kernels[k]);
-      if (!getRegion(kernels[k]) || writesPersistent(kernel))
-        continue;
-      for (Value output : kernel.getKernelOutputs())
+    // The per-step buffers of a forward kernel are not kept (and a kernel
+    // writing persistent buffers is never copied).
+    auto notKept = [&](Operation *kernel) {
+      if (writesPersistentBuffer(kernel))
+        return;
+      for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs())
         if (output)
-          producers.try_emplace(output, kernels[k]);
-    }
+          producers.try_emplace(output, kernel);
+    };
+    // Those of each region kernel of the forward part,
+    for (int k = 0; k <= forwardEnd; ++k)
+      if (getRegion(kernels[k]))
+        notKept(kernels[k]);
     // A region's outputs (what a forward kernel outside it reads) are kept,
     // as torch.utils.checkpoint keeps what the function returns: recomputed,
     // the next layer's backward would bring back the whole region at once.
@@ -114,17 +98,11 @@ public:
           kept.insert(getViewRoot(input));
     for (Value output : kept)
       producers.erase(output);
-    // What cairn-choose-recomputation marked is not kept, wherever the
-    // forward part reads it.
-    for (int k = 0; k <= forwardEnd; ++k) {
-      auto kernel = cast<KernelOpInterface>(kernels[k]);
-      if (!kernels[k]->hasAttr(CairnDialect::kRecomputeAttrName) ||
-          writesPersistent(kernel))
-        continue;
-      for (Value output : kernel.getKernelOutputs())
-        if (output)
-          producers.try_emplace(output, kernels[k]);
-    }
+    // and what cairn-choose-recomputation marked, wherever the forward part
+    // reads it.
+    for (int k = 0; k <= forwardEnd; ++k)
+      if (kernels[k]->hasAttr(CairnDialect::kRecomputeAttrName))
+        notKept(kernels[k]);
     if (producers.empty())
       return success();
 

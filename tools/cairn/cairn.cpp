@@ -380,20 +380,28 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   return options;
 }
 
+/// The frontend's module of one model buffer (at `batch`, 0: the model's
+/// own); null after an error, reported through the context's handler.
+mlir::OwningOpRef<mlir::ModuleOp> elaborateModel(llvm::StringRef source,
+                                                 llvm::StringRef filename,
+                                                 mlir::MLIRContext &context,
+                                                 long long batch) {
+  DiagnosticReporter diag(&context, filename);
+  ElaborateOptions elaborate;
+  if (batch > 0)
+    elaborate.batch = batch;
+  return compileModelSource(source, diag, elaborate);
+}
+
 /// Elaborates the model (at `batch`, 0: the model's own) and runs the
 /// training pipeline; null after an error, which went to the context's
 /// handler.
 mlir::OwningOpRef<mlir::ModuleOp>
 compileModel(llvm::StringRef source, llvm::StringRef filename,
              mlir::MLIRContext &context, long long batch,
-             const PipelineOptions &options,
-             PlanTimer *timer = nullptr) {
-  DiagnosticReporter diag(&context, filename);
-  ElaborateOptions elaborate;
-  if (batch > 0)
-    elaborate.batch = batch;
+             const PipelineOptions &options, PlanTimer *timer = nullptr) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileModelSource(source, diag, elaborate);
+      elaborateModel(source, filename, context, batch);
   if (!module)
     return nullptr;
   mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
@@ -454,12 +462,8 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
                         : emitKind == EmitKind::TrainMLIR ? PipelineStage::Autodiff
                                                           : PipelineStage::Verify;
   if (checkCommand || stage == PipelineStage::Elaborate) {
-    DiagnosticReporter diag(&context, filename);
-    ElaborateOptions options;
-    if (batch > 0)
-      options.batch = batch;
     mlir::OwningOpRef<mlir::ModuleOp> module =
-        compileModelSource(source, diag, options);
+        elaborateModel(source, filename, context, batch);
     if (!module)
       return llvm::failure();
     if (!checkCommand)

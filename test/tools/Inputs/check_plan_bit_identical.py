@@ -16,7 +16,6 @@ writing it, would change the results. Exits 1 naming the first difference.
 import argparse
 import json
 import os
-import re
 import struct
 import subprocess
 import sys
@@ -83,12 +82,9 @@ def main():
         if device["arena_bytes"] >= device["no_reuse_bytes"]:
             sys.exit(f"{model}: the planned arena ({device['arena_bytes']}) is not below the "
                      f"no-reuse one ({device['no_reuse_bytes']}): nothing is shared")
-        with open(model_file) as f:
-            image = re.search(r"input\s+image\s*:\s*\w+\[\s*\w+\s*,([^\]]*)\]", f.read())
-        if not image:
+        shape = write_tiny_dataset.image_shape(model_file)
+        if not shape:
             sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
-        dims = [int(d) for d in image.group(1).split(",")]
-        shape = tuple(dims) if len(dims) == 3 else (1, 28, 28)
         data = os.path.join(work, "data")
         os.makedirs(data, exist_ok=True)
         write_tiny_dataset.write_split(data, "train", 64, shape)

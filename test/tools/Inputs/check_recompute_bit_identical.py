@@ -123,10 +123,7 @@ def main():
         run([args.cairn, "build", model_file, *batch, "--no-recompute", "-o", ref])
         data = os.path.join(work, "data")
         os.makedirs(data, exist_ok=True)
-        with open(model_file) as f:
-            image = re.search(r"input\s+image\s*:\s*\w+\[\s*\w+\s*,([^\]]*)\]", f.read())
-        dims = [int(d) for d in image.group(1).split(",")] if image else []
-        shape = tuple(dims) if len(dims) == 3 else (1, 28, 28)
+        shape = write_tiny_dataset.image_shape(model_file) or (1, 28, 28)
         write_tiny_dataset.write_split(data, "train", 512, shape)
         write_tiny_dataset.write_split(data, "test", 32, shape)
         init = os.path.join(work, "init.safetensors")

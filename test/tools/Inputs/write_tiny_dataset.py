@@ -8,8 +8,20 @@ has label i % 10 and a bright 7x7 square at a place that depends on its label, s
 learn it in a few steps.
 """
 import os
+import re
 import struct
 import sys
+
+
+def image_shape(model_file):
+    """(C, H, W) of the model's `input image: T[B, C, H, W]`, (1, 28, 28) for another rank;
+    None when the file declares no `input image`."""
+    with open(model_file) as f:
+        image = re.search(r"input\s+image\s*:\s*\w+\[\s*\w+\s*,([^\]]*)\]", f.read())
+    if not image:
+        return None
+    dims = [int(d) for d in image.group(1).split(",")]
+    return tuple(dims) if len(dims) == 3 else (1, 28, 28)
 
 
 def write_npy(path, descr, shape, data):
