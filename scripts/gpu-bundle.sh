@@ -237,7 +237,7 @@ cp test/reference/check_step_agreement.py test/reference/philox.py test/referenc
    "$stage/bundle/reference/"
 cp examples/*.cairn "$stage/bundle/examples/"
 cp test/gpu/run_gpu_suite.py test/gpu/gpu_common.py "$stage/bundle/"
-cp bench/gpu/bench.py bench/gpu/run.sh "$stage/bundle/bench/"
+cp bench/gpu/bench.py bench/gpu/run.sh bench/gpu/profile.sh "$stage/bundle/bench/"
 
 # The manifest.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
