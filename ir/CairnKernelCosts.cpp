@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/CairnKernelOps.h"
+#include "ir/CairnProgramOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -71,10 +72,7 @@ int64_t getKernelCost(Operation *op) {
   int64_t bytes = 0;
   for (Value operand : op->getOperands())
     if (auto type = dyn_cast<MemRefType>(operand.getType()))
-      bytes = saturatingAdd(
-          bytes, saturatingMul(
-                     type.getNumElements(),
-                     std::max<int64_t>(1, type.getElementTypeBitWidth() / 8)));
+      bytes = saturatingAdd(bytes, getMemRefBytes(type));
   return std::max(getKernelFlops(op), saturatingMul(bytes, kFlopsPerByte));
 }
 

@@ -23,8 +23,8 @@ static std::string getArticle(StringRef word) {
   return ((vowel ? "an " : "a ") + word).str();
 }
 
-static int64_t getElementBytes(MemRefType type) {
-  return (type.getElementTypeBitWidth() + 7) / 8;
+int64_t cairn::getMemRefBytes(MemRefType type) {
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
 }
 
 //===----------------------------------------------------------------------===//
@@ -150,7 +150,7 @@ LogicalResult StepOp::verifyRegions() {
 
 int64_t BufferOp::getBytes() {
   MemRefType type = getResult().getType();
-  return type.getNumElements() * getElementBytes(type);
+  return getMemRefBytes(type);
 }
 
 bool BufferOp::isPersistent() { return cairn::isPersistent(getKind()); }

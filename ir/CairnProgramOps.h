@@ -19,6 +19,8 @@ namespace cairn {
 /// The value whose bytes `value` is: itself, or the source under a chain of
 /// cairn.view ops.
 mlir::Value getViewRoot(mlir::Value value);
+/// Bytes of a buffer (or view) of this type.
+int64_t getMemRefBytes(mlir::MemRefType type);
 /// The kernels of `step`, in order.
 llvm::SmallVector<mlir::Operation *> getStepKernels(StepOp step);
 /// Where a training step's forward part ends: the index in `kernels` (its
