@@ -58,6 +58,25 @@ TEST(Dropout, FollowsTheDocumentedScheme) {
         << i;
 }
 
+// The kernel compares the word's top 24 bits with ceil(p * 2^24) as
+// integers: the same decision as u >= p for a rate on the grid of 2^-24,
+// just off it on either side, and at the ends.
+TEST(Dropout, IntegerThresholdDecidesAsTheDocumentedCompare) {
+  const int64_t n = 4096 + 7; // whole blocks of 64 and a tail
+  const uint64_t seed = 42, step = 3, stream = 5;
+  double grid = std::ldexp(8388608.0 + 12345.0, -24); // about 0.5007
+  for (double p : {grid, std::nextafter(grid, 0.0), std::nextafter(grid, 1.0),
+                   0.1, 0.5, 1 - std::ldexp(1.0, -24), std::nextafter(1.0, 0.0),
+                   std::ldexp(1.0, -30)}) {
+    std::vector<float> y(n);
+    std::vector<float> x = ones(n);
+    dropout(n, p, seed, step, stream, x.data(), y.data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i] != 0, referenceKeep(i, p, seed, step, stream))
+          << "p " << p << " element " << i;
+  }
+}
+
 TEST(Dropout, KeptFractionIsOneMinusP) {
   const int64_t n = 1000000;
   for (double p : {0.1, 0.5, 0.9}) {
