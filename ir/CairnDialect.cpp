@@ -161,7 +161,8 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
 
   // A kernel the scheduler keeps right before its first reader; a forward
   // kernel whose outputs the backward computes again.
-  if (name == kBeforeFirstUseAttrName || name == kRecomputeAttrName) {
+  if (name == kBeforeFirstUseAttrName || name == kRecomputeAttrName ||
+      name == kRecomputePerUseAttrName) {
     if (!isa<UnitAttr>(value))
       return op->emitError() << "expected '" << name
                              << "' to be a unit attribute but got " << value;
@@ -169,6 +170,10 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "expected '" << name
                              << "' on a kernel but found it on '"
                              << op->getName() << "'";
+    // Per use says how a recomputed kernel is copied: only with a mark.
+    if (name == kRecomputePerUseAttrName && !op->hasAttr(kRecomputeAttrName))
+      return op->emitError() << "expected '" << name << "' only with '"
+                             << kRecomputeAttrName << "'";
     return success();
   }
 

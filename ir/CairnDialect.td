@@ -37,6 +37,10 @@ def Cairn_Dialect : Dialect {
       what it writes, never earlier (a recomputation); `cairn.recompute`
       (unit), a forward kernel whose per-step outputs the backward computes
       again rather than keeps (cairn-choose-recomputation's choice);
+      `cairn.recompute_per_use` (unit, with `cairn.recompute`): where the
+      backward computes another value again from this kernel's outputs, it
+      computes them again for that alone too, rather than sharing the copy
+      its own backward readers read later (which would live from then on);
     - on the cairn.program: `cairn.memory_budget` (i64 > 0), the arena's
       budget in bytes the recomputation was chosen for.
   }];
@@ -63,6 +67,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBeforeFirstUseAttrName = "cairn.before_first_use";
     static constexpr ::llvm::StringLiteral kUpdateGroupAttrName = "cairn.update_group";
     static constexpr ::llvm::StringLiteral kRecomputeAttrName = "cairn.recompute";
+    static constexpr ::llvm::StringLiteral kRecomputePerUseAttrName = "cairn.recompute_per_use";
     static constexpr ::llvm::StringLiteral kMemoryBudgetAttrName = "cairn.memory_budget";
 
   private:

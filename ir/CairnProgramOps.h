@@ -30,6 +30,9 @@ int getForwardEnd(llvm::ArrayRef<mlir::Operation *> kernels);
 /// Whether `kernel` writes a persistent buffer (a parameter, a running
 /// statistic, the loss).
 bool writesPersistentBuffer(mlir::Operation *kernel);
+/// What a recomputed copy's name adds to the original's (`.recomputed`,
+/// then `.2`, `.3`, ... for further copies of the same value).
+inline constexpr llvm::StringLiteral kRecomputedSuffix = ".recomputed";
 } // namespace cairn
 
 #endif // CAIRN_IR_CAIRNPROGRAMOPS_H

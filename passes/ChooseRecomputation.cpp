@@ -6,20 +6,21 @@
 // `cairn.recompute` mark on each chosen forward kernel; the recompute pass
 // (RecomputeCheckpoints.cpp) then copies what the backward reads of it.
 //
-// The plan is in the loop, not an estimate of it: each round copies the
-// module, marks the choice so far, runs what the pipeline runs after the
+// The plan is in the loop, not an estimate of it: each evaluation copies
+// the module, marks the choice, runs what the pipeline runs after the
 // lowering (recompute, fuse, schedule, in-place, plan: the exact planner)
-// and reads the arena. Under the budget, it stops. Otherwise it looks at
-// the train step's peak (ArenaLiveness), where the bytes that set the arena
-// are live: every `saved` buffer live there that a kernel without persistent
-// outputs wrote is a candidate, ranked by the bytes it frees per operation
-// of modelled time to recompute it (KernelOpInterface::getKernelCost: a
-// roofline of FLOPs and bytes moved),
-// and the best are marked until they cover the excess. A round that adds
-// nothing (no candidate at the peak) ends the search: the budget is out of
-// reach, and the smallest arena seen is kept, which the driver reports
-// (exit 2). The choice with the smallest arena under the budget is the one
-// with the fewest rounds, so the least recomputed that fits.
+// and reads the arena and the modelled time of every copy made
+// (KernelOpInterface::getKernelCost: a roofline of FLOPs and bytes moved).
+// A greedy search looks at the train step's peak (ArenaLiveness), where the
+// bytes that set the arena are live, and takes the move that frees the most
+// bytes per unit of time: mark a `saved` buffer live there (with the
+// `activation` inputs it is computed from), or make a marked kernel whose
+// shared copy is live there `cairn.recompute_per_use` (copied for each copy
+// computed from it, freed after). A move that makes no progress is set
+// aside; when nothing at the peak is left, the search ends. Short of the
+// budget, a second search makes every mark per use; square-root
+// checkpointing's family competes; the winner is pruned. The smallest arena
+// is what the driver reports when nothing fits (exit 2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,29 +87,53 @@ getSavedInForwardOrder(ProgramOp program,
   return saved;
 }
 
+/// A choice: the kernels marked (by output name), and which of them are
+/// copied per use (cairn.recompute_per_use; a subset).
+struct Choice {
+  llvm::StringSet<> marked;
+  llvm::StringSet<> perUse;
+};
+
+/// A move the greedy search can make at the peak: mark the kernel that
+/// writes `name` (a saved value live there), or, for a marked kernel whose
+/// copy is live there, copy it per use.
+struct Move {
+  std::string name;
+  int64_t bytes;
+  bool perUse;
+};
+
 struct ChooseRecomputationPass
     : cairn::impl::ChooseRecomputationPassBase<ChooseRecomputationPass> {
   using ChooseRecomputationPassBase::ChooseRecomputationPassBase;
 
-  /// The arena of `module` with the kernels writing `chosen` marked, after
-  /// the rest of the pipeline; the candidates live at its train step's peak
-  /// (name, bytes), largest first. Fails when a pass does.
+  /// What the rest of the pipeline makes of a choice: the arena, the train
+  /// step's most live bytes, and the modelled time of the kernels the
+  /// backward runs again (every copy counted, as fused).
   struct Evaluation {
     int64_t arena = 0;
-    int64_t peakBytes = 0; // the train step's most live bytes
+    int64_t peakBytes = 0;
+    int64_t extraCost = 0;
+    int peakKernels = 0; // kernels at which that many bytes are live
   };
-  FailureOr<Evaluation>
-  evaluate(const llvm::StringSet<> &chosen, double seconds,
-           SmallVectorImpl<std::pair<std::string, int64_t>> &atPeak) {
+
+  /// Evaluates `choice` on a copy of the module; the candidates live at its
+  /// train step's peak (name, bytes) go to `atPeak`. Fails when a pass does.
+  FailureOr<Evaluation> evaluate(const Choice &choice, double seconds,
+                                 SmallVectorImpl<Move> &atPeak) {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(getOperation()->clone()));
     ProgramOp program = getProgramFor(*copy, getArgument());
     if (!program)
       return failure();
     llvm::StringMap<Operation *> kernels = findCandidateKernels(program);
-    for (const auto &name : chosen)
-      if (Operation *kernel = kernels.lookup(name.getKey()))
+    for (const auto &name : choice.marked)
+      if (Operation *kernel = kernels.lookup(name.getKey())) {
         kernel->setAttr(CairnDialect::kRecomputeAttrName,
                         UnitAttr::get(&getContext()));
+        if (choice.perUse.contains(name.getKey()))
+          kernel->setAttr(CairnDialect::kRecomputePerUseAttrName,
+                          UnitAttr::get(&getContext()));
+      }
     // The rest of the pipeline, as it will run, up to the plan (the CPU's
     // stages: CUDA's update grouping moves no byte).
     PipelineOptions rest;
@@ -125,23 +150,60 @@ struct ChooseRecomputationPass
     std::optional<uint64_t> arena = program.getArenaBytes();
     if (!arena)
       return failure();
+    Evaluation result;
+    result.arena = int64_t(*arena);
     // The train step's peak: the program's schedule runs it first.
     ArenaLiveness liveness(program);
     int trainKernels = 0;
     for (auto step : program.getBody().front().getOps<StepOp>())
-      if (step.getKind() == StepKind::train_step)
-        trainKernels = getStepKernels(step).size();
+      if (step.getKind() == StepKind::train_step) {
+        SmallVector<Operation *> stepKernels = getStepKernels(step);
+        trainKernels = stepKernels.size();
+        for (Operation *kernel : stepKernels)
+          if (kernel->hasAttr(CairnDialect::kBeforeFirstUseAttrName))
+            result.extraCost =
+                saturatingAdd(result.extraCost,
+                              cast<KernelOpInterface>(kernel).getKernelCost());
+      }
     int peak = 0;
     for (int i = 1; i < trainKernels && i < liveness.getScheduleSize(); ++i)
       if (liveness.getLiveBytes(i) > liveness.getLiveBytes(peak))
         peak = i;
+    result.peakBytes = liveness.getLiveBytes(peak);
+    for (int i = 0; i < trainKernels && i < liveness.getScheduleSize(); ++i)
+      if (liveness.getLiveBytes(i) == result.peakBytes)
+        ++result.peakKernels;
     llvm::StringMap<Operation *> candidates = findCandidateKernels(program);
-    for (Value value : liveness.getLiveAt(peak))
-      if (auto buffer = value.getDefiningOp<BufferOp>();
-          buffer && buffer.getKind() == BufferKind::saved &&
-          candidates.count(buffer.getName()) && !chosen.contains(buffer.getName()))
-        atPeak.emplace_back(buffer.getName().str(), buffer.getBytes());
-    return Evaluation{int64_t(*arena), liveness.getLiveBytes(peak)};
+    for (Value value : liveness.getLiveAt(peak)) {
+      auto buffer = value.getDefiningOp<BufferOp>();
+      if (!buffer)
+        continue;
+      if (buffer.getKind() == BufferKind::saved &&
+          candidates.count(buffer.getName()) &&
+          !choice.marked.contains(buffer.getName()))
+        atPeak.push_back({buffer.getName().str(), buffer.getBytes(), false});
+      // A copy shared by the backward readers of a marked kernel, live at
+      // the peak: maybe made early, as the input of another copy.
+      StringRef original = buffer.getName();
+      if (buffer.getKind() == BufferKind::temp &&
+          original.consume_back(kRecomputedSuffix) &&
+          choice.marked.contains(original) && !choice.perUse.contains(original))
+        atPeak.push_back({original.str(), buffer.getBytes(), true});
+    }
+    return result;
+  }
+  FailureOr<Evaluation> evaluate(const Choice &choice, double seconds) {
+    SmallVector<Move> unused;
+    return evaluate(choice, seconds, unused);
+  }
+
+  /// Whether `a` beats `b`: under the budget at less extra time, or, when
+  /// neither fits, smaller.
+  bool better(const Evaluation &a, const Evaluation &b) const {
+    bool aFits = a.arena <= budget, bFits = b.arena <= budget;
+    if (aFits != bFits)
+      return aFits;
+    return aFits ? a.extraCost < b.extraCost : a.arena < b.arena;
   }
 
   void runOnOperation() override {
@@ -150,166 +212,251 @@ struct ChooseRecomputationPass
     ProgramOp program = getProgramFor(getOperation(), getArgument());
     if (!program)
       return signalPassFailure();
-    llvm::StringMap<Operation *> kernels = findCandidateKernels(program);
-    // A value is computed again from what is kept: the inputs of its kernel
-    // that only the forward reads (`activation`, dead after the forward
-    // otherwise) are recomputed with it, else they would live on for it.
-    auto chainOf = [&](StringRef name) {
-      SmallVector<std::string> chain;
-      llvm::StringSet<> seen;
-      SmallVector<std::string> work{name.str()};
-      while (!work.empty()) {
-        std::string next = work.pop_back_val();
-        Operation *kernel = kernels.lookup(next);
-        if (!kernel || !seen.insert(next).second)
-          continue;
-        chain.push_back(next);
-        for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
-          if (auto buffer = input ? getViewRoot(input).getDefiningOp<BufferOp>()
-                                  : BufferOp())
-            if (buffer.getKind() == BufferKind::activation)
-              work.push_back(buffer.getName().str());
-      }
-      return chain;
-    };
-    // What recomputing a candidate costs: its chain's modelled time.
-    auto costOf = [&](StringRef name) {
-      int64_t cost = 1;
-      for (const std::string &member : chainOf(name))
-        cost = saturatingAdd(
-            cost,
-            cast<KernelOpInterface>(kernels.lookup(member)).getKernelCost());
-      return cost;
-    };
+    kernels = findCandidateKernels(program);
+    // Inner rounds give the exact search a tenth of its time; the final
+    // plan has all of it.
+    innerSeconds = planSeconds / 10;
 
-    // Greedy, with the plan in the loop: the candidate at the peak that
-    // frees the most bytes per unit of modelled time is tried; it stays when
-    // the arena (or, at equal arena, the peak's live bytes) drops, else it is
-    // set aside. A round that tries nothing new ends the search. Inner rounds
-    // give the exact search a tenth of its time; the final plan has all of it.
-    const double innerSeconds = planSeconds / 10;
-    llvm::StringSet<> chosen, tried;
-    SmallVector<std::pair<std::string, int64_t>> atPeak;
+    // The greedy search and square-root checkpointing's family: the better
+    // choice wins, then loses what it does not need.
+    Choice best;
+    FailureOr<Evaluation> bestEval = greedy(/*allPerUse=*/false, best);
+    if (failed(bestEval))
+      return fail();
+    if (bestEval->arena > budget) {
+      Choice perUse;
+      FailureOr<Evaluation> perUseEval = greedy(/*allPerUse=*/true, perUse);
+      if (failed(perUseEval))
+        return fail();
+      if (better(*perUseEval, *bestEval)) {
+        best = std::move(perUse);
+        bestEval = perUseEval;
+      }
+    }
+    if (failed(squareRootFamily(best, *bestEval)))
+      return fail();
+    if (failed(prune(best, *bestEval)))
+      return fail();
+
+    program->setAttr(
+        CairnDialect::kMemoryBudgetAttrName,
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), budget));
+    for (const auto &name : best.marked)
+      if (Operation *kernel = kernels.lookup(name.getKey())) {
+        kernel->setAttr(CairnDialect::kRecomputeAttrName,
+                        UnitAttr::get(&getContext()));
+        if (best.perUse.contains(name.getKey()))
+          kernel->setAttr(CairnDialect::kRecomputePerUseAttrName,
+                          UnitAttr::get(&getContext()));
+      }
+  }
+
+private:
+  void fail() {
+    getProgramFor(getOperation(), getArgument()).emitError()
+        << "cairn-choose-recomputation: the pipeline failed on a candidate "
+           "choice";
+    signalPassFailure();
+  }
+
+  /// The kernel's modelled time.
+  int64_t costOf(StringRef name) const {
+    return cast<KernelOpInterface>(kernels.lookup(name)).getKernelCost();
+  }
+
+  /// `name` and the kernels of what it is computed from that only the
+  /// forward reads (`activation`, dead after the forward otherwise): they
+  /// are recomputed with it, else they would live on for it.
+  SmallVector<std::string> chainOf(StringRef name) const {
+    SmallVector<std::string> chain;
+    llvm::StringSet<> seen;
+    SmallVector<std::string> work{name.str()};
+    while (!work.empty()) {
+      std::string next = work.pop_back_val();
+      Operation *kernel = kernels.lookup(next);
+      if (!kernel || !seen.insert(next).second)
+        continue;
+      chain.push_back(next);
+      for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
+        if (auto buffer = input ? getViewRoot(input).getDefiningOp<BufferOp>()
+                                : BufferOp())
+          if (buffer.getKind() == BufferKind::activation)
+            work.push_back(buffer.getName().str());
+    }
+    return chain;
+  }
+
+  /// `name` and the marked kernels it is computed from, transitively: what
+  /// its copy is computed again from.
+  SmallVector<std::string> markedUpstream(StringRef name,
+                                          const Choice &choice) const {
+    SmallVector<std::string> upstream;
+    llvm::StringSet<> seen;
+    SmallVector<std::string> work{name.str()};
+    while (!work.empty()) {
+      std::string next = work.pop_back_val();
+      Operation *kernel = kernels.lookup(next);
+      if (!kernel || !choice.marked.contains(next) || !seen.insert(next).second)
+        continue;
+      upstream.push_back(next);
+      for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
+        if (auto buffer = input ? getViewRoot(input).getDefiningOp<BufferOp>()
+                                : BufferOp())
+          work.push_back(buffer.getName().str());
+    }
+    return upstream;
+  }
+
+  /// Greedy, with the plan in the loop: of the moves at the peak, the one
+  /// that frees the most bytes per unit of modelled time (a mark: its
+  /// chain's; per use: what the copy is computed from, computed once more)
+  /// is tried; it stays when the plan makes progress (below), else it is
+  /// set aside. A round that tries nothing new ends the search.
+  FailureOr<Evaluation> greedy(bool allPerUse, Choice &chosen) {
+    llvm::StringSet<> tried; // "name" or "name per use"
+    auto key = [](const Move &m) {
+      return m.perUse ? m.name + " per use" : m.name;
+    };
+    SmallVector<Move> atPeak;
     FailureOr<Evaluation> current = evaluate(chosen, innerSeconds, atPeak);
+    llvm::StringMap<int64_t> chainCost;
+    auto costOfMove = [&](const Move &m) {
+      if (m.perUse) {
+        int64_t cost = 1;
+        for (const std::string &member : markedUpstream(m.name, chosen))
+          cost = saturatingAdd(cost, costOf(member));
+        return cost;
+      }
+      auto [it, inserted] = chainCost.try_emplace(m.name, 1);
+      if (inserted)
+        for (const std::string &member : chainOf(m.name))
+          it->second = saturatingAdd(it->second, costOf(member));
+      return it->second;
+    };
     for (int round = 0; succeeded(current) && current->arena > budget &&
                         round < kMaxRounds * 16;
          ++round) {
       llvm::erase_if(atPeak,
-                     [&](const auto &c) { return tried.contains(c.first); });
+                     [&](const Move &m) { return tried.contains(key(m)); });
       if (atPeak.empty())
         break;
       // The most bytes per operation first; ties by name, so the choice
       // does not depend on the order of a hash table.
-      auto best = std::min_element(
-          atPeak.begin(), atPeak.end(), [&](const auto &a, const auto &b) {
-            double ra = double(a.second) / double(costOf(a.first));
-            double rb = double(b.second) / double(costOf(b.first));
-            return ra != rb ? ra > rb : a.first < b.first;
+      const Move &best = *std::min_element(
+          atPeak.begin(), atPeak.end(), [&](const Move &a, const Move &b) {
+            double ra = double(a.bytes) / double(costOfMove(a));
+            double rb = double(b.bytes) / double(costOfMove(b));
+            return ra != rb ? ra > rb : key(a) < key(b);
           });
-      std::string name = best->first;
-      tried.insert(name);
-      llvm::StringSet<> trial = chosen;
-      for (const std::string &member : chainOf(name))
-        trial.insert(member);
-      SmallVector<std::pair<std::string, int64_t>> trialPeak;
+      tried.insert(key(best));
+      Choice trial = chosen;
+      if (best.perUse)
+        for (const std::string &member : markedUpstream(best.name, chosen))
+          trial.perUse.insert(member);
+      else
+        for (const std::string &member : chainOf(best.name)) {
+          trial.marked.insert(member);
+          if (allPerUse)
+            trial.perUse.insert(member);
+        }
+      SmallVector<Move> trialPeak;
       FailureOr<Evaluation> next = evaluate(trial, innerSeconds, trialPeak);
-      if (failed(next)) {
-        current = next;
-        break;
-      }
+      if (failed(next))
+        return failure();
+      // Progress: a smaller arena, or at the same arena fewer bytes live at
+      // the peak, or as many at fewer kernels (a peak of two layers alike
+      // falls one at a time).
       if (next->arena < current->arena ||
           (next->arena == current->arena &&
-           next->peakBytes < current->peakBytes)) {
+           (next->peakBytes < current->peakBytes ||
+            (next->peakBytes == current->peakBytes &&
+             next->peakKernels < current->peakKernels)))) {
         chosen = std::move(trial);
         current = next;
         atPeak = std::move(trialPeak);
         tried.clear(); // a new plan: what did not help may help now
       }
     }
-    if (failed(current)) {
-      program.emitError() << "cairn-choose-recomputation: the pipeline "
-                             "failed on a candidate choice";
-      return signalPassFailure();
-    }
+    return current;
+  }
 
-    // Square-root checkpointing's family (Chen et al.): of the values the
-    // backward reads, in forward order, keep every k-th and compute the
-    // rest again, for k = 2, 3, ... while the arena drops. The greedy
-    // choice competes with every member: among the choices under the
-    // budget the one with the least extra modelled time wins, else the smallest
-    // arena. So at equal memory the choice is never worse than square-root
-    // checkpointing.
-    auto extraCost = [&](const llvm::StringSet<> &set) {
-      int64_t cost = 0;
-      for (const auto &name : set)
-        if (Operation *kernel = kernels.lookup(name.getKey()))
-          cost = saturatingAdd(cost,
-                               cast<KernelOpInterface>(kernel).getKernelCost());
-      return cost;
-    };
-    llvm::StringSet<> best = chosen;
-    int64_t bestArena = current->arena, bestCost = extraCost(chosen);
-    auto consider = [&](const llvm::StringSet<> &set, int64_t arena) {
-      int64_t flops = extraCost(set);
-      bool fits = arena <= budget, bestFits = bestArena <= budget;
-      if ((fits && (!bestFits || flops < bestCost)) ||
-          (!fits && !bestFits && arena < bestArena)) {
-        best = set;
-        bestArena = arena;
-        bestCost = flops;
-      }
-    };
-    SmallVector<std::string> saved = getSavedInForwardOrder(program, kernels);
+  /// Square-root checkpointing's family (Chen et al.): of the values the
+  /// backward reads, in forward order, keep every k-th and compute the rest
+  /// again, for k = 2, 3, ... while the arena drops. A member better than
+  /// `best` replaces it, so at equal memory the choice is never worse than
+  /// square-root checkpointing.
+  LogicalResult squareRootFamily(Choice &best, Evaluation &bestEval) {
+    SmallVector<std::string> saved = getSavedInForwardOrder(
+        getProgramFor(getOperation(), getArgument()), kernels);
     int64_t previous = -1;
     for (size_t k = 2; k <= saved.size() + 1; ++k) {
-      llvm::StringSet<> segments;
+      Choice segments;
       for (size_t i = 0; i < saved.size(); ++i)
         if (i % k != k - 1)
           for (const std::string &member : chainOf(saved[i]))
-            segments.insert(member);
-      SmallVector<std::pair<std::string, int64_t>> unused;
-      FailureOr<Evaluation> family = evaluate(segments, innerSeconds, unused);
+            segments.marked.insert(member);
+      FailureOr<Evaluation> family = evaluate(segments, innerSeconds);
       if (failed(family))
-        break;
-      consider(segments, family->arena);
+        return failure();
+      if (better(*family, bestEval)) {
+        best = segments;
+        bestEval = *family;
+      }
       if (previous >= 0 && family->arena > previous && family->arena > budget)
         break; // past the family's minimum
       previous = family->arena;
     }
-    // Pruning: a mark the winner does not need (the arena stays under the
-    // budget, or does not grow when nothing fits) is dropped, the costliest
-    // first: an early choice can recompute a value too soon for a later one
-    // (ResNet-18's stem output, read again by the first residual block).
-    SmallVector<std::string> marked;
-    for (const auto &name : best)
-      marked.push_back(name.getKey().str());
-    llvm::sort(marked, [&](const std::string &a, const std::string &b) {
-      int64_t ca = cast<KernelOpInterface>(kernels.lookup(a)).getKernelCost();
-      int64_t cb = cast<KernelOpInterface>(kernels.lookup(b)).getKernelCost();
-      return ca != cb ? ca > cb : a < b;
-    });
-    for (const std::string &name : marked) {
-      llvm::StringSet<> trial = best;
-      trial.erase(name);
-      SmallVector<std::pair<std::string, int64_t>> unused;
-      FailureOr<Evaluation> pruned = evaluate(trial, innerSeconds, unused);
+    return success();
+  }
+
+  /// Pruning: a mark the winner does not need (the arena stays under the
+  /// budget, or does not grow when nothing fits) is dropped, the costliest
+  /// first: an early choice can recompute a value too soon for a later one.
+  /// Then each per-use mark is tried shared, which computes it once: kept
+  /// where that costs less and the arena still does.
+  LogicalResult prune(Choice &best, Evaluation &bestEval) {
+    auto keeps = [&](const Evaluation &e) {
+      return bestEval.arena <= budget ? e.arena <= budget
+                                      : e.arena <= bestEval.arena;
+    };
+    auto costliestFirst = [&](const llvm::StringSet<> &set) {
+      SmallVector<std::string> names;
+      for (const auto &name : set)
+        names.push_back(name.getKey().str());
+      llvm::sort(names, [&](const std::string &a, const std::string &b) {
+        int64_t ca = costOf(a), cb = costOf(b);
+        return ca != cb ? ca > cb : a < b;
+      });
+      return names;
+    };
+    for (const std::string &name : costliestFirst(best.marked)) {
+      Choice trial = best;
+      trial.marked.erase(name);
+      trial.perUse.erase(name);
+      FailureOr<Evaluation> pruned = evaluate(trial, innerSeconds);
       if (failed(pruned))
-        break;
-      bool keeps = bestArena <= budget ? pruned->arena <= budget
-                                       : pruned->arena <= bestArena;
-      if (keeps) {
+        return failure();
+      if (keeps(*pruned)) {
         best = std::move(trial);
-        bestArena = pruned->arena;
+        bestEval = *pruned;
       }
     }
-    program->setAttr(
-        CairnDialect::kMemoryBudgetAttrName,
-        IntegerAttr::get(IntegerType::get(&getContext(), 64), budget));
-    for (const auto &name : best)
-      if (Operation *kernel = kernels.lookup(name.getKey()))
-        kernel->setAttr(CairnDialect::kRecomputeAttrName,
-                        UnitAttr::get(&getContext()));
+    for (const std::string &name : costliestFirst(best.perUse)) {
+      Choice trial = best;
+      trial.perUse.erase(name);
+      FailureOr<Evaluation> shared = evaluate(trial, innerSeconds);
+      if (failed(shared))
+        return failure();
+      if (keeps(*shared) && shared->extraCost < bestEval.extraCost) {
+        best = std::move(trial);
+        bestEval = *shared;
+      }
+    }
+    return success();
   }
+
+  llvm::StringMap<Operation *> kernels;
+  double innerSeconds = 0;
 };
 
 } // namespace

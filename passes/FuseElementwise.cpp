@@ -276,6 +276,9 @@ bool StepFuser::foldRelu(Operation *op) {
   linear->setLoc(FusedLoc::get(linear.getContext(), locs,
                                StringAttr::get(linear.getContext(),
                                                "cairn.linear+relu")));
+  // relu read the product alone, and the product goes: the readers of
+  // every other buffer stay as they were.
+  readers.erase(product);
   relu.erase();
   product.getDefiningOp()->erase();
   return true;
@@ -291,10 +294,8 @@ int StepFuser::run() {
     if (isa<LinearKernelOp>(op))
       linears.push_back(&op);
   for (Operation *linear : linears)
-    if (foldRelu(linear)) {
+    if (foldRelu(linear))
       ++fused;
-      collectReaders();
-    }
 
   SmallVector<Operation *> kernels;
   for (Operation &op : block)

@@ -128,17 +128,22 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
     Under `budget` bytes (`cairn plan|build --memory-budget SIZE`), marks
     forward kernels of the training step `cairn.recompute`: their outputs
     are not kept for the backward, which computes them again
-    (cairn-recompute-checkpoints). The exact plan is in the loop: each round
-    copies the module, runs recompute, fuse, schedule, in-place and the plan
-    on the copy and reads its arena; over the budget, the `saved` buffers
-    live at the train step's peak are ranked by bytes per unit of modelled
-    time to recompute them (KernelOpInterface::getKernelCost, a roofline of
-    FLOPs and bytes moved) and tried one by one; square-root checkpointing's
-    family competes, and the least extra time under the budget wins; then
-    each of its marks is dropped, the costliest first, where the arena stays
-    under the budget (or, when nothing fits, does not grow). It stops under the budget, or when nothing
-    at the peak can be recomputed; then the smallest arena seen is kept and
-    the driver reports it (exit 2). A budget of 0 does nothing.
+    (cairn-recompute-checkpoints); some also `cairn.recompute_per_use`:
+    copied again for each copy computed from them, not shared. The exact
+    plan is in the loop: each evaluation copies the module, runs recompute,
+    fuse, schedule, in-place and the plan on the copy and reads its arena
+    and the modelled time of the copies (KernelOpInterface::getKernelCost, a
+    roofline of FLOPs and bytes moved). A greedy search takes moves at the
+    train step's peak (mark a `saved` buffer live there; make a marked
+    kernel whose copy is live there per use), the most bytes per unit of
+    time first, keeping those that make progress; short of the budget, a
+    second greedy search copies every mark per use. Square-root
+    checkpointing's family competes, and the least extra time under the
+    budget wins, else the smallest arena, which the driver reports (exit 2).
+    Then each of its marks is dropped, the costliest first, where the arena
+    stays under the budget (or, when nothing fits, does not grow), and each
+    per-use mark is tried shared where that costs less. A budget of 0 does
+    nothing.
   }];
   let options = [
     Option<"budget", "budget", "int64_t", /*default=*/"0",
@@ -163,7 +168,10 @@ def RecomputeCheckpointsPass : Pass<"cairn-recompute-checkpoints", "mlir::Module
     right before it. The region kernels it depends on are cloned with fresh
     buffers (`<name>.recomputed`, kind `temp`) and marked
     `cairn.before_first_use`, so the schedule keeps each copy right before
-    its first reader; later readers share the copy. The region's inputs
+    its first reader; later readers share the copy. A kernel marked
+    `cairn.recompute_per_use` is copied again (`<name>.recomputed.2`, ...)
+    for each copy computed from it, rather than sharing the copy its own
+    backward readers read. The region's inputs
     (values from outside it, another region's included) are read as they
     are, and so are its outputs (values a forward kernel outside the
     region reads), as torch.utils.checkpoint keeps what its function

@@ -25,7 +25,11 @@
 //
 // Forward kernels marked `cairn.recompute` (cairn-choose-recomputation's
 // choice under --memory-budget) are treated alike: their outputs are not
-// kept, wherever they are read.
+// kept, wherever they are read. One also marked `cairn.recompute_per_use`
+// is copied again for each chain that needs it as an input (named
+// `<name>.recomputed.2`, ...): a copy shared with its own backward readers
+// would live from the first chain to the last of them (ResNet-18's stem
+// output, needed to recompute layer1 long before the stem's backward).
 //
 // The originals then have only forward readers: their kind becomes
 // `activation`; the copies are `temp` (the backward part defines them).
@@ -42,6 +46,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace cairn {
 #define GEN_PASS_DEF_RECOMPUTECHECKPOINTSPASS
@@ -52,8 +57,6 @@ using namespace mlir;
 using namespace cairn;
 
 namespace {
-
-constexpr llvm::StringLiteral kRecomputedSuffix = ".recomputed";
 
 std::optional<int64_t> getRegion(Operation *kernel) {
   if (auto region =
@@ -107,6 +110,8 @@ public:
       return success();
 
     for (int k = forwardEnd + 1, e = kernels.size(); k < e; ++k) {
+      // A chain made per use serves the reader it was made for alone.
+      chainCopies.clear();
       auto kernel = cast<KernelOpInterface>(kernels[k]);
       llvm::SmallPtrSet<Value, 4> outputs;
       for (Value output : kernel.getKernelOutputs())
@@ -139,15 +144,29 @@ private:
   /// `value` (a region value or a view of one) as recomputed for `reader`:
   /// the copy made for an earlier reader, or a new one right before it.
   Value getRecomputed(Value value, Operation *reader) {
+    return getRecomputed(value, reader, /*chain=*/false);
+  }
+  /// `chain`: the copy is an input of another copy made for `reader`. A
+  /// kernel marked per use then gets a copy of its own for that chain, not
+  /// the one its own backward readers share (made now, it would live until
+  /// they run, maybe much later).
+  Value getRecomputed(Value value, Operation *reader, bool chain) {
     if (Value done = copies.lookup(value))
       return done;
+    if (chain)
+      if (Value done = chainCopies.lookup(value))
+        return done;
+    Operation *root = producers.lookup(getViewRoot(value));
+    bool perUse =
+        chain && root->hasAttr(CairnDialect::kRecomputePerUseAttrName);
+    auto &into = perUse ? chainCopies : copies;
     if (auto view = value.getDefiningOp<ViewOp>()) {
-      Value source = getRecomputed(view.getSource(), reader);
+      Value source = getRecomputed(view.getSource(), reader, chain);
       b.setInsertionPoint(reader);
       Value copy =
           ViewOp::create(b, view.getLoc(), view.getType(), BufferKind::temp,
-                         (view.getName() + kRecomputedSuffix).str(), source);
-      copies[value] = copy;
+                         copyName(view.getName()), source);
+      into[value] = copy;
       return copy;
     }
     Operation *producer = producers.lookup(value);
@@ -158,30 +177,36 @@ private:
     // they are.
     for (Value input : kernel.getKernelInputs())
       if (input && producers.count(getViewRoot(input)))
-        mapping.map(input, getRecomputed(input, reader));
+        mapping.map(input, getRecomputed(input, reader, /*chain=*/true));
     b.setInsertionPoint(reader);
     auto fresh = [&](Value original) {
       auto buffer = original.getDefiningOp<BufferOp>();
       BufferKind kind = buffer.getKind() == BufferKind::workspace
                             ? BufferKind::workspace
                             : BufferKind::temp;
-      Value copy =
-          BufferOp::create(b, buffer.getLoc(), buffer.getType(), kind,
-                           (buffer.getName() + kRecomputedSuffix).str(),
-                           IntegerAttr(), Value(), InitAttr());
+      Value copy = BufferOp::create(b, buffer.getLoc(), buffer.getType(), kind,
+                                    copyName(buffer.getName()), IntegerAttr(),
+                                    Value(), InitAttr());
       mapping.map(original, copy);
       return copy;
     };
     for (Value output : kernel.getKernelOutputs())
       if (output)
-        copies[output] = fresh(output);
+        into[output] = fresh(output);
     if (Value scratch = kernel.getKernelWorkspace())
       fresh(scratch);
     Operation *clone = b.clone(*producer, mapping);
     clone->removeAttr(CairnDialect::kCheckpointAttrName);
     clone->removeAttr(CairnDialect::kRecomputeAttrName);
+    clone->removeAttr(CairnDialect::kRecomputePerUseAttrName);
     clone->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
-    return copies.lookup(value);
+    return into.lookup(value);
+  }
+  /// `<name>.recomputed`, and `.recomputed.2`, ... for a value copied again.
+  std::string copyName(StringRef name) {
+    int count = ++copyCount[name];
+    std::string copy = (name + kRecomputedSuffix).str();
+    return count == 1 ? copy : copy + "." + std::to_string(count);
   }
 
   StepOp step;
@@ -192,6 +217,10 @@ private:
   llvm::SmallPtrSet<Value, 8> kept;
   /// Region values and views of them, and their recomputed copies.
   llvm::DenseMap<Value, Value> copies;
+  /// Copies made per use for the chain being built, by original.
+  llvm::DenseMap<Value, Value> chainCopies;
+  /// How many copies of each buffer there are, for unique names.
+  llvm::StringMap<int> copyCount;
 };
 
 struct RecomputeCheckpointsPass

@@ -755,6 +755,18 @@ cairn.program "Mark" attributes {batch = 1 : i64, optimizer = "", source = "m.ca
 
 // -----
 
+// Tests that a kernel is recomputed per use only where it is recomputed.
+cairn.program "PerUse" attributes {batch = 1 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %a = cairn.buffer temp "a" : memref<4xf32>
+    %r = cairn.buffer temp "r" : memref<4xf32>
+    // expected-error @+1 {{expected 'cairn.recompute_per_use' only with 'cairn.recompute'}}
+    cairn.kernel.relu ins(%a : memref<4xf32>) outs(%r : memref<4xf32>) {cairn.recompute_per_use, n = 4 : i64}
+  }
+}
+
+// -----
+
 // Tests that the memory budget is a positive size on the program.
 // expected-error @+1 {{expected 'cairn.memory_budget' to be an i64 integer >= 1 but got 0 : i64}}
 cairn.program "Budget" attributes {batch = 1 : i64, optimizer = "", source = "b.cairn", target = "cpu", cairn.memory_budget = 0 : i64} {
