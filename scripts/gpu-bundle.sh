@@ -18,11 +18,14 @@
 #                     and agreement batch, each executable with its memory plan (arena, lower
 #                     bound, no-reuse bytes), the SHA-256 of `init --seed 1` and the loss of the
 #                     CPU reference step run here
-#   payload.tar.xz    bin/: per example the CUDA executables at the model's batch, normal and
-#                     --no-reuse; at the agreement batch where that differs (8 for resnet18,
-#                     transformer, deep_mlp, as test/reference/check_step_agreement.py uses);
-#                     at the benchmark batches (--bench); the CPU executable at the agreement
-#                     batch (the reference); cairn-cuda-kernel-tests when it was built.
+#   payload.tar.xz    bin/: per example the CUDA executables at the model's batch, normal,
+#                     --no-reuse and recomputing (--memory-budget at half the plain arena, or
+#                     the smallest arena recomputation reaches); at the agreement batch where
+#                     that differs (8 for resnet18, transformer, deep_mlp, as
+#                     test/reference/check_step_agreement.py uses); at the benchmark batches
+#                     (--bench), plain and under budgets of 1/2 and 1/3 of the plain arena; the
+#                     CPU executable at the agreement batch (the reference);
+#                     cairn-cuda-kernel-tests when it was built.
 #                     lib/: the CPU executables' libraries that a machine without our Debian
 #                     packages lacks (OpenBLAS, libgfortran, libquadmath, zlib); the CUDA
 #                     executables need only the driver, libcublasLt.so.13 and libcudnn.so.9
@@ -67,6 +70,8 @@ cairn=${CAIRN:-$root/build/bin/cairn}
 python=${PYTHON:-/usr/bin/python3}
 fashion=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 # The agreement check's batch where it is not the model's own (check_step_agreement.py's).
+# The benchmark's recomputation budgets, as fractions of the plain arena.
+recompute_fractions="0.5 0.33"
 declare -A agree_batch=([resnet18]=8 [transformer]=8 [deep_mlp]=8)
 init_seed=1
 step_seed=5
@@ -116,6 +121,29 @@ mkdir -p "$stage/payload/bin/cpu" "$stage/payload/lib" "$stage/bundle/ref" "$sta
 log=$stage/build.log
 target_flags=(--target "$target")
 
+# budget MODEL FRACTION [cairn plan flags...]: prints the --memory-budget in bytes that is
+# FRACTION of the model's --no-recompute arena, or the smallest arena recomputation reaches
+# where that is larger (cairn plan exits 2 and says it).
+budget() {
+  local model=$1 fraction=$2
+  shift 2
+  "$cairn" plan "examples/$model.cairn" "$@" --no-recompute \
+    --memory-report "$stage/work/plain.json" >>"$log" 2>&1 \
+    || die "cairn plan examples/$model.cairn $* --no-recompute failed (see $log)"
+  local want
+  want=$("$python" -c "import json,sys; print(int(json.load(open(sys.argv[1]))['devices'][0]['arena_bytes'] * float(sys.argv[2])))" \
+         "$stage/work/plain.json" "$fraction")
+  local rc=0 message
+  message=$("$cairn" plan "examples/$model.cairn" "$@" --memory-budget "$want" 2>&1 >/dev/null) || rc=$?
+  if [[ $rc == 2 && "$message" =~ recomputation\ reaches\ is\ .*\(([0-9]+)\ bytes\) ]]; then
+    echo "${BASH_REMATCH[1]}"
+  elif [[ $rc == 0 ]]; then
+    echo "$want"
+  else
+    die "cairn plan examples/$model.cairn $* --memory-budget $want failed: $message"
+  fi
+}
+
 # build NAME MODEL [cairn build flags...]: payload/bin/NAME and its memory plan in meta/NAME.plan.
 build() {
   local name=$1 model=$2
@@ -142,6 +170,10 @@ for m in $models; do
   "$cairn" check "examples/$m.cairn" --json --batch "$agree" > "$stage/meta/$m.agree.json"
   build "$m" "$m" "${target_flags[@]}"
   build "$m-noreuse" "$m" "${target_flags[@]}" --no-reuse
+  # Recomputation at half the plain arena: the suite's bit-identity check trains it too.
+  recompute=$(budget "$m" 0.5 "${target_flags[@]}")
+  build "$m-recompute" "$m" "${target_flags[@]}" --memory-budget "$recompute"
+  echo "$recompute" > "$stage/meta/$m.recompute"
   if [[ "$agree" != "$default" ]]; then
     build "$m-b$agree" "$m" "${target_flags[@]}" --batch "$agree"
   fi
@@ -167,6 +199,13 @@ for entry in $bench; do
   m=${entry%=*}; b=${entry#*=}
   "$cairn" check "examples/$m.cairn" --json --batch "$b" > "$stage/meta/$m-bench-b$b.check.json"
   build "$m-bench-b$b" "$m" "${target_flags[@]}" --batch "$b"
+  # The step-time cost of recomputation: budgets of 1/2 and 1/3 of the plain arena.
+  : > "$stage/meta/$m-bench-b$b.recompute"
+  for fraction in $recompute_fractions; do
+    r=$(budget "$m" "$fraction" "${target_flags[@]}" --batch "$b")
+    build "$m-bench-b$b-budget-$fraction" "$m" "${target_flags[@]}" --batch "$b" --memory-budget "$r"
+    echo "$fraction $r" >> "$stage/meta/$m-bench-b$b.recompute"
+  done
 done
 if [[ "$target" == cuda ]]; then
   kernel_tests=build/test/unit/cuda/cairn-cuda-kernel-tests
@@ -281,8 +320,10 @@ for m in models:
         "image_shape": image["shape"][1:], "inputs": check["inputs"],
         "agree_inputs": check_agree["inputs"],
         "exe": {"normal": f"bin/{m}", "noreuse": f"bin/{m}-noreuse", "agree": agree_exe,
-                "cpu_agree": f"bin/cpu/{m}-b{agree}"},
+                "cpu_agree": f"bin/cpu/{m}-b{agree}", "recompute": f"bin/{m}-recompute"},
+        "recompute_budget": int(open(os.path.join(meta, m + ".recompute")).read()),
         "plan": {"normal": plan(m), "noreuse": plan(m + "-noreuse"),
+                 "recompute": plan(m + "-recompute"),
                  "agree": plan(agree_exe[4:]), "cpu_agree": plan(f"cpu/{m}-b{agree}")},
         "ref": {"batch": f"ref/{m}/batch.safetensors",
                 "init_sha256": open(os.path.join(meta, m + ".init.sha256")).read().strip(),
@@ -293,7 +334,15 @@ for m, b in bench_entries:
     image = next(i for i in check["inputs"] if i["dtype"].startswith("f"))
     manifest["bench"][m] = {"batch": int(b), "exe": f"bin/{m}-bench-b{b}",
                             "plan": plan(f"{m}-bench-b{b}"), "image_shape": image["shape"][1:],
-                            "source": f"examples/{m}.cairn", "optimizer": check["optimizer"]}
+                            "source": f"examples/{m}.cairn", "optimizer": check["optimizer"],
+                            "recompute": []}
+    for line in open(os.path.join(meta, f"{m}-bench-b{b}.recompute")).read().split("\n"):
+        if line.strip():
+            fraction, budget = line.split()
+            name = f"{m}-bench-b{b}-budget-{fraction}"
+            manifest["bench"][m]["recompute"].append(
+                {"fraction": float(fraction), "budget": int(budget), "exe": f"bin/{name}",
+                 "plan": plan(name)})
 with open(os.path.join(stage, "bundle", "MANIFEST.json"), "w") as f:
     json.dump(manifest, f, indent=1)
     f.write("\n")

@@ -28,6 +28,9 @@ memory (the plans: 12 MiB, 386 MiB, 2.35 GiB, 565 MiB); the data; the PyTorch mo
       gradients, optimizer state, activations, workspaces), max_memory_reserved (the caching
       allocator's segments) and the process's device total (cudaMemGetInfo: total - free, the
       context included, comparable to Cairn's arena + overhead).
+      Recomputation: the bundle's builds of each model under `--memory-budget` at 1/2 and 1/3
+      of its plain arena (or the smallest arena recomputation reaches), timed as Cairn's plain
+      build; the report gives each one's arena, extra FLOPs and step-time overhead.
   bench.py torch --model M --batch B --variant eager|compile|eager-device ...
       One PyTorch measurement (run by `run` in a child process); prints one JSON object.
 
@@ -156,11 +159,12 @@ def torch_measure(args):
 # The run
 
 
-def cairn_measure(run, bundle, model, entry, args, work):
+def cairn_measure(run, bundle, model, entry, args, work, image_shape=None):
     """Cairn's ms/step (median of the differences) and the metrics of the longest run."""
     import gpu_common as gc
     exe = bundle.exe(entry["exe"])
-    data = gc.data_dir(bundle.path("data", "fashion-mnist"), work, entry["image_shape"])
+    data = gc.data_dir(bundle.path("data", "fashion-mnist"), work,
+                       image_shape or entry["image_shape"])
     diffs, last = [], None
     for r in range(args.repeats):
         seconds = {}
@@ -257,6 +261,17 @@ def run_bench(args):
         except (RuntimeError, gc.NoDevice) as e:
             r["cairn"] = {"error": str(e)}
         print(f"   cairn: {r['cairn'].get('ms_per_step', r['cairn'].get('error'))}", flush=True)
+        r["recompute"] = []
+        for budget in entry.get("recompute", []):  # bundles before recomputation have none
+            try:
+                row = cairn_measure(run, bundle, f"{m}-budget-{budget['fraction']:g}", budget,
+                                    args, work, image_shape=entry["image_shape"])
+            except (RuntimeError, gc.NoDevice) as e:
+                row = {"error": str(e)}
+            row.update(fraction=budget["fraction"], budget=budget["budget"], plan=budget["plan"])
+            r["recompute"].append(row)
+            print(f"   cairn, budget {budget['fraction']:g} of the plain arena: "
+                  f"{row.get('ms_per_step', row.get('error'))}", flush=True)
         for variant, _ in VARIANTS:
             r[variant] = (torch_run(bundle, m, entry["batch"], variant, args) if torch_version
                           else {"error": "torch is not installed"})
@@ -317,6 +332,16 @@ def write_report(out, args, bundle, info, torch_version, results, date):
                   "compile reserved", "compile device total", "eager allocated / Cairn arena",
                   "compile allocated / Cairn arena", "eager total / Cairn total"],
                  [_memory_row(m, r) for m, r in results.items()])]
+    recompute = [(m, r, row) for m, r in results.items() for row in r.get("recompute", [])]
+    if recompute:
+        lines += ["", "## Recomputation", "",
+                  "Cairn's step under `cairn build --memory-budget` at fractions of the plain "
+                  "arena (or the smallest arena recomputation reaches), timed as above; the "
+                  "overhead is against the plain build's step.", "",
+                  gc.markdown_table(
+                      ["model", "batch", "budget", "arena", "plain arena / arena",
+                       "extra FLOPs", "Cairn ms/step", "overhead"],
+                      [_recompute_row(m, r, row) for m, r, row in recompute])]
     errors = [(m, v, r[v]["error"]) for m, r in results.items()
               for v in ["cairn"] + [x for x, _ in VARIANTS] if "error" in r.get(v, {})]
     if errors:
@@ -324,6 +349,21 @@ def write_report(out, args, bundle, info, torch_version, results, date):
     lines += ["", "Per-run numbers: the JSON file next to this one."]
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def _recompute_row(m, r, row):
+    import gpu_common as gc
+    plan, plain = row.get("plan") or {}, r.get("plan") or {}
+    arena, plain_arena = plan.get("arena_bytes"), plain.get("arena_bytes")
+    recompute = plan.get("recompute") or {}
+    extra, total = recompute.get("extra_flops"), recompute.get("step_flops")
+    ms, plain_ms = row.get("ms_per_step"), r["cairn"].get("ms_per_step")
+    overhead = (f"{ms / plain_ms - 1:+.1%}" if isinstance(ms, (int, float)) and
+                isinstance(plain_ms, (int, float)) and plain_ms else "-")
+    return [m, r["batch"], f"{row['fraction']:g} ({gc.format_bytes(row['budget'])})",
+            gc.format_bytes(arena), ratio(plain_arena, arena),
+            f"{extra / total:+.1%}" if extra is not None and total else "-",
+            fmt_ms(ms), overhead]
 
 
 def _memory_row(m, r):

@@ -740,7 +740,11 @@ def main():
     elif args.command == "plan-summary":
         with open(args.report) as f:
             device = json.load(f)["devices"][0]
-        print(json.dumps({k: v for k, v in device.items() if k not in ("buffers", "schedule")}))
+        summary = {k: v for k, v in device.items() if k not in ("buffers", "schedule")}
+        if "recompute" in summary:  # the names of what is recomputed: a count is enough here
+            summary["recompute"] = {k: v for k, v in summary["recompute"].items()
+                                    if k != "values"}
+        print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -26,10 +26,11 @@ The checks (each example of the bundle, examples/*.cairn):
      difference explains, and the GPU's update is checked against the optimizer rule applied
      to its own gradients in float64 ("delta.<param>"). The table gives the worst
      error/allowed and the plain max|gpu - cpu| / (1e-4 max|cpu|).
-  c  bit identity: `step --deterministic` of the executable, again, with --poison and from
-     the --no-reuse build give byte-identical files; `train --steps 30 --deterministic --save`
-     twice, with --poison and from the --no-reuse build give byte-identical weights and
-     optimizer state, and equal losses and accuracy.
+  c  bit identity: `step --deterministic` of the executable, again, with --poison, from
+     the --no-reuse build and from the recomputing build (--memory-budget at half the plain
+     arena; also with --poison) give byte-identical files; `train --steps 30 --deterministic
+     --save` the same six ways gives byte-identical weights and optimizer state, and equal
+     losses and accuracy.
   d  memory: `train --steps 20` and `--steps 200 --metrics`: device_arena_bytes is
      planned_arena_bytes rounded up to 256 (and planned is the build's memory report's
      arena), measured_peak_bytes <= planned, and device_overhead_bytes (everything besides
@@ -64,7 +65,7 @@ import numpy as np  # noqa: E402
 CHECKS = {
     "a": "GPU kernel tests",
     "b": "one step on the GPU against the CPU",
-    "c": "bit identity (deterministic, --poison, --no-reuse)",
+    "c": "bit identity (deterministic, --poison, --no-reuse, recomputation)",
     "d": "memory: arena, peak, overhead",
     "e": "compute-sanitizer memcheck",
     "f": "training run",
@@ -290,22 +291,25 @@ class Suite:
         init_path = self.init_weights(model)
         normal, noreuse = self.exe(model, "normal"), self.exe(model, "noreuse")
         det = self.flags("--deterministic")
+        variants = [("normal", [normal]), ("again", [normal]), ("poison", [normal, "--poison"]),
+                    ("no-reuse", [noreuse])]
+        if "recompute" in info["exe"]:  # bundles made before recomputation have none
+            recompute = self.exe(model, "recompute")
+            variants += [("recompute", [recompute]), ("recompute-poison", [recompute, "--poison"])]
         steps = {}
-        for name, cmd in (("normal", [normal]), ("again", [normal]),
-                          ("poison", [normal, "--poison"]), ("no-reuse", [noreuse])):
+        for name, cmd in variants:
             out = self.work(model, f"step-{name}.safetensors")
             self.must([cmd[0], "step", "--load", init_path, "--batch", batch_path, "--out", out,
                        "--seed", seed] + det + cmd[1:])
             steps[name] = out
         problems = []
-        for name in ("again", "poison", "no-reuse"):
+        for name, _ in variants[1:]:
             diff = gc.compare_bits(steps["normal"], steps[name])
             if diff:
                 problems.append(f"step {name}: {diff}")
         data = self.data(model)
         trains = {}
-        for name, cmd in (("normal", [normal]), ("again", [normal]),
-                          ("poison", [normal, "--poison"]), ("no-reuse", [noreuse])):
+        for name, cmd in variants:
             weights = self.work(model, f"train-{name}.safetensors")
             metrics = self.work(model, f"train-{name}.json")
             self.must([cmd[0], "train", "--data", data, "--steps", "30", "--seed", seed,
@@ -313,7 +317,7 @@ class Suite:
                       + det + cmd[1:])
             with open(metrics) as f:
                 trains[name] = (weights, json.load(f))
-        for name in ("again", "poison", "no-reuse"):
+        for name, _ in variants[1:]:
             diff = gc.compare_bits(trains["normal"][0], trains[name][0])
             if diff:
                 problems.append(f"train {name}: {diff}")
@@ -322,7 +326,9 @@ class Suite:
                     problems.append(f"train {name}: {key} {trains[name][1].get(key)!r} against "
                                     f"{trains['normal'][1].get(key)!r}")
         m = trains["normal"][1]
-        numbers = (f"step x4 and train --steps 30 x4 {'identical' if not problems else 'DIFFER'}"
+        runs = len(variants)
+        numbers = (f"step x{runs} and train --steps 30 x{runs} "
+                   f"{'identical' if not problems else 'DIFFER'}"
                    f" (batch {info['batch']}; final loss {m.get('final_loss')!r}, test accuracy "
                    f"{m.get('test_accuracy')!r})")
         self.add("c", model, "FAIL" if problems else "PASS", numbers, "\n".join(problems))
