@@ -48,15 +48,18 @@ struct RecomputeSummary {
   int kernels = 0;
   std::vector<std::string> values; // the copies' buffers, "relu.recomputed"
   int64_t extraFlops = 0;
-  int64_t stepFlops = 0; // the whole training step, copies included
+  // The training step without the copies: what the extra FLOPs add to (a
+  // share of the whole would stay under 100% however much is copied).
+  int64_t stepFlops = 0;
 };
 
 RecomputeSummary summarizeRecompute(const KernelGraph &program) {
   RecomputeSummary summary;
   for (const Kernel &kernel : program.trainStep.kernels) {
-    summary.stepFlops += kernel.flops;
-    if (!kernel.beforeFirstUse)
+    if (!kernel.beforeFirstUse) {
+      summary.stepFlops += kernel.flops;
       continue;
+    }
     ++summary.kernels;
     summary.extraFlops += kernel.flops;
     for (int id : kernel.outputs)
@@ -187,7 +190,7 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
   if (recompute.kernels > 0 || program.memoryBudget > 0) {
     os << "  recompute: " << recompute.kernels
        << " kernels computed again in the backward, "
-       << llvm::format("+%.3f GFLOP (%.1f%% of the training step's %.3f)",
+       << llvm::format("+%.3f GFLOP (+%.1f%% on the training step's %.3f)",
                        recompute.extraFlops / 1e9,
                        100.0 * ratio(recompute.extraFlops, recompute.stepFlops),
                        recompute.stepFlops / 1e9);

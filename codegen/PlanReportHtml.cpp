@@ -656,7 +656,7 @@ function buildDevice(dev, title) {
     section.append(el('div', {class: 'stats'},
       stat('Recomputed', fmtInt(rc.kernels) + ' kernels',
            '+' + (rc.extraFlops / 1e9).toFixed(3) + ' GFLOP, ' +
-           pct(rc.extraFlops, rc.stepFlops) + ' of the training step'),
+           '+' + pct(rc.extraFlops, rc.stepFlops) + ' on the training step'),
       rc.budget !== null ? stat('Memory budget', fmtBytes(rc.budget),
                                 dev.arena <= rc.budget ? 'the arena fits it' : 'over it') : null));
     if (rc.values.length)

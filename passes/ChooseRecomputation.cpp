@@ -34,6 +34,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -264,11 +265,11 @@ private:
     return cast<KernelOpInterface>(kernels.lookup(name)).getKernelCost();
   }
 
-  /// `name` and the kernels of what it is computed from that only the
-  /// forward reads (`activation`, dead after the forward otherwise): they
-  /// are recomputed with it, else they would live on for it.
-  SmallVector<std::string> chainOf(StringRef name) const {
-    SmallVector<std::string> chain;
+  /// The candidate kernel writing `name` and, transitively, those writing
+  /// the inputs `follow` accepts: what is computed again with it.
+  SmallVector<std::string>
+  upstream(StringRef name, llvm::function_ref<bool(BufferOp)> follow) const {
+    SmallVector<std::string> found;
     llvm::StringSet<> seen;
     SmallVector<std::string> work{name.str()};
     while (!work.empty()) {
@@ -276,35 +277,32 @@ private:
       Operation *kernel = kernels.lookup(next);
       if (!kernel || !seen.insert(next).second)
         continue;
-      chain.push_back(next);
+      found.push_back(next);
       for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
         if (auto buffer = input ? getViewRoot(input).getDefiningOp<BufferOp>()
-                                : BufferOp())
-          if (buffer.getKind() == BufferKind::activation)
-            work.push_back(buffer.getName().str());
-    }
-    return chain;
-  }
-
-  /// `name` and the marked kernels it is computed from, transitively: what
-  /// its copy is computed again from.
-  SmallVector<std::string> markedUpstream(StringRef name,
-                                          const Choice &choice) const {
-    SmallVector<std::string> upstream;
-    llvm::StringSet<> seen;
-    SmallVector<std::string> work{name.str()};
-    while (!work.empty()) {
-      std::string next = work.pop_back_val();
-      Operation *kernel = kernels.lookup(next);
-      if (!kernel || !choice.marked.contains(next) || !seen.insert(next).second)
-        continue;
-      upstream.push_back(next);
-      for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
-        if (auto buffer = input ? getViewRoot(input).getDefiningOp<BufferOp>()
-                                : BufferOp())
+                                : BufferOp();
+            buffer && follow(buffer))
           work.push_back(buffer.getName().str());
     }
-    return upstream;
+    return found;
+  }
+
+  /// `name` and the kernels of what it is computed from that only the
+  /// forward reads (`activation`, dead after the forward otherwise): they
+  /// are recomputed with it, else they would live on for it.
+  SmallVector<std::string> chainOf(StringRef name) const {
+    return upstream(name, [](BufferOp buffer) {
+      return buffer.getKind() == BufferKind::activation;
+    });
+  }
+
+  /// `name` (marked) and the marked kernels it is computed from,
+  /// transitively: what its copy is computed again from.
+  SmallVector<std::string> markedUpstream(StringRef name,
+                                          const Choice &choice) const {
+    return upstream(name, [&](BufferOp buffer) {
+      return choice.marked.contains(buffer.getName());
+    });
   }
 
   /// Greedy, with the plan in the loop: of the moves at the peak, the one
