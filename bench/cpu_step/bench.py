@@ -40,14 +40,11 @@ def torch_step_time(args):
     import torch.nn.functional as F
     from torch import nn
     sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
-    from check_step_agreement import make_optimizer
-    from pytorch_models import MODELS
+    from check_step_agreement import make_model_and_optimizer
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    ctor, in_shape = MODELS[args.model]
-    model = ctor()
-    opt = make_optimizer(os.path.join(args.examples, args.model + ".cairn"), model.parameters())
+    model, in_shape, opt = make_model_and_optimizer(args.model, args.examples)
     flops = []
 
     def count(module, inputs, output):  # forward GEMM FLOPs: 2 * output elements * K

@@ -12,12 +12,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 venv=$root/build/bench-venv
 requirements=$root/bench/memory/requirements.txt
-stamp=$venv/.cairn-bench-requirements
-if ! cmp -s "$requirements" "$stamp" 2>/dev/null || ! "$venv/bin/python" -c "import jax" 2>/dev/null; then
-  echo "bench/memory: installing JAX into $venv" >&2
-  /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$stamp"
-fi
+bash "$root/bench/make-venv.sh" "$venv" "$requirements" jax
 exec "$venv/bin/python" "$root/bench/memory/bench.py" run \
   --command "$(echo "bench/memory/run.sh $*" | sed "s/ *$//")" "$@"

@@ -141,6 +141,15 @@ def make_optimizer(source, params):
     return getattr(torch.optim, call.func.id)(params, **kwargs)
 
 
+def make_model_and_optimizer(name, examples):
+    """MODELS[name]'s PyTorch twin (built under the caller's seed), its input shape (without
+    the batch), and the optimizer of examples/<name>.cairn over its parameters."""
+    ctor, in_shape = MODELS[name]
+    model = ctor()
+    return model, in_shape, make_optimizer(os.path.join(examples, name + ".cairn"),
+                                           model.parameters())
+
+
 @contextlib.contextmanager
 def philox_dropout(seed, step):
     """Swaps F.dropout (which nn.Dropout calls) for Cairn's Philox mask; training-mode calls
