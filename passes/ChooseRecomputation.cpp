@@ -16,8 +16,9 @@
 // bytes per unit of time: mark a `saved` buffer live there (with the
 // `activation` inputs it is computed from), or make a marked kernel whose
 // shared copy is live there `cairn.recompute_per_use` (copied for each copy
-// computed from it, freed after). A move that makes no progress is set
-// aside; when nothing at the peak is left, the search ends. Short of the
+// computed from it, freed after). A move that makes no progress, or whose
+// copies would add more than the step's own modelled time, is set aside;
+// when nothing at the peak is left, the search ends. Short of the
 // budget, a second search makes every mark per use; square-root
 // checkpointing's family competes; the winner is pruned. The smallest arena
 // is what the driver reports when nothing fits (exit 2).
@@ -115,7 +116,8 @@ struct ChooseRecomputationPass
     int64_t arena = 0;
     int64_t peakBytes = 0;
     int64_t extraCost = 0;
-    int peakKernels = 0; // kernels at which that many bytes are live
+    int64_t stepCost = 0; // the train step's kernels but the copies
+    int peakKernels = 0;  // kernels at which that many bytes are live
   };
 
   /// Evaluates `choice` on a copy of the module; the candidates live at its
@@ -160,11 +162,13 @@ struct ChooseRecomputationPass
       if (step.getKind() == StepKind::train_step) {
         SmallVector<Operation *> stepKernels = getStepKernels(step);
         trainKernels = stepKernels.size();
-        for (Operation *kernel : stepKernels)
-          if (kernel->hasAttr(CairnDialect::kBeforeFirstUseAttrName))
-            result.extraCost =
-                saturatingAdd(result.extraCost,
-                              cast<KernelOpInterface>(kernel).getKernelCost());
+        for (Operation *kernel : stepKernels) {
+          int64_t cost = cast<KernelOpInterface>(kernel).getKernelCost();
+          int64_t &sum = kernel->hasAttr(CairnDialect::kBeforeFirstUseAttrName)
+                             ? result.extraCost
+                             : result.stepCost;
+          sum = saturatingAdd(sum, cost);
+        }
       }
     int peak = 0;
     for (int i = 1; i < trainKernels && i < liveness.getScheduleSize(); ++i)
@@ -201,6 +205,8 @@ struct ChooseRecomputationPass
   /// Whether `a` beats `b`: under the budget at less extra time, or, when
   /// neither fits, smaller.
   bool better(const Evaluation &a, const Evaluation &b) const {
+    if (a.extraCost > maxExtraCost(a) || b.extraCost > maxExtraCost(b))
+      return a.extraCost <= maxExtraCost(a);
     bool aFits = a.arena <= budget, bFits = b.arena <= budget;
     if (aFits != bFits)
       return aFits;
@@ -253,6 +259,12 @@ struct ChooseRecomputationPass
   }
 
 private:
+  /// The most modelled time the copies may add: the step's own again.
+  /// Beyond it lies little memory at a ruinous price (copies per use of
+  /// copies per use: 64 ReLU layers recomputed from the input for each
+  /// layer, 10x the step for 5% of the arena).
+  static int64_t maxExtraCost(const Evaluation &e) { return e.stepCost; }
+
   void fail() {
     getProgramFor(getOperation(), getArgument()).emitError()
         << "cairn-choose-recomputation: the pipeline failed on a candidate "
@@ -361,14 +373,15 @@ private:
       FailureOr<Evaluation> next = evaluate(trial, innerSeconds, trialPeak);
       if (failed(next))
         return failure();
-      // Progress: a smaller arena, or at the same arena fewer bytes live at
-      // the peak, or as many at fewer kernels (a peak of two layers alike
-      // falls one at a time).
-      if (next->arena < current->arena ||
-          (next->arena == current->arena &&
-           (next->peakBytes < current->peakBytes ||
-            (next->peakBytes == current->peakBytes &&
-             next->peakKernels < current->peakKernels)))) {
+      // Progress, within the cap on extra time: a smaller arena, or at the
+      // same arena fewer bytes live at the peak, or as many at fewer kernels
+      // (a peak of two layers alike falls one at a time).
+      if (next->extraCost <= maxExtraCost(*next) &&
+          (next->arena < current->arena ||
+           (next->arena == current->arena &&
+            (next->peakBytes < current->peakBytes ||
+             (next->peakBytes == current->peakBytes &&
+              next->peakKernels < current->peakKernels))))) {
         chosen = std::move(trial);
         current = next;
         atPeak = std::move(trialPeak);

@@ -136,7 +136,9 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
     roofline of FLOPs and bytes moved). A greedy search takes moves at the
     train step's peak (mark a `saved` buffer live there; make a marked
     kernel whose copy is live there per use), the most bytes per unit of
-    time first, keeping those that make progress; short of the budget, a
+    time first, keeping those that make progress and add at most the step's
+    own modelled time (recomputation never more than doubles it); short of
+    the budget, a
     second greedy search copies every mark per use. Square-root
     checkpointing's family competes, and the least extra time under the
     budget wins, else the smallest arena, which the driver reports (exit 2).
