@@ -128,15 +128,7 @@ struct ChooseRecomputationPass
     ProgramOp program = getProgramFor(*copy, getArgument());
     if (!program)
       return failure();
-    llvm::StringMap<Operation *> kernels = findCandidateKernels(program);
-    for (const auto &name : choice.marked)
-      if (Operation *kernel = kernels.lookup(name.getKey())) {
-        kernel->setAttr(CairnDialect::kRecomputeAttrName,
-                        UnitAttr::get(&getContext()));
-        if (choice.perUse.contains(name.getKey()))
-          kernel->setAttr(CairnDialect::kRecomputePerUseAttrName,
-                          UnitAttr::get(&getContext()));
-      }
+    mark(choice, findCandidateKernels(program));
     // The rest of the pipeline, as it will run, up to the plan (the CPU's
     // stages: CUDA's update grouping moves no byte).
     PipelineOptions rest;
@@ -248,17 +240,23 @@ struct ChooseRecomputationPass
     program->setAttr(
         CairnDialect::kMemoryBudgetAttrName,
         IntegerAttr::get(IntegerType::get(&getContext(), 64), budget));
-    for (const auto &name : best.marked)
-      if (Operation *kernel = kernels.lookup(name.getKey())) {
+    mark(best, kernels);
+  }
+
+private:
+  /// Writes `choice` on the candidate kernels (by output name).
+  void mark(const Choice &choice,
+            const llvm::StringMap<Operation *> &candidates) {
+    for (const auto &name : choice.marked)
+      if (Operation *kernel = candidates.lookup(name.getKey())) {
         kernel->setAttr(CairnDialect::kRecomputeAttrName,
                         UnitAttr::get(&getContext()));
-        if (best.perUse.contains(name.getKey()))
+        if (choice.perUse.contains(name.getKey()))
           kernel->setAttr(CairnDialect::kRecomputePerUseAttrName,
                           UnitAttr::get(&getContext()));
       }
   }
 
-private:
   /// The most modelled time the copies may add: the step's own again.
   /// Beyond it lies little memory at a ruinous price (copies per use of
   /// copies per use: 64 ReLU layers recomputed from the input for each
