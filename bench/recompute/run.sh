@@ -4,7 +4,7 @@
 # the plain build, the planner's time), against PyTorch 2.x from PyPI on the same models and
 # machine (plain, torch.utils.checkpoint over square-root segments, torch.compile with
 # activation_memory_budget). deep_mlp, resnet18 and the transformer at batch 64 and 256 by
-# default. Writes bench/results/recompute-<date>.md and .json. About 50 minutes on 2 cores
+# default. Writes bench/results/recompute-<date>.md and .json. About 35 minutes on 2 cores
 # (most of it resnet18 at batch 256). Needs a built cairn (scripts/build.sh); makes
 # build/bench-torch-venv with PyTorch from PyPI (bench/recompute/requirements.txt) the first
 # time (a 5 GiB download: PyPI's Linux wheel pulls in the CUDA libraries, unused here).
