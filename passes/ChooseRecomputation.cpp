@@ -51,8 +51,8 @@ using namespace cairn;
 
 namespace {
 
-/// At most this many plans in the loop, per 16 candidates.
-constexpr int kMaxRounds = 64;
+/// At most this many rounds of the greedy search, each one plan in the loop.
+constexpr int kMaxRounds = 1024;
 
 /// The forward kernels of the training step that may be marked, by the
 /// name of the per-step buffer they write: those before the loss that write
@@ -122,7 +122,7 @@ struct ChooseRecomputationPass
 
   /// Evaluates `choice` on a copy of the module; the candidates live at its
   /// train step's peak (name, bytes) go to `atPeak`. Fails when a pass does.
-  FailureOr<Evaluation> evaluate(const Choice &choice, double seconds,
+  FailureOr<Evaluation> evaluate(const Choice &choice,
                                  SmallVectorImpl<Move> &atPeak) {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(getOperation()->clone()));
     ProgramOp program = getProgramFor(*copy, getArgument());
@@ -135,7 +135,7 @@ struct ChooseRecomputationPass
     rest.fuse = fuse;
     rest.reuse = reuse;
     rest.reorder = reorder;
-    rest.planSeconds = seconds;
+    rest.planSeconds = innerSeconds;
     rest.stopAfter = PipelineStage::Plan;
     PassManager pm(&getContext(), ModuleOp::getOperationName());
     addStagesAfterLowering(pm, rest);
@@ -189,9 +189,9 @@ struct ChooseRecomputationPass
     }
     return result;
   }
-  FailureOr<Evaluation> evaluate(const Choice &choice, double seconds) {
+  FailureOr<Evaluation> evaluate(const Choice &choice) {
     SmallVector<Move> unused;
-    return evaluate(choice, seconds, unused);
+    return evaluate(choice, unused);
   }
 
   /// Whether `a` beats `b`: under the budget at less extra time, or, when
@@ -259,8 +259,8 @@ private:
 
   /// The most modelled time the copies may add: the step's own again.
   /// Beyond it lies little memory at a ruinous price (copies per use of
-  /// copies per use: 64 ReLU layers recomputed from the input for each
-  /// layer, 10x the step for 5% of the arena).
+  /// copies per use: deep_mlp's 64 ReLU layers recomputed from the input for
+  /// each layer).
   static int64_t maxExtraCost(const Evaluation &e) { return e.stepCost; }
 
   void fail() {
@@ -326,23 +326,14 @@ private:
       return m.perUse ? m.name + " per use" : m.name;
     };
     SmallVector<Move> atPeak;
-    FailureOr<Evaluation> current = evaluate(chosen, innerSeconds, atPeak);
-    llvm::StringMap<int64_t> chainCost;
-    auto costOfMove = [&](const Move &m) {
-      if (m.perUse) {
-        int64_t cost = 1;
-        for (const std::string &member : markedUpstream(m.name, chosen))
-          cost = saturatingAdd(cost, costOf(member));
-        return cost;
-      }
-      auto [it, inserted] = chainCost.try_emplace(m.name, 1);
-      if (inserted)
-        for (const std::string &member : chainOf(m.name))
-          it->second = saturatingAdd(it->second, costOf(member));
-      return it->second;
+    FailureOr<Evaluation> current = evaluate(chosen, atPeak);
+    // What a move marks (its chain) or copies per use (what the copy is
+    // computed from).
+    auto membersOf = [&](const Move &m) {
+      return m.perUse ? markedUpstream(m.name, chosen) : chainOf(m.name);
     };
-    for (int round = 0; succeeded(current) && current->arena > budget &&
-                        round < kMaxRounds * 16;
+    for (int round = 0;
+         succeeded(current) && current->arena > budget && round < kMaxRounds;
          ++round) {
       llvm::erase_if(atPeak,
                      [&](const Move &m) { return tried.contains(key(m)); });
@@ -350,25 +341,29 @@ private:
         break;
       // The most bytes per operation first; ties by name, so the choice
       // does not depend on the order of a hash table.
-      const Move &best = *std::min_element(
-          atPeak.begin(), atPeak.end(), [&](const Move &a, const Move &b) {
-            double ra = double(a.bytes) / double(costOfMove(a));
-            double rb = double(b.bytes) / double(costOfMove(b));
-            return ra != rb ? ra > rb : key(a) < key(b);
-          });
-      tried.insert(key(best));
-      Choice trial = chosen;
-      if (best.perUse)
-        for (const std::string &member : markedUpstream(best.name, chosen))
-          trial.perUse.insert(member);
-      else
-        for (const std::string &member : chainOf(best.name)) {
-          trial.marked.insert(member);
-          if (allPerUse)
-            trial.perUse.insert(member);
+      const Move *best = nullptr;
+      double bestRatio = 0;
+      for (const Move &m : atPeak) {
+        int64_t cost = 1;
+        for (const std::string &member : membersOf(m))
+          cost = saturatingAdd(cost, costOf(member));
+        double ratio = double(m.bytes) / double(cost);
+        if (!best || ratio > bestRatio ||
+            (ratio == bestRatio && key(m) < key(*best))) {
+          best = &m;
+          bestRatio = ratio;
         }
+      }
+      tried.insert(key(*best));
+      Choice trial = chosen;
+      for (const std::string &member : membersOf(*best)) {
+        if (!best->perUse)
+          trial.marked.insert(member);
+        if (best->perUse || allPerUse)
+          trial.perUse.insert(member);
+      }
       SmallVector<Move> trialPeak;
-      FailureOr<Evaluation> next = evaluate(trial, innerSeconds, trialPeak);
+      FailureOr<Evaluation> next = evaluate(trial, trialPeak);
       if (failed(next))
         return failure();
       // Progress, within the cap on extra time: a smaller arena, or at the
@@ -404,7 +399,7 @@ private:
         if (i % k != k - 1)
           for (const std::string &member : chainOf(saved[i]))
             segments.marked.insert(member);
-      FailureOr<Evaluation> family = evaluate(segments, innerSeconds);
+      FailureOr<Evaluation> family = evaluate(segments);
       if (failed(family))
         return failure();
       if (better(*family, bestEval)) {
@@ -442,7 +437,7 @@ private:
       Choice trial = best;
       trial.marked.erase(name);
       trial.perUse.erase(name);
-      FailureOr<Evaluation> pruned = evaluate(trial, innerSeconds);
+      FailureOr<Evaluation> pruned = evaluate(trial);
       if (failed(pruned))
         return failure();
       if (keeps(*pruned)) {
@@ -453,7 +448,7 @@ private:
     for (const std::string &name : costliestFirst(best.perUse)) {
       Choice trial = best;
       trial.perUse.erase(name);
-      FailureOr<Evaluation> shared = evaluate(trial, innerSeconds);
+      FailureOr<Evaluation> shared = evaluate(trial);
       if (failed(shared))
         return failure();
       if (keeps(*shared) && shared->extraCost < bestEval.extraCost) {

@@ -169,7 +169,7 @@ private:
       into[value] = copy;
       return copy;
     }
-    Operation *producer = producers.lookup(value);
+    Operation *producer = root; // not a view: its own producer
     auto kernel = cast<KernelOpInterface>(producer);
     IRMapping mapping;
     // What it reads that is not kept comes first, recomputed too; kept

@@ -123,25 +123,13 @@ target_flags=(--target "$target")
 
 # budget MODEL FRACTION [cairn plan flags...]: prints the --memory-budget in bytes that is
 # FRACTION of the model's --no-recompute arena, or the smallest arena recomputation reaches
-# where that is larger (cairn plan exits 2 and says it).
+# where that is larger (test/tools/Inputs/memory_budget.py).
 budget() {
   local model=$1 fraction=$2
   shift 2
-  "$cairn" plan "examples/$model.cairn" "$@" --no-recompute \
-    --memory-report "$stage/work/plain.json" >>"$log" 2>&1 \
-    || die "cairn plan examples/$model.cairn $* --no-recompute failed (see $log)"
-  local want
-  want=$("$python" -c "import json,sys; print(int(json.load(open(sys.argv[1]))['devices'][0]['arena_bytes'] * float(sys.argv[2])))" \
-         "$stage/work/plain.json" "$fraction")
-  local rc=0 message
-  message=$("$cairn" plan "examples/$model.cairn" "$@" --memory-budget "$want" 2>&1 >/dev/null) || rc=$?
-  if [[ $rc == 2 && "$message" =~ recomputation\ reaches\ is\ .*\(([0-9]+)\ bytes\) ]]; then
-    echo "${BASH_REMATCH[1]}"
-  elif [[ $rc == 0 ]]; then
-    echo "$want"
-  else
-    die "cairn plan examples/$model.cairn $* --memory-budget $want failed: $message"
-  fi
+  "$python" "$root/test/tools/Inputs/memory_budget.py" --cairn "$cairn" \
+    "examples/$model.cairn" "$fraction" "$@" \
+    || die "the --memory-budget at $fraction of examples/$model.cairn's arena: cairn plan failed"
 }
 
 # build NAME MODEL [cairn build flags...]: payload/bin/NAME and its memory plan in meta/NAME.plan.

@@ -40,17 +40,18 @@ import datetime
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from provenance import commit, cpu_name  # noqa: E402
+from provenance import ROOT, commit, cpu_name  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "tools", "Inputs"))
+import memory_budget  # noqa: E402
+import write_tiny_dataset  # noqa: E402
+
 MiB = 1 << 20
 # Steps per timing (warm-up, timed) by model: resnet18's CPU step takes seconds.
 STEPS = {"resnet18": (1, 2), "transformer": (3, 12), "deep_mlp": (3, 12)}
@@ -181,27 +182,14 @@ def run(cmd, **kw):
 
 def cairn_plan(args, model_file, batch, *flags):
     """(report's device 0, wall seconds) of `cairn plan`, or (None, smallest reachable arena)
-    where it exits 2 over --memory-budget."""
-    report = os.path.join(args.work, "report.json")
+    where it exits 2 over --memory-budget (memory_budget.plan)."""
     started = time.perf_counter()
-    out = subprocess.run([args.cairn, "plan", model_file, "--batch", str(batch),
-                          "--memory-report", report, *flags], capture_output=True, text=True)
+    device, smallest = memory_budget.plan(args.cairn, model_file, "--batch", str(batch), *flags)
     seconds = time.perf_counter() - started
-    if out.returncode == 2:
-        reached = re.search(r"recomputation reaches is .* \((\d+) bytes\)", out.stderr)
-        if reached:
-            return None, int(reached.group(1))
-    if out.returncode != 0:
-        raise SystemExit(f"bench.py: cairn plan {model_file} {' '.join(flags)} failed:\n"
-                         f"{out.stderr}")
-    with open(report) as f:
-        device = json.load(f)["devices"][0]
-    return device, seconds
+    return (device, seconds) if device is not None else (None, smallest)
 
 
 def write_dataset(directory, shape, count):
-    sys.path.insert(0, os.path.join(ROOT, "test", "tools", "Inputs"))
-    import write_tiny_dataset
     os.makedirs(directory, exist_ok=True)
     write_tiny_dataset.write_split(directory, "train", count, shape)
     write_tiny_dataset.write_split(directory, "test", 16, shape)
@@ -226,8 +214,6 @@ def cairn_step_ms(args, exe, data, model):
 
 def cairn_configs(args, model, batch):
     """Cairn's rows for one model and batch: plain, then each budget."""
-    sys.path.insert(0, os.path.join(ROOT, "test", "tools", "Inputs"))
-    import write_tiny_dataset
     model_file = os.path.join(ROOT, "examples", model + ".cairn")
     shape = write_tiny_dataset.image_shape(model_file) or (1, 28, 28)
     warmup, steps = STEPS[model]

@@ -539,19 +539,25 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
   // The probes plan with a short exact-search budget; the model's own batch
   // with the full one.
   constexpr double kProbeSeconds = 0.1;
-  auto probe = [&](int64_t batch, bool first) -> std::optional<PlannedBatch> {
-    mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
-        source, filename, context, batch,
-        getPipelineOptions(PipelineStage::Verify,
-                           first ? timeLimit.getValue() : kProbeSeconds));
-    if (!module)
-      return std::nullopt;
-    ProgramOp program = getProgram(*module);
-    return PlannedBatch{program.getBatch(),
-                        program.getArenaBytes().value_or(0)};
+  // A probe plans one batch, recomputing under `memoryBudget` bytes (0:
+  // only what the model's regions ask).
+  auto probeWith = [&](int64_t memoryBudget) {
+    return [&, memoryBudget](int64_t batch,
+                             bool first) -> std::optional<PlannedBatch> {
+      PipelineOptions options = getPipelineOptions(
+          PipelineStage::Verify, first ? timeLimit.getValue() : kProbeSeconds);
+      options.memoryBudget = memoryBudget;
+      mlir::OwningOpRef<mlir::ModuleOp> module =
+          compileModel(source, filename, context, batch, options);
+      if (!module)
+        return std::nullopt;
+      ProgramOp program = getProgram(*module);
+      return PlannedBatch{program.getBatch(),
+                          program.getArenaBytes().value_or(0)};
+    };
   };
   std::optional<BatchFit> fit =
-      findLargestBatch(getBatchFlag(), budget, kMaxBatch, probe);
+      findLargestBatch(getBatchFlag(), budget, kMaxBatch, probeWith(0));
   if (!fit)
     return 1;
   printBatchFit(*fit, filename, kMaxBatch, llvm::outs());
@@ -559,10 +565,8 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
     return fit->fits ? 0 : 2;
   // Again with recomputation chosen to fit the size at each batch: its
   // probes plan the smallest arena recomputation reaches there.
-  memoryBudget = budget;
   std::optional<BatchFit> recomputing =
-      findLargestBatch(getBatchFlag(), budget, kMaxBatch, probe);
-  memoryBudget = 0;
+      findLargestBatch(getBatchFlag(), budget, kMaxBatch, probeWith(budget));
   if (!recomputing)
     return 1;
   llvm::outs() << "with recomputation (as --memory-budget " << fitSize

@@ -21,47 +21,23 @@ recomputation reaches), checks that the plan fits it and that the build recomput
 trains it (and with --poison) to the same bits. --no-regions: the models need not have
 regions (the budget alone recomputes).
 """
-import re
-
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import memory_budget  # noqa: E402
 import write_tiny_dataset  # noqa: E402
 from check_plan_bit_identical import compare, run  # noqa: E402
 
 
-def program_arena(cairn, model_file, *flags):
-    """The program's arena in bytes (`cairn plan`), or, when the plan exits 2 over
-    --memory-budget, the smallest arena recomputation reaches, as the message says."""
-    report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"recompute-{os.getpid()}.json")
-    result = subprocess.run([cairn, "plan", model_file, "--memory-report", report, *flags],
-                            capture_output=True, text=True)
-    if result.returncode == 2:
-        reached = re.search(r"recomputation reaches is .* \((\d+) bytes\)", result.stderr)
-        if not reached:
-            sys.exit(f"cairn plan exited 2 without the smallest arena:\n{result.stderr}")
-        return None, int(reached.group(1))
-    if result.returncode != 0:
-        sys.exit(f"cairn plan {model_file} {' '.join(flags)} failed ({result.returncode}):\n"
-                 f"{result.stdout}{result.stderr}")
-    with open(report) as f:
-        arena = json.load(f)["devices"][0]["arena_bytes"]
-    os.remove(report)
-    return arena, None
-
-
 def train_step_arena(cairn, model_file, *flags):
-    """The train_step arena in bytes, from `cairn plan --step train --memory-report`."""
-    report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"recompute-{os.getpid()}.json")
-    run([cairn, "plan", model_file, "--step", "train", "--memory-report", report, *flags])
-    with open(report) as f:
-        arena = json.load(f)["devices"][0]["arena_bytes"]
-    os.remove(report)
-    return arena
+    """The train_step arena in bytes, from `cairn plan --step train`."""
+    device, _ = memory_budget.plan(cairn, model_file, "--step", "train", *flags)
+    if device is None:
+        sys.exit(f"{model_file}: cairn plan --step train {' '.join(flags)} does not fit")
+    return device["arena_bytes"]
 
 
 def main():
@@ -83,20 +59,16 @@ def main():
         builds = []  # (name, flags)
         if not args.no_regions:
             builds.append(("recompute", []))
-        plain, _ = program_arena(args.cairn, model_file, *batch, "--no-recompute")
         for fraction in [float(f) for f in args.budgets.split(",") if f]:
-            budget = int(plain * fraction)
-            fits, reached = program_arena(args.cairn, model_file, *batch, "--memory-budget",
-                                          str(budget))
+            budget = memory_budget.budget_at(args.cairn, model_file, fraction, *batch)
+            fits, _ = memory_budget.plan(args.cairn, model_file, *batch, "--memory-budget",
+                                         str(budget))
             if fits is None:
-                budget = reached
-                fits, _ = program_arena(args.cairn, model_file, *batch, "--memory-budget",
-                                        str(budget))
-                if fits is None:
-                    sys.exit(f"{model}: --memory-budget {budget}, the smallest arena cairn "
-                             f"said it reaches, does not fit")
-            if fits > budget:
-                sys.exit(f"{model}: --memory-budget {budget} planned an arena of {fits}")
+                sys.exit(f"{model}: --memory-budget {budget}, the smallest arena cairn "
+                         f"said it reaches, does not fit")
+            if fits["arena_bytes"] > budget:
+                sys.exit(f"{model}: --memory-budget {budget} planned an arena of "
+                         f"{fits['arena_bytes']}")
             builds.append((f"budget-{fraction:g}", ["--memory-budget", str(budget)]))
         exe, ref = os.path.join(work, model), os.path.join(work, model + "-ref")
         arenas = {}
