@@ -128,6 +128,9 @@ void CpuEmitter::emitStep(const StepKernels &step, llvm::StringRef function,
     os << "\n";
     line() << "// " << describeKernel(step.kernels[index], program, sourceLines)
            << "\n";
+    // `train --profile`: the time from here to the next kernel is this one's.
+    if (step.step == StepKind::train_step)
+      line() << "if (ctx.profile) ctx.profile->enter(" << index << ");\n";
     emitKernel(graph.getKernelOp(step.step, index));
     emitAfterKernel(os, indent, program, after[index], specIndex, identifiers,
                     "cairn::runtime::poisonBytes(");

@@ -377,6 +377,14 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
        << formatDouble(b.initScale) << ", " << b.offset << ", " << quote(b.loc)
        << "},\n";
   }
+  os << "  };\n";
+  // The training step's kernels, for `EXE train --profile`: named by the
+  // buffer each writes, as the plan and `cairn --kernel-times` name them.
+  os << "  s.trainKernels = {\n"
+     << "      // name, kernel op, location\n";
+  for (const Kernel &kernel : program.trainStep.kernels)
+    os << "      {" << quote(getKernelName(program, kernel)) << ", "
+       << quote(kernel.kind) << ", " << quote(kernel.loc) << "},\n";
   os << "  };\n"
      << "  s.trainStep = trainStep;\n"
      << "  s.forward = forward;\n"

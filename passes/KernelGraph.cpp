@@ -93,3 +93,10 @@ void cairn::computeLiveness(KernelGraph &program) {
   }
 }
 
+std::string cairn::getKernelName(const KernelGraph &program,
+                                 const Kernel &kernel) {
+  for (int id : kernel.outputs)
+    if (id != kNoBuffer)
+      return program.buffers[id].name;
+  return kernel.kind;
+}

@@ -184,6 +184,10 @@ struct KernelGraph {
 /// buffer's lastUse over the uses of its views.
 void computeLiveness(KernelGraph &program);
 
+/// A kernel's name in profiles (`EXE train --profile`, `cairn
+/// --kernel-times`): the buffer of its first output, else its kind.
+std::string getKernelName(const KernelGraph &program, const Kernel &kernel);
+
 } // namespace cairn
 
 #endif // CAIRN_PASSES_KERNELGRAPH_H

@@ -23,12 +23,19 @@ struct Flag {
 };
 
 constexpr Flag kFlags[] = {
-    {"data", kTrain | kEval},   {"epochs", kTrain},
-    {"steps", kTrain},          {"seed", kTrain | kInit | kStep},
-    {"load", kTrain | kEval | kStep}, {"save", kTrain | kInit},
-    {"metrics", kTrain | kEval}, {"normalize", kTrain | kEval},
-    {"threads", kTrain | kEval}, {"log-every", kTrain},
-    {"batch", kStep},           {"out", kStep},
+    {"data", kTrain | kEval},
+    {"epochs", kTrain},
+    {"steps", kTrain},
+    {"seed", kTrain | kInit | kStep},
+    {"load", kTrain | kEval | kStep},
+    {"save", kTrain | kInit},
+    {"metrics", kTrain | kEval},
+    {"normalize", kTrain | kEval},
+    {"threads", kTrain | kEval},
+    {"log-every", kTrain},
+    {"profile", kTrain},
+    {"batch", kStep},
+    {"out", kStep},
     {"poison", kTrain | kEval | kStep, /*takesValue=*/false},
     {"deterministic", kTrain | kEval | kStep, /*takesValue=*/false},
     {"no-graph", kTrain | kEval | kStep, /*takesValue=*/false},
@@ -99,6 +106,8 @@ absl::Status setFlag(const std::string &name, const std::string &value, Options 
     options.save = value;
   else if (name == "metrics")
     options.metrics = value;
+  else if (name == "profile")
+    options.profile = value;
   else if (name == "batch")
     options.batch = value;
   else if (name == "out")
@@ -212,6 +221,7 @@ std::string usageText(const std::string &exe, const ProgramSpec &spec, bool cuda
 usage:
   %1$s train [--data DIR] [--epochs N | --steps N] [--seed S] [--load F] [--save F]
         [--metrics F] [--normalize MEAN,STD] [--threads N] [--log-every N] [--poison]
+        [--profile F]
       Trains on DIR's training split, then reports accuracy and loss on its
       test split when it has one.
   %1$s eval [--data DIR] --load F [--metrics F] [--normalize MEAN,STD] [--threads N]
@@ -247,6 +257,10 @@ flags (FLAG VALUE or FLAG=VALUE):
                         (default 100)
   --batch B             step: safetensors file with the input tensors
   --out OUT             step: where step writes its results
+  --profile F           train on the CPU: time every kernel of the training step
+                        (each step but the first) and write each one's median
+                        seconds to F as JSON, for `cairn plan|build
+                        --kernel-times F` and for reading where the step goes
   --poison              check the memory plan: overwrite each buffer with 0xFF
                         (NaN) as soon as its lifetime ends; results must be
                         bit-identical to a run without it

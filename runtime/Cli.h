@@ -1,8 +1,9 @@
-//===- Cli.h - The command line of a generated executable --------*- C++ -*-===//
+//===- Cli.h - The command line of a generated executable --------*- C++
+//-*-===//
 //
 //   EXE train [--data DIR] [--epochs N | --steps N] [--seed S] [--load F]
 //             [--save F] [--metrics F] [--normalize MEAN,STD] [--threads N]
-//             [--log-every N]
+//             [--log-every N] [--profile F]
 //   EXE eval  [--data DIR] --load F [--metrics F] [--normalize MEAN,STD]
 //             [--threads N]
 //   EXE init  [--seed S] --save F
@@ -39,6 +40,7 @@ struct Options {
   std::optional<int64_t> steps; // --steps replaces --epochs
   uint64_t seed = 0;
   std::string load, save, metrics, batch, out; // empty when not given
+  std::string profile; // --profile F: KernelProfile.h (CPU executables)
   Normalization normalization;
   int threads = 0; // 0: the BLAS default
   int64_t logEvery = 100;

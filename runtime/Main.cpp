@@ -15,6 +15,7 @@
 #include "runtime/Executor.h"
 #include "runtime/HostExecutor.h"
 #include "runtime/Init.h"
+#include "runtime/KernelProfile.h"
 #include "runtime/Metrics.h"
 #include "runtime/Model.h"
 #include "runtime/Program.h"
@@ -30,6 +31,7 @@
 #include <cmath>
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <unistd.h>
 
 namespace cairn::runtime {
@@ -210,8 +212,33 @@ absl::Status finishReport(const Session &session, RunReport &report) {
   return writeMetrics(session.options.metrics, report);
 }
 
+/// --profile: the profile of the training step's kernels, or an error when
+/// this executable cannot time them.
+absl::StatusOr<std::optional<KernelProfile>>
+openProfile(const ProgramSpec &spec, const Options &options) {
+  if (options.profile.empty())
+    return std::optional<KernelProfile>();
+  if (spec.backend && std::string(spec.backend->name) != "cpu")
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--profile times the kernels of CPU executables; this "
+                        "one runs on %s, whose kernels "
+                        "run asynchronously (profile it with Nsight Systems: "
+                        "nsys profile EXE train --no-graph)",
+                        spec.backend->name));
+  if (spec.trainKernels.empty())
+    return absl::InvalidArgumentError(
+        "--profile: this executable lists no kernels (it was built before "
+        "Cairn could profile "
+        "them); build it again");
+  return std::optional<KernelProfile>(KernelProfile(spec.trainKernels.size()));
+}
+
 absl::Status runTrain(Session &session) {
   const Options &options = session.options;
+  absl::StatusOr<std::optional<KernelProfile>> profile =
+      openProfile(session.spec, options);
+  if (!profile.ok())
+    return profile.status();
   const ModelLayout &layout = session.layout;
   absl::StatusOr<std::optional<Examples>> train = loadData(session, Split::Train);
   if (!train.ok())
@@ -249,10 +276,16 @@ absl::Status runTrain(Session &session) {
     std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
     for (int64_t k = 0; k < stepsPerEpoch && context.step < plan.totalSteps; ++k) {
       (*train)->fillBatch(&order[k * batch], batch, image, label);
+      // The first step warms caches and pages up: profiled only when alone.
+      context.profile = *profile && (context.step > 0 || plan.totalSteps == 1)
+                            ? &**profile
+                            : nullptr;
       if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
         return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
                                                    context.step + 1, epoch + 1,
                                                    status.message()));
+      if (context.profile)
+        context.profile->endStep();
       ++context.step;
       if (context.step == std::min(kWarmupSteps, plan.totalSteps))
         rssAfterWarmup = currentRssBytes();
@@ -260,6 +293,7 @@ absl::Status runTrain(Session &session) {
     }
     progress.endEpoch(epoch);
   }
+  context.profile = nullptr;
 
   RunReport report = startReport(session, "train");
   report.seconds = secondsSince(start);
@@ -277,6 +311,14 @@ absl::Status runTrain(Session &session) {
                                              /*optimizerState=*/true);
         !status.ok())
       return status;
+  }
+  if (*profile) {
+    if (absl::Status status = writeKernelProfile(options.profile, session.spec,
+                                                 **profile, options.threads);
+        !status.ok())
+      return status;
+    absl::FPrintF(stdout, "kernel profile of %d steps written to %s\n",
+                  (*profile)->steps(), options.profile);
   }
   if (*test) {
     absl::StatusOr<Evaluation> evaluation = evaluate(session, **test, context);

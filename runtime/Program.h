@@ -13,6 +13,7 @@
 #ifndef CAIRN_RUNTIME_PROGRAM_H
 #define CAIRN_RUNTIME_PROGRAM_H
 
+#include "runtime/KernelProfile.h"
 #include "runtime/Tensor.h"
 
 #include <cstddef>
@@ -66,6 +67,9 @@ struct StepContext {
   /// The executor's per-run state for the step (cairn::cuda::Context on
   /// CUDA); null on the CPU.
   void *device = nullptr;
+  /// --profile: the CPU training step calls profile->enter(k) before its
+  /// kernel k (KernelProfile.h); null otherwise.
+  KernelProfile *profile = nullptr;
 };
 
 enum class StepKind { Train, Forward };
@@ -81,6 +85,8 @@ struct ProgramSpec {
   int64_t batch = 0;
   size_t arenaBytes = 0;
   std::vector<TensorInfo> tensors;
+  /// The training step's kernels in order, as `--profile` names them.
+  std::vector<KernelInfo> trainKernels;
   std::string optimizer;  // for humans: "SGD(lr=0.05, momentum=0.9)"
   /// Forward, loss, backward and optimizer update: reads the inputs, writes
   /// "loss", updates params, buffers and optimizer state (the gradients are
