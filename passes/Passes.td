@@ -137,7 +137,9 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
     train step's peak (mark a `saved` buffer live there; make a marked
     kernel whose copy is live there per use), the most bytes per unit of
     time first, keeping those that make progress and add at most the step's
-    own modelled time (recomputation never more than doubles it); short of
+    own modelled time (recomputation never more than doubles it); with
+    `kernel-times`, a kernel the profile names costs its measured time
+    instead (scaled to the model's units over the kernels both price); short of
     the budget, a
     second greedy search copies every mark per use. Square-root
     checkpointing's family competes, and the least extra time under the
@@ -158,6 +160,10 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
            "Evaluate with the memory-aware schedule">,
     Option<"planSeconds", "plan-seconds", "double", /*default=*/"1.0",
            "The exact plan search's budget per round">,
+    Option<"kernelTimes", "kernel-times", "std::string", /*default=*/"",
+           "A kernel profile (`EXE train --profile F`, same model and "
+           "batch) whose measured times price the kernels in place of the "
+           "roofline model">,
   ];
 }
 

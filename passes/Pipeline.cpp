@@ -86,7 +86,7 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
     if (options.memoryBudget > 0)
       pm.addPass(createChooseRecomputationPass(
           {options.memoryBudget, options.fuse, options.reuse, options.reorder,
-           options.planSeconds}));
+           options.planSeconds, options.kernelTimes}));
     pm.addPass(createRecomputeCheckpointsPass());
   }
   if (runs(PipelineStage::Fuse) && options.fuse)
@@ -126,6 +126,11 @@ struct TrainingPipelineOptions
       *this, "memory-budget",
       llvm::cl::desc("The arena's budget in bytes (0: none)"),
       llvm::cl::init(0)};
+  Option<std::string> kernelTimes{
+      *this, "kernel-times",
+      llvm::cl::desc("A kernel profile pricing recomputation (EXE train "
+                     "--profile)"),
+      llvm::cl::init("")};
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse element-wise chains"),
                     llvm::cl::init(true)};
@@ -165,6 +170,7 @@ void cairn::registerTrainingPipeline() {
         options.reorder = parsed.reorder;
         options.recompute = parsed.recompute;
         options.memoryBudget = parsed.memoryBudget;
+        options.kernelTimes = parsed.kernelTimes;
         options.fuse = parsed.fuse;
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;

@@ -75,6 +75,9 @@ struct PipelineOptions {
   /// The arena's budget in bytes (0: none): cairn-choose-recomputation
   /// picks more values to compute again until the plan fits it.
   int64_t memoryBudget = 0;
+  /// A kernel profile whose measured times price recomputation (empty: the
+  /// roofline model).
+  std::string kernelTimes;
   /// Fuse element-wise chains before planning.
   bool fuse = true;
   /// The exact plan search's budget.

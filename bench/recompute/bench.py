@@ -1,6 +1,7 @@
 """Recomputation under a memory budget: Cairn against PyTorch 2.x, same models, same machine.
 
   bench.py run [--models M ...] [--batches N ...] [--fractions F,...] [--out FILE.md]
+               [--no-torch] [--kernel-times]
       Run by bench/recompute/run.sh in its virtual environment (PyTorch from PyPI). For each
       model (examples/M.cairn) and batch:
       - Cairn, plain: `cairn plan --no-recompute --memory-report` (the arena) and the smallest
@@ -15,7 +16,9 @@
         `--steps W+N` on a data set of random images of the model's shape, the metrics'
         "seconds", so start-up and warm-up cancel; the fastest of --repeats). The plain build
         (`--no-recompute`) is timed in the same way, right before and after each budget's
-        build is timed, so a ratio compares neighbours in time.
+        build is timed, so a ratio compares neighbours in time. With --kernel-times, each
+        budget is also chosen with `--kernel-times` from the plain build's own profile
+        (`EXE train --profile`, on the same data): rows "..., measured times".
       - PyTorch (`bench.py torch`, a child process per configuration, this interpreter):
         the twin in test/reference/pytorch_models.py with the model file's optimizer, on
         random batches of the same shape, at the machine's thread count:
@@ -234,19 +237,28 @@ def cairn_configs(args, model, batch):
     rows.append({"config": "plain", "arena_bytes": plain["arena_bytes"], "extra_flops": 0,
                  "step_flops": None, "plan_seconds": plain_seconds,
                  "ms_per_step": plain_ms[0]})
-    seen = {plain["arena_bytes"]}
-    for budget in budgets:
-        device, seconds = cairn_plan(args, model_file, batch, "--memory-budget", str(budget))
-        if device is None or device["arena_bytes"] in seen:
+    # Each budget priced by the roofline model, and with --kernel-times by the plain build's
+    # own profile (`EXE train --profile`) on the same data.
+    pricings = [("", [])]
+    if args.kernel_times:
+        profile = exe_plain + ".profile.json"
+        run([exe_plain, "train", "--data", data, "--steps", str(warmup + steps), "--profile",
+             profile])
+        pricings.append((", measured times", ["--kernel-times", profile]))
+    seen = {("", plain["arena_bytes"])}
+    for budget, (label, flags) in [(b, p) for b in budgets for p in pricings]:
+        device, seconds = cairn_plan(args, model_file, batch, "--memory-budget", str(budget),
+                                     *flags)
+        if device is None or (label, device["arena_bytes"]) in seen:
             continue
-        seen.add(device["arena_bytes"])
+        seen.add((label, device["arena_bytes"]))
         recompute = device.get("recompute", {})
-        exe = os.path.join(args.work, f"{model}-{batch}-{budget}")
+        exe = os.path.join(args.work, f"{model}-{batch}-{budget}{'-measured' if flags else ''}")
         run([args.cairn, "build", model_file, "--batch", str(batch), "--memory-budget",
-             str(budget), "-o", exe])
+             str(budget), *flags, "-o", exe])
         ms = cairn_step_ms(args, exe, data, model)
         plain_ms.append(cairn_step_ms(args, exe_plain, data, model))
-        rows.append({"config": f"budget {budget / MiB:.2f} MiB", "budget_bytes": budget,
+        rows.append({"config": f"budget {budget / MiB:.2f} MiB{label}", "budget_bytes": budget,
                      "arena_bytes": device["arena_bytes"],
                      "extra_flops": recompute.get("extra_flops", 0),
                      "step_flops": recompute.get("step_flops"),
@@ -379,6 +391,9 @@ def main():
     r.add_argument("--repeats", type=int, default=2)
     r.add_argument("--out")
     r.add_argument("--no-torch", action="store_true")
+    r.add_argument("--kernel-times", action="store_true",
+                   help="also choose each budget by the plain build's measured kernel times "
+                   "(cairn --kernel-times)")
     r.add_argument("--command", default="bench/recompute/run.sh")
     t = sub.add_parser("torch")
     t.add_argument("--model", required=True)

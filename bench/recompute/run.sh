@@ -11,7 +11,7 @@
 # See bench.py for what is measured.
 #
 #   bench/recompute/run.sh [--models deep_mlp ...] [--batches 64 ...] [--fractions 0.5,0.33]
-#                          [--cairn CAIRN] [--out FILE.md] [--no-torch]
+#                          [--cairn CAIRN] [--out FILE.md] [--no-torch] [--kernel-times]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 venv=$root/build/bench-torch-venv

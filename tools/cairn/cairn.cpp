@@ -3,17 +3,17 @@
 //   cairn check MODEL [--batch N] [--json]
 //   cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--no-fuse] [--no-recompute] [--memory-budget SIZE]
-//              [--verify-plan]
+//              [--no-fuse] [--no-recompute] [--memory-budget SIZE
+//              [--kernel-times FILE]] [--verify-plan]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
 //              [--no-reorder] [--no-fuse] [--no-recompute]
-//              [--memory-budget SIZE]
+//              [--memory-budget SIZE [--kernel-times FILE]]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
-//              [--no-fuse] [--no-recompute] [--memory-budget SIZE]
-//              [--verify-plan] [--time-limit SECONDS]
+//              [--no-fuse] [--no-recompute] [--memory-budget SIZE
+//              [--kernel-times FILE]] [--verify-plan] [--time-limit SECONDS]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
@@ -170,6 +170,14 @@ cl::opt<std::string> memoryBudgetSize(
              "arena fits SIZE (e.g. 512MiB, 16GiB, 1000000); exit code 2, with "
              "the smallest arena recomputation reaches, when no choice fits"),
     cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
+    cl::cat(cairnCategory));
+cl::opt<std::string> kernelTimesFile(
+    "kernel-times",
+    cl::desc("With --memory-budget: price each kernel by the time FILE "
+             "measured (`EXE train --profile FILE` of this model at this "
+             "batch, built without --memory-budget) instead of the roofline "
+             "model"),
+    cl::value_desc("FILE"), cl::sub(buildCommand), cl::sub(planCommand),
     cl::cat(cairnCategory));
 cl::opt<bool> jsonOutput("json", cl::desc("Print the summary as JSON"),
                          cl::sub(checkCommand), cl::cat(cairnCategory));
@@ -344,6 +352,22 @@ bool readMemoryBudget() {
   return true;
 }
 
+/// --kernel-times prices the choice --memory-budget makes; false (after the
+/// message) without one.
+bool readKernelTimes() {
+  if (!kernelTimesFile.getNumOccurrences() || memoryBudget > 0)
+    return true;
+  if (fitSize.getNumOccurrences()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--kernel-times measured one batch size; --fit plans many\n";
+    return false;
+  }
+  llvm::WithColor::error(llvm::errs(), "cairn")
+      << "--kernel-times prices what --memory-budget recomputes; give "
+         "--memory-budget SIZE with it\n";
+  return false;
+}
+
 /// With --memory-budget: whether the planned arena fits it; if not, says so
 /// with the smallest arena recomputation reached (the plan's).
 bool fitsMemoryBudget(mlir::ModuleOp module) {
@@ -371,6 +395,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.fuse = !noFuse;
   options.recompute = !noRecompute;
   options.memoryBudget = memoryBudget;
+  options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
   if (planCommand && planStep == PlanStep::Train)
@@ -689,7 +714,7 @@ int run() {
   bool buildExecutable = buildCommand && emitKind == EmitKind::Executable;
   if (buildCommand && !checkTarget())
     return 1;
-  if (buildCommand && !readMemoryBudget())
+  if (buildCommand && (!readMemoryBudget() || !readKernelTimes()))
     return 1;
   if (buildExecutable && (outputFile == "-" || outputFile.empty())) {
     llvm::WithColor::error(llvm::errs(), "cairn")
@@ -887,7 +912,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (!checkMemoryReportFlag() || (haveModel && !checkBatchFlag()) ||
-        !readMemoryBudget())
+        !readMemoryBudget() || !readKernelTimes())
       return 1;
     return haveModel ? runPlanModel() : runPlan();
   }
