@@ -336,10 +336,9 @@ private:
     std::optional<StringRef> model = root->getString("model");
     std::optional<int64_t> batch = root->getInteger("batch");
     if (model != program.getModel() || batch != program.getBatch())
-      return error() << "profiles model " << model.value_or("?")
-                     << " at batch " << batch.value_or(0) << "; this is model "
-                     << program.getModel() << " at batch "
-                     << program.getBatch()
+      return error() << "profiles model " << model.value_or("?") << " at batch "
+                     << batch.value_or(0) << "; this is model "
+                     << program.getModel() << " at batch " << program.getBatch()
                      << " (profile an executable built at this batch)";
     const llvm::json::Array *list = root->getArray("kernels");
     if (!list)
@@ -414,8 +413,9 @@ private:
   /// Greedy, with the plan in the loop: of the moves at the peak, the one
   /// that frees the most bytes per unit of time (measured where known,
   /// unless `rankByModel`; a mark: its chain's; per use: what the copy is
-  /// computed from, computed once more) is tried; it stays when the plan makes progress (below), else it is
-  /// set aside. A round that tries nothing new ends the search.
+  /// computed from, computed once more) is tried; it stays when the plan makes
+  /// progress (below), else it is set aside. A round that tries nothing new
+  /// ends the search.
   FailureOr<Evaluation> greedy(bool allPerUse, bool rankByModel,
                                Choice &chosen) {
     llvm::StringSet<> tried; // "name" or "name per use"
@@ -443,10 +443,10 @@ private:
       for (const Move &m : atPeak) {
         int64_t cost = 1;
         for (const std::string &member : membersOf(m))
-          cost = saturatingAdd(
-              cost, rankByModel ? cast<KernelOpInterface>(kernels.lookup(member))
-                                      .getKernelCost()
-                                : costOf(member));
+          cost = saturatingAdd(cost, rankByModel ? cast<KernelOpInterface>(
+                                                       kernels.lookup(member))
+                                                       .getKernelCost()
+                                                 : costOf(member));
         double ratio = double(m.bytes) / double(cost);
         if (!best || ratio > bestRatio ||
             (ratio == bestRatio && key(m) < key(*best))) {

@@ -52,7 +52,8 @@ double KernelProfile::medianStepSeconds() const {
   return median(std::move(totals));
 }
 
-absl::Status writeKernelProfile(const std::string &path, const ProgramSpec &spec,
+absl::Status writeKernelProfile(const std::string &path,
+                                const ProgramSpec &spec,
                                 const KernelProfile &profile, int threads) {
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (size_t i = 0; i < spec.trainKernels.size(); ++i) {
