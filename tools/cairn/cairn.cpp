@@ -321,8 +321,6 @@ bool isCudaTarget() {
 
 /// --memory-budget in bytes (0: none), read once the flags are parsed.
 int64_t memoryBudget = 0;
-/// A plan over --memory-budget was refused: exit code 2.
-bool overMemoryBudget = false;
 
 /// Parses --memory-budget; false (after the message) when it is no size or
 /// is asked for with a flag it cannot go with.
@@ -377,7 +375,6 @@ bool fitsMemoryBudget(mlir::ModuleOp module) {
   int64_t arena = int64_t(program.getArenaBytes().value_or(0));
   if (arena <= memoryBudget)
     return true;
-  overMemoryBudget = true;
   llvm::WithColor::error(llvm::errs(), "cairn")
       << "no choice of values to recompute fits the memory budget of "
       << formatByteSize(memoryBudget) << " (" << memoryBudget
@@ -471,9 +468,12 @@ long long getBatchFlag() {
 
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
 /// go through whatever handler the caller installed on `context`. Building
-/// an executable leaves its C++ in `os`.
-llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filename,
-                                 mlir::MLIRContext &context, llvm::raw_ostream &os) {
+/// an executable leaves its C++ in `os`. A plan over --memory-budget fails
+/// with `overBudget` set (exit code 2).
+llvm::LogicalResult processModel(llvm::StringRef source,
+                                 llvm::StringRef filename,
+                                 mlir::MLIRContext &context,
+                                 llvm::raw_ostream &os, bool &overBudget) {
   long long batch = getBatchFlag();
   auto printModule = [&](mlir::ModuleOp module) {
     mlir::OpPrintingFlags flags;
@@ -510,8 +510,10 @@ llvm::LogicalResult processModel(llvm::StringRef source, llvm::StringRef filenam
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)
     return printModule(*module);
-  if (!fitsMemoryBudget(*module))
+  if (!fitsMemoryBudget(*module)) {
+    overBudget = true;
     return llvm::failure();
+  }
   std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::errs());
   if (!plan)
     return llvm::failure();
@@ -776,6 +778,7 @@ int run() {
   context.printOpOnDiagnostic(false);
   context.printStackTraceOnDiagnostic(false);
 
+  bool overBudget = false; // a plan over --memory-budget: exit code 2
   auto processBuffer = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
                            llvm::raw_ostream &os) -> llvm::LogicalResult {
     llvm::SourceMgr sourceMgr;
@@ -784,11 +787,11 @@ int run() {
     sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     if (verifyDiagnostics) {
       mlir::SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
-      (void)processModel(source, name, context, os);
+      (void)processModel(source, name, context, os, overBudget);
       return handler.verify();
     }
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    return processModel(source, name, context, os);
+    return processModel(source, name, context, os, overBudget);
   };
 
   llvm::LogicalResult result = llvm::success();
@@ -803,7 +806,7 @@ int run() {
     result = processBuffer(std::move(input), os);
   }
   if (llvm::failed(result))
-    return overMemoryBudget ? 2 : 1;
+    return overBudget ? 2 : 1;
   // With --verify-diagnostics the expected errors were the point.
   if (buildExecutable && !verifyDiagnostics) {
     codegen::HostCompileOptions options;
