@@ -12,11 +12,13 @@
         arena, the extra FLOPs and their share of the step, and its wall time is the
         planner's time (the whole command: elaboration, autodiff, the choice with the exact
         planner in the loop); `cairn build --memory-budget B` makes an executable whose step
-        time is measured as in bench/cpu_step (the difference of `EXE train --steps W` and
-        `--steps W+N` on a data set of random images of the model's shape, the metrics'
-        "seconds", so start-up and warm-up cancel; the fastest of --repeats). The plain build
+        time is measured by `EXE train --steps W+N --profile F` on a data set of random
+        images of the model's shape: the median over the steps (all but the first) of the
+        time the step's kernels take, the fastest of --repeats. The plain build
         (`--no-recompute`) is timed in the same way, right before and after each budget's
-        build is timed, so a ratio compares neighbours in time. With --kernel-times, each
+        build is timed, so a ratio compares neighbours in time. (The difference of two runs'
+        total seconds, as bench/cpu_step times, varied by 10% between runs of one build on
+        the shared 2-core machine; the profile's median varies by about 1%.) With --kernel-times, each
         budget is also chosen with `--kernel-times` from the plain build's own profile
         (`EXE train --profile`, on the same data): rows "..., measured times".
       - PyTorch (`bench.py torch`, a child process per configuration, this interpreter):
@@ -199,18 +201,16 @@ def write_dataset(directory, shape, count):
 
 
 def cairn_step_ms(args, exe, data, model):
-    """ms per step of EXE: (seconds of W+N steps - seconds of W steps) / N, fastest of
-    --repeats."""
+    """ms per step of EXE: the median step of `train --steps W+N --profile` (each step's
+    kernel time, all steps but the first), fastest of --repeats."""
     warmup, steps = STEPS[model]
     best = None
     for _ in range(args.repeats):
-        seconds = []
-        for count in (warmup, warmup + steps):
-            metrics = exe + ".metrics.json"
-            run([exe, "train", "--data", data, "--steps", str(count), "--metrics", metrics])
-            with open(metrics) as f:
-                seconds.append(json.load(f)["seconds"])
-        ms = (seconds[1] - seconds[0]) / steps * 1000
+        profile = exe + ".timing.json"
+        run([exe, "train", "--data", data, "--steps", str(warmup + steps), "--profile",
+             profile])
+        with open(profile) as f:
+            ms = json.load(f)["step_seconds"] * 1000
         best = ms if best is None else min(best, ms)
     return best
 
@@ -285,7 +285,9 @@ def report(args, results, started):
              f"- date: {started:%Y-%m-%d %H:%M} UTC, {time.time() - started.timestamp():.0f} s",
              f"- commit: {commit()}",
              f"- machine: {cpu_name()}, {os.cpu_count()} cores; {args.threads} threads for both",
-             "- Cairn: arena of the training step's plan (bytes, exact); overhead: step time "
+             "- Cairn: arena of the training step's plan (bytes, exact); step ms: the median "
+             "step of `EXE train --profile` (the step's kernels; every step but the first), "
+             "fastest of the repeats; overhead: step time "
              "against the plain build timed next to it; FLOPs: the recomputed kernels' extra "
              "FLOPs as a share of the step's; plan: wall time of `cairn plan --memory-budget`.",
              "- PyTorch: peak bytes live in the CPU allocator during one step (profiler, "
