@@ -234,7 +234,6 @@ struct ChooseRecomputationPass
     SmallVector<bool, 2> rankings = {/*byModel=*/measuredSeconds.empty()};
     if (!measuredSeconds.empty())
       rankings.push_back(/*byModel=*/true);
-    Choice everyMark; // the union of the searches' choices
     for (bool byModel : rankings)
       for (bool allPerUse : {false, true}) {
         // Every mark per use only where the shared copies fall short.
@@ -244,10 +243,6 @@ struct ChooseRecomputationPass
         FailureOr<Evaluation> eval = greedy(allPerUse, byModel, choice);
         if (failed(eval))
           return fail();
-        for (const auto &name : choice.marked)
-          everyMark.marked.insert(name.getKey());
-        for (const auto &name : choice.perUse)
-          everyMark.perUse.insert(name.getKey());
         if (failed(bestEval) || better(*eval, *bestEval)) {
           best = std::move(choice);
           bestEval = eval;
@@ -257,23 +252,6 @@ struct ChooseRecomputationPass
       return fail();
     if (failed(prune(best, *bestEval)))
       return fail();
-    // With measured times the two rankings' paths differ: where one stalls
-    // short of the budget, the union of their marks, pruned of its costliest
-    // marks, may fit at less than the other's choice (the transformer at
-    // batch 256 under a third of its arena).
-    if (rankings.size() > 1) {
-      FailureOr<Evaluation> unionEval = evaluate(everyMark);
-      if (failed(unionEval))
-        return fail();
-      if (unionEval->arena <= budget) {
-        if (failed(prune(everyMark, *unionEval)))
-          return fail();
-        if (better(*unionEval, *bestEval)) {
-          best = std::move(everyMark);
-          bestEval = unionEval;
-        }
-      }
-    }
 
     program->setAttr(
         CairnDialect::kMemoryBudgetAttrName,
