@@ -383,8 +383,8 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
   os << "  s.trainKernels = {\n"
      << "      // name, kernel op, location\n";
   for (const Kernel &kernel : program.trainStep.kernels)
-    os << "      {" << quote(getKernelName(program, kernel)) << ", "
-       << quote(kernel.kind) << ", " << quote(kernel.loc) << "},\n";
+    os << "      {" << quote(kernel.name) << ", " << quote(kernel.kind) << ", "
+       << quote(kernel.loc) << "},\n";
   os << "  };\n"
      << "  s.trainStep = trainStep;\n"
      << "  s.forward = forward;\n"

@@ -37,6 +37,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -226,24 +227,28 @@ struct ChooseRecomputationPass
     // The greedy searches and square-root checkpointing's family: the best
     // choice wins, then loses what it does not need. With measured times
     // the search ranks its moves by them and, apart, by the model: a greedy
-    // path is no optimum, and by measurement the model's path is at times
-    // the cheaper one (the transformer at batch 256 under 50 MiB on 2
-    // cores: copies of 60 ms by the model's path, 82 ms by the measured).
-    Choice best;
-    FailureOr<Evaluation> bestEval = failure();
+    // path is no optimum, and ranked by measurement it may stall short of
+    // the budget, or end at dearer copies, where the model's path does not.
     SmallVector<bool, 2> rankings = {/*byModel=*/measuredSeconds.empty()};
     if (!measuredSeconds.empty())
       rankings.push_back(/*byModel=*/true);
-    for (bool byModel : rankings)
+    Choice best;
+    FailureOr<Evaluation> bestEval =
+        greedy(/*allPerUse=*/false, rankings.front(), best);
+    if (failed(bestEval))
+      return fail();
+    for (auto [index, byModel] : llvm::enumerate(rankings))
       for (bool allPerUse : {false, true}) {
+        if (index == 0 && !allPerUse)
+          continue; // the search above
         // Every mark per use only where the shared copies fall short.
-        if (allPerUse && succeeded(bestEval) && bestEval->arena <= budget)
+        if (allPerUse && bestEval->arena <= budget)
           continue;
         Choice choice;
         FailureOr<Evaluation> eval = greedy(allPerUse, byModel, choice);
         if (failed(eval))
           return fail();
-        if (failed(bestEval) || better(*eval, *bestEval)) {
+        if (better(*eval, *bestEval)) {
           best = std::move(choice);
           bestEval = eval;
         }
@@ -293,23 +298,13 @@ private:
   /// repeats where the profile names it, else modelled.
   int64_t costOf(Operation *kernel) const {
     if (!measuredSeconds.empty()) {
-      StringRef name = getOutputName(kernel);
+      StringRef name = getKernelProfileName(kernel);
       name = name.substr(0, name.find(kRecomputedSuffix));
       auto found = measuredSeconds.find(name);
       if (found != measuredSeconds.end())
         return int64_t(std::llround(found->second * costPerSecond));
     }
     return cast<KernelOpInterface>(kernel).getKernelCost();
-  }
-
-  /// The buffer a kernel's first output is, as profiles name the kernel
-  /// (cairn::getKernelName); empty for none.
-  static StringRef getOutputName(Operation *kernel) {
-    for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs())
-      if (output)
-        if (auto buffer = output.getDefiningOp<BufferOp>())
-          return buffer.getName();
-    return {};
   }
 
   /// Reads `kernelTimes` (runtime/KernelProfile.h's format): a profile of
@@ -357,7 +352,7 @@ private:
     for (auto step : program.getBody().front().getOps<StepOp>())
       if (step.getKind() == StepKind::train_step)
         for (Operation *kernel : getStepKernels(step)) {
-          auto found = measuredSeconds.find(getOutputName(kernel));
+          auto found = measuredSeconds.find(getKernelProfileName(kernel));
           if (found == measuredSeconds.end())
             continue;
           modelled += cast<KernelOpInterface>(kernel).getKernelCost();
@@ -440,13 +435,15 @@ private:
       // does not depend on the order of a hash table.
       const Move *best = nullptr;
       double bestRatio = 0;
+      auto rankingCostOf = [&](StringRef member) {
+        return rankByModel ? cast<KernelOpInterface>(kernels.lookup(member))
+                                 .getKernelCost()
+                           : costOf(member);
+      };
       for (const Move &m : atPeak) {
         int64_t cost = 1;
         for (const std::string &member : membersOf(m))
-          cost = saturatingAdd(cost, rankByModel ? cast<KernelOpInterface>(
-                                                       kernels.lookup(member))
-                                                       .getKernelCost()
-                                                 : costOf(member));
+          cost = saturatingAdd(cost, rankingCostOf(member));
         double ratio = double(m.bytes) / double(cost);
         if (!best || ratio > bestRatio ||
             (ratio == bestRatio && key(m) < key(*best))) {

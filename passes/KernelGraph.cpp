@@ -92,11 +92,3 @@ void cairn::computeLiveness(KernelGraph &program) {
       root.lastUse = std::max(root.lastUse, buffer.lastUse);
   }
 }
-
-std::string cairn::getKernelName(const KernelGraph &program,
-                                 const Kernel &kernel) {
-  for (int id : kernel.outputs)
-    if (id != kNoBuffer)
-      return program.buffers[id].name;
-  return kernel.kind;
-}

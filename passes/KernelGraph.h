@@ -127,6 +127,9 @@ struct Kernel {
   std::string loc;
   std::string layer;
   std::string opName;
+  /// Its name in kernel profiles (getKernelProfileName; empty in graphs
+  /// made by hand).
+  std::string name;
   /// Its location in the IR (null in graphs made by hand).
   mlir::LocationAttr irLoc;
   /// Element i of its output depends on element i of its inputs alone,
@@ -183,10 +186,6 @@ struct KernelGraph {
 /// Sets Buffer::definedBy and lastUse from the kernel lists, extending every
 /// buffer's lastUse over the uses of its views.
 void computeLiveness(KernelGraph &program);
-
-/// A kernel's name in profiles (`EXE train --profile`, `cairn
-/// --kernel-times`): the buffer of its first output, else its kind.
-std::string getKernelName(const KernelGraph &program, const Kernel &kernel);
 
 } // namespace cairn
 

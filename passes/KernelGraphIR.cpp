@@ -49,6 +49,18 @@ std::string cairn::getModelFileName(Location loc) {
   return file ? file.getFilename().str() : "";
 }
 
+StringRef cairn::getKernelProfileName(Operation *kernel) {
+  for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs()) {
+    if (!output)
+      continue;
+    if (auto buffer = output.getDefiningOp<BufferOp>())
+      return buffer.getName();
+    if (auto view = output.getDefiningOp<ViewOp>())
+      return view.getName();
+  }
+  return kernel->getName().getStringRef();
+}
+
 std::string cairn::getLayerName(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
@@ -364,6 +376,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
         kernel.loc = formatModelLocation(inner.getLoc());
         kernel.layer = getLayerName(inner.getLoc());
         kernel.opName = getSourceOpName(inner.getLoc());
+        kernel.name = getKernelProfileName(&inner).str();
         kernel.irLoc = inner.getLoc();
         kernel.beforeFirstUse =
             inner.hasAttr(CairnDialect::kBeforeFirstUseAttrName);

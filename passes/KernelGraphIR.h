@@ -37,6 +37,10 @@ std::string formatModelLocation(mlir::Location loc);
 std::string getModelFileName(mlir::Location loc);
 /// The layer `loc` names ("fc1": its NameLoc), or "".
 std::string getLayerName(mlir::Location loc);
+/// A kernel's name in profiles (`EXE train --profile`, `cairn
+/// --kernel-times`): the buffer or view of its first output, else its op's
+/// name.
+llvm::StringRef getKernelProfileName(mlir::Operation *kernel);
 
 /// The element type of `type` (a tensor, a memref or a scalar type) as a
 /// DType; nullopt for the types kernels do not take.

@@ -1,5 +1,4 @@
-//===- Cli.h - The command line of a generated executable --------*- C++
-//-*-===//
+//===- Cli.h - The command line of a generated executable --------*- C++ -*-===//
 //
 //   EXE train [--data DIR] [--epochs N | --steps N] [--seed S] [--load F]
 //             [--save F] [--metrics F] [--normalize MEAN,STD] [--threads N]

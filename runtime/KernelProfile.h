@@ -1,5 +1,4 @@
-//===- KernelProfile.h - Where a CPU training step's time goes ---*- C++
-//-*-===//
+//===- KernelProfile.h - Where a CPU training step's time goes ---*- C++ -*-===//
 //
 // `EXE train --profile FILE`: the CPU step calls enter(k) before its kernel
 // k (the generated code does, when StepContext::profile is set), so the
@@ -31,8 +30,7 @@ struct ProgramSpec;
 
 /// A kernel of the training step, as the profile names it.
 struct KernelInfo {
-  std::string name; // the buffer it writes ("layers.0.gelu"); its op's name
-                    // when it writes none
+  std::string name; // the buffer it writes ("layers.0.gelu"); its op's name when it writes none
   std::string kind; // "cairn.kernel.linear"
   std::string loc;  // "model.cairn:12:3"
 };

@@ -214,22 +214,15 @@ absl::Status finishReport(const Session &session, RunReport &report) {
 
 /// --profile: the profile of the training step's kernels, or an error when
 /// this executable cannot time them.
-absl::StatusOr<std::optional<KernelProfile>>
-openProfile(const ProgramSpec &spec, const Options &options) {
+absl::StatusOr<std::optional<KernelProfile>> openProfile(const ProgramSpec &spec,
+                                                         const Options &options) {
   if (options.profile.empty())
     return std::optional<KernelProfile>();
   if (spec.backend && std::string(spec.backend->name) != "cpu")
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--profile times the kernels of CPU executables; this "
-                        "one runs on %s, whose kernels "
-                        "run asynchronously (profile it with Nsight Systems: "
-                        "nsys profile EXE train --no-graph)",
-                        spec.backend->name));
-  if (spec.trainKernels.empty())
-    return absl::InvalidArgumentError(
-        "--profile: this executable lists no kernels (it was built before "
-        "Cairn could profile "
-        "them); build it again");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--profile times the kernels of CPU executables; this one runs on %s, whose kernels "
+        "run asynchronously (profile it with Nsight Systems: nsys profile EXE train --no-graph)",
+        spec.backend->name));
   return std::optional<KernelProfile>(KernelProfile(spec.trainKernels.size()));
 }
 
@@ -277,9 +270,8 @@ absl::Status runTrain(Session &session) {
     for (int64_t k = 0; k < stepsPerEpoch && context.step < plan.totalSteps; ++k) {
       (*train)->fillBatch(&order[k * batch], batch, image, label);
       // The first step warms caches and pages up: profiled only when alone.
-      context.profile = *profile && (context.step > 0 || plan.totalSteps == 1)
-                            ? &**profile
-                            : nullptr;
+      context.profile =
+          *profile && (context.step > 0 || plan.totalSteps == 1) ? &**profile : nullptr;
       if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
         return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
                                                    context.step + 1, epoch + 1,
@@ -313,8 +305,8 @@ absl::Status runTrain(Session &session) {
       return status;
   }
   if (*profile) {
-    if (absl::Status status = writeKernelProfile(options.profile, session.spec,
-                                                 **profile, options.threads);
+    if (absl::Status status =
+            writeKernelProfile(options.profile, session.spec, **profile, options.threads);
         !status.ok())
       return status;
     absl::FPrintF(stdout, "kernel profile of %d steps written to %s\n",

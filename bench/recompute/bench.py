@@ -16,9 +16,9 @@
         images of the model's shape: the median over the steps (all but the first) of the
         time the step's kernels take, the fastest of --repeats. The plain build
         (`--no-recompute`) is timed in the same way, right before and after each budget's
-        build is timed, so a ratio compares neighbours in time. (The difference of two runs'
-        total seconds, as bench/cpu_step times, varied by 10% between runs of one build on
-        the shared 2-core machine; the profile's median varies by about 1%.) With --kernel-times, each
+        build is timed, so a ratio compares neighbours in time. (A median of profiled steps
+        is steadier on a shared machine than the difference of two runs' total seconds, as
+        bench/cpu_step times.) With --kernel-times, each
         budget is also chosen with `--kernel-times` from the plain build's own profile
         (`EXE train --profile`, on the same data): rows "..., measured times".
       - PyTorch (`bench.py torch`, a child process per configuration, this interpreter):
