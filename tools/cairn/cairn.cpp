@@ -166,7 +166,8 @@ cl::opt<std::string> fitSize(
 cl::opt<std::string> memoryBudgetSize(
     "memory-budget",
     cl::desc("Recompute forward values in the backward, at the least extra "
-             "modelled time and never more than the step's own, so that the "
+             "modelled (or, with --kernel-times, measured) time and never more "
+             "than the step's own, so that the "
              "arena fits SIZE (e.g. 512MiB, 16GiB, 1000000); exit code 2, with "
              "the smallest arena recomputation reaches, when no choice fits"),
     cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
