@@ -64,6 +64,16 @@ private:
         .str();
   }
   llvm::raw_ostream &line() { return os.indent(indent); }
+  /// Opens `for (i ...)` over [0, n) inside Parallel.h's parallelFor, so
+  /// the loop is split across threads when it is long enough; `cost` is
+  /// the work of one element in parallelFor's units. The body goes at
+  /// indent + 4; closeParallelLoop ends it.
+  void openParallelLoop(int64_t n, int64_t cost) {
+    line() << "cairn::kernels::parallelFor(" << n << ", " << cost
+           << ", [&](int64_t begin, int64_t end) {\n";
+    line() << "  for (int64_t i = begin; i < end; ++i)";
+  }
+  void closeParallelLoop() { line() << "});\n"; }
 
   const ProgramGraph &graph;
   const KernelGraph &program;
@@ -88,8 +98,8 @@ void CpuEmitter::emit() {
        {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/Dropout.h",
         "kernels/Elementwise.h", "kernels/Gemm.h", "kernels/Loss.h",
         "kernels/Movement.h", "kernels/Normalization.h", "kernels/Optimizer.h",
-        "kernels/Pool.h", "kernels/Reduction.h", "kernels/ScalarOps.h",
-        "kernels/Softmax.h"})
+        "kernels/Parallel.h", "kernels/Pool.h", "kernels/Reduction.h",
+        "kernels/ScalarOps.h", "kernels/Softmax.h"})
     os << "#include \"runtime/" << header << "\"\n";
   os << "\n#include <algorithm>\n#include <cstdint>\n#include <cstdio>\n"
         "#include <cstring>\n#include <limits>\n\n";
@@ -153,15 +163,19 @@ void CpuEmitter::emitBinary(Operation *op, Value lhs, Value rhs, Value result,
   int64_t lhsN = getNumElements(lhs), rhsN = getNumElements(rhs);
   std::string a = ptr(lhs), b = ptr(rhs), y = ptr(result);
   if (lhsN == n && (rhsN == n || rhsN == 1)) {
-    line() << "for (int64_t i = 0; i < " << n << "; ++i)\n";
-    line() << "  " << y << "[i] = " << a << "[i] " << symbol << " " << b
+    openParallelLoop(n, 1);
+    os << "\n";
+    line() << "    " << y << "[i] = " << a << "[i] " << symbol << " " << b
            << (rhsN == n ? "[i]" : "[0]") << ";\n";
+    closeParallelLoop();
     return;
   }
   if (lhsN == 1 && rhsN == n) {
-    line() << "for (int64_t i = 0; i < " << n << "; ++i)\n";
-    line() << "  " << y << "[i] = " << a << "[0] " << symbol << " " << b
+    openParallelLoop(n, 1);
+    os << "\n";
+    line() << "    " << y << "[i] = " << a << "[0] " << symbol << " " << b
            << "[i];\n";
+    closeParallelLoop();
     return;
   }
   llvm::ArrayRef<int64_t> shape = cast<MemRefType>(result.getType()).getShape();
@@ -198,9 +212,11 @@ void CpuEmitter::emitLinear(LinearKernelOp op) {
          << outF << ");\n";
   // A folded relu (cairn-fuse-elementwise) over the product, in place.
   if (op.getRelu().value_or(false)) {
-    line() << "for (int64_t i = 0; i < " << rows * outF << "; ++i)\n";
-    line() << "  " << y << "[i] = std::max(" << y << "[i], "
+    openParallelLoop(rows * outF, 1);
+    os << "\n";
+    line() << "    " << y << "[i] = std::max(" << y << "[i], "
            << formatRealOf(op.getResult(), 0) << ");\n";
+    closeParallelLoop();
   }
 }
 
@@ -260,11 +276,18 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
   std::string zero = formatRealOf(result, 0);
   auto reg = [](int64_t r) { return "r" + std::to_string(r); };
   unsigned numInputs = op.getInputs().size();
-  line() << "for (int64_t i = 0; i < " << n << "; ++i) {\n";
-  for (auto [j, input] : llvm::enumerate(op.getInputs()))
-    line() << "  const " << type << " " << reg(j) << " = " << ptr(input)
-           << (getNumElements(input) == n ? "[i]" : "[0]") << ";\n";
   unsigned numOps = op.getOps().size();
+  // Transcendental ops cost tens of simple ones (Parallel.h's units).
+  int64_t cost = 1;
+  for (Attribute kind : op.getOps())
+    if (!llvm::is_contained({"add", "sub", "mul", "div", "relu", "relu_grad"},
+                            cast<StringAttr>(kind).getValue()))
+      cost += 16;
+  openParallelLoop(n, cost);
+  os << " {\n";
+  for (auto [j, input] : llvm::enumerate(op.getInputs()))
+    line() << "    const " << type << " " << reg(j) << " = " << ptr(input)
+           << (getNumElements(input) == n ? "[i]" : "[0]") << ";\n";
   for (unsigned j = 0; j < numOps; ++j) {
     auto [ra, rb] = op.getOpArgs(j);
     std::string a = reg(ra), b = reg(rb);
@@ -293,12 +316,13 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
             .Default("");
     if (expr.empty())
       reportMissingBody(op, ("CPU (chain op '" + kind + "')").str());
-    line() << "  const " << type << " " << reg(numInputs + j) << " = " << expr
+    line() << "    const " << type << " " << reg(numInputs + j) << " = " << expr
            << ";\n";
   }
-  line() << "  " << ptr(result) << "[i] = " << reg(numInputs + numOps - 1)
+  line() << "    " << ptr(result) << "[i] = " << reg(numInputs + numOps - 1)
          << ";\n";
-  line() << "}\n";
+  line() << "  }\n";
+  closeParallelLoop();
 }
 
 void CpuEmitter::emitKernel(Operation *op) {
@@ -357,18 +381,27 @@ void CpuEmitter::emitKernel(Operation *op) {
               })
           .Case([&](ReluKernelOp k) {
             // std::max keeps NaNs, as torch.relu.
-            line() << "for (int64_t i = 0; i < " << k.getN() << "; ++i)\n";
-            line() << "  " << ptr(k.getResult()) << "[i] = std::max("
+            openParallelLoop(k.getN(), 1);
+            os << "\n";
+            line() << "    " << ptr(k.getResult()) << "[i] = std::max("
                    << ptr(k.getInput()) << "[i], "
                    << formatRealOf(k.getResult(), 0) << ");\n";
+            closeParallelLoop();
             return true;
           })
           .Case([&](ReluGradKernelOp k) {
+            // dy is read unconditionally: a load under the select would
+            // keep the compiler from vectorising the loop.
             std::string zero = formatRealOf(k.getResult(), 0);
-            line() << "for (int64_t i = 0; i < " << k.getN() << "; ++i)\n";
-            line() << "  " << ptr(k.getResult()) << "[i] = "
-                   << ptr(k.getOutput()) << "[i] > " << zero << " ? "
-                   << ptr(k.getDy()) << "[i] : " << zero << ";\n";
+            openParallelLoop(k.getN(), 1);
+            os << " {\n";
+            line() << "    const " << getElementCType(k.getResult())
+                   << " dy = " << ptr(k.getDy()) << "[i];\n";
+            line() << "    " << ptr(k.getResult())
+                   << "[i] = " << ptr(k.getOutput()) << "[i] > " << zero
+                   << " ? dy : " << zero << ";\n";
+            line() << "  }\n";
+            closeParallelLoop();
             return true;
           })
           .Case([&](MatmulKernelOp k) {

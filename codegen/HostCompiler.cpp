@@ -197,14 +197,12 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
       options.keepTemps, [](StringRef sourcePath, StringRef executable) {
         // No contraction of a * b + c into one rounding: a fused chain
         // computes every element as the separate kernels would, bit for bit.
+        // OpenMP for runtime/kernels/Parallel.h's loops.
         SmallVector<std::string> args = {
-            "-std=c++17",
-            "-O3",
-            "-march=native",
-            "-ffp-contract=off",
-            (Twine("-I") + config::kRuntimeIncludeDir).str(),
-            sourcePath.str(),
-            "-o",
+            "-std=c++17",     "-O3",
+            "-march=native",  "-ffp-contract=off",
+            "-fopenmp",       (Twine("-I") + config::kRuntimeIncludeDir).str(),
+            sourcePath.str(), "-o",
             executable.str()};
         for (const char *arg : config::kLinkArguments)
           args.push_back(arg);

@@ -246,7 +246,8 @@ flags (FLAG VALUE or FLAG=VALUE):
   --metrics F           write the run's metrics to F as JSON
   --normalize MEAN,STD  feed (x - MEAN) / STD, x the pixel scaled to [0, 1]
                         (default: x unchanged)
-  --threads N           BLAS threads (default 0: the BLAS default)
+  --threads N           CPU threads of BLAS and the kernels (default 0: one
+                        per core)
   --log-every N         without a terminal, print progress every N steps
                         (default 100)
   --batch B             step: safetensors file with the input tensors

@@ -41,7 +41,7 @@ struct Options {
   std::string load, save, metrics, batch, out; // empty when not given
   std::string profile; // --profile F: KernelProfile.h (CPU executables)
   Normalization normalization;
-  int threads = 0; // 0: the BLAS default
+  int threads = 0; // 0: one per core (OpenMP's default)
   int64_t logEvery = 100;
   bool poison = false; // --poison: StepContext::poison
   // CUDA executables only (runMain rejects them on the CPU).

@@ -25,7 +25,7 @@ namespace cairn::runtime {
 
 /// The runtime flags an executor honours.
 struct ExecutorOptions {
-  int threads = 0;            // --threads: CPU BLAS threads (0: the library's default)
+  int threads = 0;            // --threads: CPU threads, BLAS and kernels (0: per core)
   bool deterministic = false; // --deterministic: same bits on every run (CUDA)
   bool benchmark = true;      // cuDNN algorithms chosen by timing them (CUDA)
   bool graphs = true;         // replay the step as a CUDA graph (CUDA)

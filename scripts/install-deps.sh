@@ -9,7 +9,7 @@ packages=(
   # LLVM/MLIR 22 (lit and FileCheck come with llvm-22-tools), clang for the fuzzers
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
   # libraries
-  libabsl-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libopenblas-dev
+  libabsl-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libopenblas-openmp-dev
   # reference checks and data
   python3 python3-torch dataset-fashion-mnist
   # the HTML memory report is checked in a real headless browser

@@ -19,6 +19,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace cairn::kernels {
 
@@ -32,6 +34,16 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
 template <typename T>
 void dropout(int64_t n, double p, uint64_t seed, uint64_t step,
              uint64_t stream, const T *x, T *y);
+
+/// The ways this CPU can draw Philox words ("avx512", "avx2", "scalar"),
+/// the one dropout uses first; each must give the same mask.
+std::vector<std::string> dropoutPhiloxPaths();
+
+/// dropout drawing its words the way `path` (one of dropoutPhiloxPaths())
+/// names: for tests.
+template <typename T>
+void dropoutUsing(const std::string &path, int64_t n, double p, uint64_t seed,
+                  uint64_t step, uint64_t stream, const T *x, T *y);
 
 } // namespace cairn::kernels
 

@@ -1,20 +1,22 @@
 //===- Elementwise.cpp - Activations, arithmetic, fills -------------------===//
 //
-// The per-element bodies are those of ScalarOps.h, shared with the CUDA
-// kernels: transcendental activations are evaluated in double and rounded
-// once, so float results sit within an ulp of the formulas PyTorch uses.
-// Broadcasts
-// first drop size-1 dimensions and merge neighbours that are contiguous in
-// every operand, so a bias add or a scalar operand becomes one long inner
-// loop; the inner loop is specialised for unit and zero strides.
+// The per-element bodies are those of ScalarOps.h, shared with the
+// generated fused loops and the CUDA kernels (float activations through
+// FastMath.h, double through libm). Broadcasts first drop size-1 dimensions
+// and merge neighbours that are contiguous in every operand, so a bias add
+// or a scalar operand becomes one long inner loop; the inner loop is
+// specialised for unit and zero strides. Loops split across threads by
+// element (or by broadcast row), so results do not depend on the count.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Elementwise.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/ScalarOps.h"
 #include "runtime/kernels/StridedWalk.h"
 
+#include <algorithm>
 #include <string>
 
 namespace cairn::kernels {
@@ -24,16 +26,25 @@ namespace {
 constexpr int kMaxRank = 8;
 static_assert(kMaxRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
 
+/// The cost per element parallelFor weighs: transcendental activations cost
+/// tens of simple operations.
+constexpr int64_t kCheap = 1, kTranscendental = 16;
+
 template <typename T, typename F>
-void mapUnary(int64_t n, const T *x, T *y, F f) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = f(x[i]);
+void mapUnary(int64_t n, const T *x, T *y, F f, int64_t cost = kCheap) {
+  parallelFor(n, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = f(x[i]);
+  });
 }
 
 template <typename T, typename F>
-void mapBinary(int64_t n, const T *a, const T *b, T *out, F f) {
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = f(a[i], b[i]);
+void mapBinary(int64_t n, const T *a, const T *b, T *out, F f,
+               int64_t cost = kCheap) {
+  parallelFor(n, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = f(a[i], b[i]);
+  });
 }
 
 /// The innermost dimension of a broadcast: out is contiguous; a and b have
@@ -63,7 +74,9 @@ void broadcastRow(Op f, int64_t n, const T *a, int64_t as, const T *b,
 template <typename T>
 void activationForward(Activation kind, int64_t n, const T *x, T *y) {
   ops::withActivation(kind, [&](auto act) {
-    mapUnary(n, x, y, [](T v) { return decltype(act)::forward(v); });
+    mapUnary(
+        n, x, y, [](T v) { return decltype(act)::forward(v); },
+        kind == Activation::Relu ? kCheap : kTranscendental);
   });
 }
 
@@ -71,8 +84,10 @@ template <typename T>
 void activationBackward(Activation kind, int64_t n, const T *dy,
                         const T *saved, T *dx) {
   ops::withActivation(kind, [&](auto act) {
-    mapBinary(n, dy, saved, dx,
-              [](T g, T s) { return decltype(act)::backward(g, s); });
+    mapBinary(
+        n, dy, saved, dx,
+        [](T g, T s) { return decltype(act)::backward(g, s); },
+        kind == Activation::Relu ? kCheap : kTranscendental);
   });
 }
 
@@ -119,25 +134,28 @@ void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
     for (int d = 0; d < m - 1; ++d)
       rows.add(shape[d], {as[d], bs[d]});
     int64_t outer = rows.count();
-    for (int64_t o = 0; o < outer; ++o, rows.next())
-      broadcastRow(f, inner, a + rows.offset[0], as[m - 1],
-                   b + rows.offset[1], bs[m - 1], out + o * inner);
+    parallelFor(outer, inner, [&](int64_t begin, int64_t end) {
+      StridedWalk<2> walk = rows;
+      walk.seek(begin);
+      for (int64_t o = begin; o < end; ++o, walk.next())
+        broadcastRow(f, inner, a + walk.offset[0], as[m - 1],
+                     b + walk.offset[1], bs[m - 1], out + o * inner);
+    });
   });
 }
 
 template <typename T> void scale(int64_t n, T alpha, const T *x, T *y) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = alpha * x[i];
+  mapUnary(n, x, y, [alpha](T v) { return alpha * v; });
 }
 
 template <typename T> void accumulate(int64_t n, const T *src, T *dst) {
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] += src[i];
+  mapBinary(n, dst, src, dst, [](T d, T s) { return d + s; });
 }
 
 template <typename T> void fill(int64_t n, T value, T *out) {
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = value;
+  parallelFor(n, kCheap, [&](int64_t begin, int64_t end) {
+    std::fill(out + begin, out + end, value);
+  });
 }
 
 #define CAIRN_INSTANTIATE(T)                                                   \

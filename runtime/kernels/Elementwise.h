@@ -1,6 +1,7 @@
 //===- Elementwise.h - Activations, arithmetic, fills ------------*- C++ -*-===//
 //
-// Loops a compiler vectorises. Binary ops broadcast with NumPy rules through
+// Loops a compiler vectorises, split across threads (Parallel.h). Binary ops
+// broadcast with NumPy rules through
 // per-operand strides (in elements, 0 on a broadcast dimension) over the
 // output shape. Outputs may alias an input of the same size (in place).
 //

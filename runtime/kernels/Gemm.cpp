@@ -9,6 +9,7 @@
 #include "runtime/kernels/KernelError.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <limits>
 #include <string>
@@ -77,8 +78,12 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
 const char *blasCoreName() { return openblas_get_corename(); }
 
 void setBlasThreads(int threads) {
-  if (threads > 0)
-    openblas_set_num_threads(threads);
+  if (threads <= 0)
+    return;
+  // OpenBLAS's OpenMP build sizes its share of the pool itself; the
+  // kernels' own loops (Parallel.h) take the OpenMP setting.
+  openblas_set_num_threads(threads);
+  omp_set_num_threads(threads);
 }
 
 int blasThreads() { return openblas_get_num_threads(); }

@@ -31,7 +31,8 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
 /// The BLAS core in use, e.g. "SkylakeX" (for reports and benchmarks).
 const char *blasCoreName();
 
-/// Threads the BLAS uses; 0 keeps its default.
+/// Threads the BLAS and the kernels use (Parallel.h); 0 keeps the default,
+/// one per core.
 void setBlasThreads(int threads);
 
 /// Threads the BLAS uses now (its default, or what setBlasThreads set).

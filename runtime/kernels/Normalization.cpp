@@ -4,10 +4,13 @@
 // then squared deviations), so float results stay within PyTorch's rounding.
 // BatchNorm walks channel c as n contiguous runs of `spatial` elements and
 // applies per-element maps in T with coefficients from those statistics;
-// LayerNorm works in double throughout.
+// LayerNorm works in double throughout. Channels (BatchNorm) and rows
+// (LayerNorm) are split across threads; every sum keeps its serial order.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Normalization.h"
+
+#include "runtime/kernels/Parallel.h"
 
 #include <cmath>
 #include <vector>
@@ -95,18 +98,29 @@ template <typename T> Moments rowMoments(int64_t cols, const T *row) {
   return {mean, sq / double(cols)};
 }
 
+/// Calls f(ch) for every channel, channels split across threads; `passes`
+/// is how many times f reads the channel's n * spatial elements.
+template <typename F>
+void forEachChannel(int64_t n, int64_t c, int64_t spatial, int64_t passes,
+                    F f) {
+  parallelFor(c, passes * n * spatial, [&](int64_t begin, int64_t end) {
+    for (int64_t ch = begin; ch < end; ++ch)
+      f(ch);
+  });
+}
+
 } // namespace
 
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
                               const T *gamma, const T *beta, double eps, T *y) {
-  for (int64_t ch = 0; ch < c; ++ch) {
+  forEachChannel(n, c, spatial, 4, [&](int64_t ch) {
     const Moments m = channelMoments(n, c, spatial, x, ch);
     const double scale =
         (gamma ? double(gamma[ch]) : 1.0) / std::sqrt(m.var + eps);
     normalizeChannel(n, c, spatial, x, ch, m.mean, scale,
                      beta ? double(beta[ch]) : 0.0, y);
-  }
+  });
 }
 
 template <typename T>
@@ -114,12 +128,12 @@ void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
                                const T *x, const T *gamma, const T *beta,
                                const T *runningMean, const T *runningVar,
                                double eps, T *y) {
-  for (int64_t ch = 0; ch < c; ++ch) {
+  forEachChannel(n, c, spatial, 2, [&](int64_t ch) {
     const double scale = (gamma ? double(gamma[ch]) : 1.0) /
                          std::sqrt(double(runningVar[ch]) + eps);
     normalizeChannel(n, c, spatial, x, ch, double(runningMean[ch]), scale,
                      beta ? double(beta[ch]) : 0.0, y);
-  }
+  });
 }
 
 template <typename T>
@@ -127,7 +141,7 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx, T *dgamma,
                        T *dbeta) {
   const double count = double(n * spatial);
-  for (int64_t ch = 0; ch < c; ++ch) {
+  forEachChannel(n, c, spatial, 6, [&](int64_t ch) {
     const Moments m = channelMoments(n, c, spatial, x, ch);
     const double invStd = 1.0 / std::sqrt(m.var + eps);
     // sum(dy) and sum(dy * xhat), with xhat = (x - mean) * invStd.
@@ -157,7 +171,7 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
       for (int64_t i = 0; i < spatial; ++i)
         dx[base + i] = cDy * dy[base + i] + cXc * center(x[base + i]) + c0;
     }
-  }
+  });
 }
 
 template <typename T>
@@ -165,7 +179,7 @@ void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
                                  T *runningVar, int64_t *numBatchesTracked) {
   const double count = double(n * spatial);
-  for (int64_t ch = 0; ch < c; ++ch) {
+  forEachChannel(n, c, spatial, 2, [&](int64_t ch) {
     const Moments m = channelMoments(n, c, spatial, x, ch);
     // PyTorch divides by count - 1 unguarded: one element gives NaN.
     const double unbiased = m.var * count / (count - 1);
@@ -173,7 +187,7 @@ void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
         T((1 - momentum) * double(runningMean[ch]) + momentum * m.mean);
     runningVar[ch] =
         T((1 - momentum) * double(runningVar[ch]) + momentum * unbiased);
-  }
+  });
   if (numBatchesTracked)
     *numBatchesTracked += 1;
 }
@@ -181,57 +195,73 @@ void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
 template <typename T>
 void layerNormForward(int64_t rows, int64_t cols, const T *x, const T *gamma,
                       const T *beta, double eps, T *y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *xr = x + r * cols;
-    T *yr = y + r * cols;
-    const Moments m = rowMoments(cols, xr);
-    const double invStd = 1.0 / std::sqrt(m.var + eps);
-    for (int64_t j = 0; j < cols; ++j) {
-      double v = (double(xr[j]) - m.mean) * invStd;
-      if (gamma)
-        v *= double(gamma[j]);
-      if (beta)
-        v += double(beta[j]);
-      yr[j] = T(v);
+  parallelFor(rows, 4 * cols, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T *xr = x + r * cols;
+      T *yr = y + r * cols;
+      const Moments m = rowMoments(cols, xr);
+      const double invStd = 1.0 / std::sqrt(m.var + eps);
+      for (int64_t j = 0; j < cols; ++j) {
+        double v = (double(xr[j]) - m.mean) * invStd;
+        if (gamma)
+          v *= double(gamma[j]);
+        if (beta)
+          v += double(beta[j]);
+        yr[j] = T(v);
+      }
     }
-  }
+  });
 }
 
 template <typename T>
 void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
                        const T *gamma, double eps, T *dx, T *dgamma, T *dbeta) {
-  // Parameter gradients sum over rows; accumulate them in double.
-  std::vector<double> gammaAcc(dgamma ? cols : 0, 0.0);
-  std::vector<double> betaAcc(dbeta ? cols : 0, 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *xr = x + r * cols, *gr = dy + r * cols;
-    T *dxr = dx + r * cols;
-    const Moments m = rowMoments(cols, xr);
-    const double invStd = 1.0 / std::sqrt(m.var + eps);
-    // With g = dy * gamma: dx = invStd * (g - mean(g) - xhat * mean(g * xhat)).
-    double sumG = 0, sumGXhat = 0;
-    for (int64_t j = 0; j < cols; ++j) {
-      const double xhat = (double(xr[j]) - m.mean) * invStd;
-      const double g = double(gr[j]) * (gamma ? double(gamma[j]) : 1.0);
-      sumG += g;
-      sumGXhat += g * xhat;
+  // Rows are independent for dx; each row's statistics are kept for the
+  // parameter gradients, which sum over rows in row order, one column per
+  // thread, so the sums do not depend on the number of threads.
+  std::vector<double> means(rows), invStds(rows);
+  parallelFor(rows, 8 * cols, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T *xr = x + r * cols, *gr = dy + r * cols;
+      T *dxr = dx + r * cols;
+      const Moments m = rowMoments(cols, xr);
+      const double invStd = 1.0 / std::sqrt(m.var + eps);
+      means[r] = m.mean;
+      invStds[r] = invStd;
+      // With g = dy * gamma:
+      // dx = invStd * (g - mean(g) - xhat * mean(g * xhat)).
+      double sumG = 0, sumGXhat = 0;
+      for (int64_t j = 0; j < cols; ++j) {
+        const double xhat = (double(xr[j]) - m.mean) * invStd;
+        const double g = double(gr[j]) * (gamma ? double(gamma[j]) : 1.0);
+        sumG += g;
+        sumGXhat += g * xhat;
+      }
+      const double meanG = sumG / double(cols);
+      const double meanGXhat = sumGXhat / double(cols);
+      for (int64_t j = 0; j < cols; ++j) {
+        const double xhat = (double(xr[j]) - m.mean) * invStd;
+        const double g = double(gr[j]) * (gamma ? double(gamma[j]) : 1.0);
+        dxr[j] = T(invStd * (g - meanG - xhat * meanGXhat));
+      }
+    }
+  });
+  if (!dgamma && !dbeta)
+    return;
+  parallelFor(cols, 3 * rows, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      double gammaAcc = 0, betaAcc = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const double g = double(dy[r * cols + j]);
+        gammaAcc += g * ((double(x[r * cols + j]) - means[r]) * invStds[r]);
+        betaAcc += g;
+      }
       if (dgamma)
-        gammaAcc[j] += double(gr[j]) * xhat;
+        dgamma[j] = T(gammaAcc);
       if (dbeta)
-        betaAcc[j] += double(gr[j]);
+        dbeta[j] = T(betaAcc);
     }
-    const double meanG = sumG / double(cols);
-    const double meanGXhat = sumGXhat / double(cols);
-    for (int64_t j = 0; j < cols; ++j) {
-      const double xhat = (double(xr[j]) - m.mean) * invStd;
-      const double g = double(gr[j]) * (gamma ? double(gamma[j]) : 1.0);
-      dxr[j] = T(invStd * (g - meanG - xhat * meanGXhat));
-    }
-  }
-  for (int64_t j = 0; dgamma && j < cols; ++j)
-    dgamma[j] = T(gammaAcc[j]);
-  for (int64_t j = 0; dbeta && j < cols; ++j)
-    dbeta[j] = T(betaAcc[j]);
+  });
 }
 
 #define CAIRN_INSTANTIATE_NORM(T)                                              \

@@ -1,11 +1,13 @@
 //===- Pool.cpp - 2-D pooling, forward and backward -----------------------===//
 //
-// Direct loops over each (image, channel) plane. Window bounds follow
+// Direct loops over each (image, channel) plane, planes split across threads. Window bounds follow
 // PyTorch's CPU kernels exactly, since they decide which element receives a
 // max-pool gradient and what an average divides by.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Pool.h"
+
+#include "runtime/kernels/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +19,15 @@ namespace cairn::kernels {
 namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Calls f(pl) for every (image, channel) plane, planes split across
+/// threads; a plane costs about `cost` simple operations.
+template <typename F> void forEachPlane(int64_t planes, int64_t cost, F f) {
+  parallelFor(planes, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t pl = begin; pl < end; ++pl)
+      f(pl);
+  });
+}
 
 /// The in-range taps of one max-pool window along one axis: `count` input
 /// indices starting at `first`, `dilation` apart.
@@ -75,19 +86,44 @@ bool isPlain2x2(const Pool2dShape &s) {
          2 * s.wo <= s.w;
 }
 
-/// Index (within the plane) of the first maximum of the window whose top
-/// left corner is `corner`.
+/// One output row of the plain 2x2 pool: y[j] is the first maximum of
+/// r0[2j], r0[2j+1], r1[2j], r1[2j+1] (NaN if one is NaN), windowArgMax's
+/// rule. Written as selects over a row so that the compiler vectorises it.
 template <typename T>
-int64_t argMax2x2(const T *plane, int64_t width, int64_t corner) {
-  int64_t arg = corner;
-  T best = plane[corner];
-  for (int64_t idx : {corner + 1, corner + width, corner + width + 1}) {
-    const T v = plane[idx];
-    const bool take = v > best || std::isnan(v);
-    best = take ? v : best;
-    arg = take ? idx : arg;
+void maxRow2x2(int64_t wo, const T *r0, const T *r1, T *y) {
+  for (int64_t j = 0; j < wo; ++j) {
+    T best = r0[2 * j];
+    for (T v : {r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]})
+      best = (v > best || v != v) ? v : best;
+    y[j] = best;
   }
-  return arg;
+}
+
+/// The backward of maxRow2x2: each window's gradient g[j] goes to its
+/// first maximum, and the window's three other elements get 0 (the plain
+/// windows tile the rows, so this also clears them).
+template <typename T>
+void maxRowGrad2x2(int64_t wo, const T *r0, const T *r1, const T *g, T *d0,
+                   T *d1) {
+  // Unrolled by hand, and every value loaded before the selects: an
+  // array or a load under a select keeps the loop scalar.
+  for (int64_t j = 0; j < wo; ++j) {
+    const T a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j],
+            d = r1[2 * j + 1], grad = g[j];
+    T best = a, which = T(0);
+    bool take = b > best || b != b;
+    best = take ? b : best;
+    which = take ? T(1) : which;
+    take = c > best || c != c;
+    best = take ? c : best;
+    which = take ? T(2) : which;
+    take = d > best || d != d;
+    which = take ? T(3) : which;
+    d0[2 * j] = which == T(0) ? grad : T(0);
+    d0[2 * j + 1] = which == T(1) ? grad : T(0);
+    d1[2 * j] = which == T(2) ? grad : T(0);
+    d1[2 * j + 1] = which == T(3) ? grad : T(0);
+  }
 }
 
 /// An average-pool window along one axis: input indices [begin, end), and
@@ -128,7 +164,7 @@ void averageForward(int64_t planes, int64_t h, int64_t w,
                     const std::vector<Span> &cols, bool padded, const T *x,
                     T *y) {
   const int64_t oh = rows.size(), ow = cols.size();
-  for (int64_t pl = 0; pl < planes; ++pl) {
+  forEachPlane(planes, h * w, [&](int64_t pl) {
     const T *plane = x + pl * h * w;
     T *out = y + pl * oh * ow;
     for (const Span &r : rows)
@@ -142,7 +178,7 @@ void averageForward(int64_t planes, int64_t h, int64_t w,
                      ? T(0)
                      : T(sum / double(padded ? r.padded * c.padded : area));
       }
-  }
+  });
 }
 
 /// The adjoint of averageForward; dx is overwritten.
@@ -152,10 +188,10 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
                      const std::vector<Span> &cols, bool padded, const T *dy,
                      T *dx) {
   const int64_t oh = rows.size(), ow = cols.size();
-  std::fill(dx, dx + planes * h * w, T(0));
-  for (int64_t pl = 0; pl < planes; ++pl) {
+  forEachPlane(planes, h * w, [&](int64_t pl) {
     const T *g = dy + pl * oh * ow;
     T *d = dx + pl * h * w;
+    std::fill(d, d + h * w, T(0));
     for (const Span &r : rows)
       for (const Span &c : cols) {
         const int64_t area = r.length() * c.length();
@@ -167,7 +203,7 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
           for (int64_t iw = c.begin; iw < c.end; ++iw)
             d[ih * w + iw] += share;
       }
-  }
+  });
 }
 
 } // namespace
@@ -175,18 +211,18 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
 template <typename T>
 void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
   if (isPlain2x2(s)) {
-    for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+    forEachPlane(s.n * s.c, s.h * s.w, [&](int64_t pl) {
       const T *plane = x + pl * s.h * s.w;
       T *out = y + pl * s.ho * s.wo;
       for (int64_t i = 0; i < s.ho; ++i)
-        for (int64_t j = 0; j < s.wo; ++j)
-          *out++ = plane[argMax2x2(plane, s.w, 2 * i * s.w + 2 * j)];
-    }
+        maxRow2x2(s.wo, plane + 2 * i * s.w, plane + (2 * i + 1) * s.w,
+                  out + i * s.wo);
+    });
     return;
   }
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
-  for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+  forEachPlane(s.n * s.c, s.ho * s.wo * s.kh * s.kw, [&](int64_t pl) {
     const T *plane = x + pl * s.h * s.w;
     T *out = y + pl * s.ho * s.wo;
     for (const Taps &r : rows)
@@ -194,30 +230,35 @@ void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
         const int64_t arg = windowArgMax(plane, s.w, r, c, s.dh, s.dw);
         *out++ = arg < 0 ? -std::numeric_limits<T>::infinity() : plane[arg];
       }
-  }
+  });
 }
 
 template <typename T>
 void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
-  std::fill(dx, dx + s.n * s.c * s.h * s.w, T(0));
   if (isPlain2x2(s)) {
     // Windows do not overlap: each gradient lands on one element.
-    for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+    // A row or column past the last window (odd sizes) gets no gradient.
+    const bool tiled = 2 * s.ho == s.h && 2 * s.wo == s.w;
+    forEachPlane(s.n * s.c, 2 * s.h * s.w, [&](int64_t pl) {
       const T *plane = x + pl * s.h * s.w;
       const T *g = dy + pl * s.ho * s.wo;
       T *d = dx + pl * s.h * s.w;
+      if (!tiled)
+        std::fill(d, d + s.h * s.w, T(0));
       for (int64_t i = 0; i < s.ho; ++i)
-        for (int64_t j = 0; j < s.wo; ++j)
-          d[argMax2x2(plane, s.w, 2 * i * s.w + 2 * j)] = *g++;
-    }
+        maxRowGrad2x2(s.wo, plane + 2 * i * s.w, plane + (2 * i + 1) * s.w,
+                      g + i * s.wo, d + 2 * i * s.w, d + (2 * i + 1) * s.w);
+    });
     return;
   }
-  for (int64_t pl = 0; pl < s.n * s.c; ++pl) {
+  forEachPlane(s.n * s.c, s.h * s.w + s.ho * s.wo * s.kh * s.kw,
+               [&](int64_t pl) {
     const T *plane = x + pl * s.h * s.w;
     const T *g = dy + pl * s.ho * s.wo;
     T *d = dx + pl * s.h * s.w;
+    std::fill(d, d + s.h * s.w, T(0));
     for (const Taps &r : rows)
       for (const Taps &c : cols) {
         const int64_t arg = windowArgMax(plane, s.w, r, c, s.dh, s.dw);
@@ -225,7 +266,7 @@ void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
         if (arg >= 0)
           d[arg] += grad;
       }
-  }
+  });
 }
 
 template <typename T>

@@ -1,18 +1,25 @@
 //===- ScalarOps.h - Per-element math of the CPU and GPU --------*- C++ -*-===//
 //
 // The body of every element-wise kernel, written once: the CPU kernels of
-// runtime/kernels loop over these and the CUDA kernels of runtime/cuda run
-// them per thread, so both compute the same formula in the same types and
-// the same order. Activations are evaluated in double and rounded once to
-// T; the optimizers update each element in double and round once per stored
-// tensor (see Optimizer.h); dropout draws its mask from Philox.h.
+// runtime/kernels loop over these, generated fused loops call them, and the
+// CUDA kernels of runtime/cuda run them per thread. The optimizers update
+// each element in double and round once per stored tensor (see
+// Optimizer.h); dropout draws its mask from Philox.h.
 //
-// The two sides agree to rounding rather than bit for bit: the device's
-// exp/tanh/erf/pow may differ from glibc's in the last bit of a double, and
-// nvcc contracts a * b + c into a fused multiply-add on the device (its
+// Transcendental activations of float on the CPU use FastMath.h's float
+// exp, tanh and normal CDF (errors measured in FastMathTest), which the
+// compiler vectorises: libm in double, one call per element, took a fifth
+// of the transformer's step. Every other case (double, and the GPU) is
+// evaluated in double with libm and rounded once to T.
+//
+// The CPU and the GPU agree to rounding rather than bit for bit: the GPU
+// takes the double path, its exp/tanh/erf may differ from glibc's in the
+// last bit, and nvcc contracts a * b + c into a fused multiply-add (its
 // default, which Cairn keeps) while the host code is compiled without FMA.
-// Rounding the double result to float hides almost all of it; the GPU tests
-// compare with a relative tolerance.
+// The GPU tests compare with a relative tolerance. On the CPU, a kernel of
+// runtime/kernels and a generated fused loop give the same bits: both are
+// compiled for the machine without contraction, and FastMath.h's results do
+// not depend on vectorisation.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_SCALAROPS_H
@@ -27,10 +34,12 @@
 #endif
 
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/FastMath.h"
 #include "runtime/kernels/Philox.h"
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace cairn::kernels::ops {
 
@@ -38,6 +47,16 @@ constexpr double kSqrtHalf = 0.70710678118654752440;    // 1 / sqrt(2)
 constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 constexpr double kGeluKappa = 0.044715;
+
+/// True where T's activations take FastMath.h's float path: float, on the
+/// host (in CUDA device code __CUDA_ARCH__ is defined).
+template <typename T>
+constexpr bool kFastFloat =
+#ifdef __CUDA_ARCH__
+    false;
+#else
+    std::is_same_v<T, float>;
+#endif
 
 //===----------------------------------------------------------------------===//
 // Activations: forward(x) and backward(dy, saved), where `saved` is what
@@ -58,7 +77,10 @@ struct Relu {
 
 struct Sigmoid {
   template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
-    return T(1 / (1 + std::exp(-double(v))));
+    if constexpr (kFastFloat<T>)
+      return 1.0f / (1.0f + fastmath::exp(-v));
+    else
+      return T(1 / (1 + std::exp(-double(v))));
   }
   /// `saved` is the forward output y.
   template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T y) {
@@ -69,7 +91,10 @@ struct Sigmoid {
 
 struct Tanh {
   template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
-    return T(std::tanh(double(v)));
+    if constexpr (kFastFloat<T>)
+      return fastmath::tanh(v);
+    else
+      return T(std::tanh(double(v)));
   }
   /// `saved` is the forward output y.
   template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T y) {
@@ -80,26 +105,59 @@ struct Tanh {
 
 struct GeluExact {
   template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
-    double d = v;
-    return T(0.5 * d * (1 + std::erf(d * kSqrtHalf)));
+    if constexpr (kFastFloat<T>) {
+      return v * fastmath::normalCdf(v);
+    } else {
+      double d = v;
+      return T(0.5 * d * (1 + std::erf(d * kSqrtHalf)));
+    }
   }
   /// `saved` is the forward input x.
   template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
-    double d = x;
-    double cdf = 0.5 * (1 + std::erf(d * kSqrtHalf));
-    double pdf = kInvSqrt2Pi * std::exp(-0.5 * d * d);
-    return T(double(dy) * (cdf + d * pdf));
+    if constexpr (kFastFloat<T>) {
+      // pdf = exp(-x^2 / 2) / sqrt(2 pi), with x^2 split exactly.
+      float pdf = fastmath::detail::gaussTimes(fastmath::detail::absOf(x),
+                                               0.5f, float(kInvSqrt2Pi));
+      return dy * (fastmath::normalCdf(x) + x * pdf);
+    } else {
+      double d = x;
+      double cdf = 0.5 * (1 + std::erf(d * kSqrtHalf));
+      double pdf = kInvSqrt2Pi * std::exp(-0.5 * d * d);
+      return T(double(dy) * (cdf + d * pdf));
+    }
   }
 };
 
 struct GeluTanh {
+  /// e^{-2u} for GELU's u = sqrt(2/pi) (x + 0.044715 x^3), the exponent
+  /// capped at 88 so that 1 + e stays finite.
+  CAIRN_HOST_DEVICE static float gaussTanhExp(float x) {
+    float u = float(kSqrt2OverPi) * (x + float(kGeluKappa) * x * x * x);
+    float m = -2.0f * u;
+    return fastmath::exp(fastmath::detail::select(m > 88.0f, 88.0f, m));
+  }
+
   template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
-    double d = v;
-    double inner = kSqrt2OverPi * (d + kGeluKappa * d * d * d);
-    return T(0.5 * d * (1 + std::tanh(inner)));
+    if constexpr (kFastFloat<T>) {
+      // (1 + tanh(u)) / 2 = 1 / (1 + e^{-2u}): no cancellation for x < 0.
+      return v / (1.0f + gaussTanhExp(v));
+    } else {
+      double d = v;
+      double inner = kSqrt2OverPi * (d + kGeluKappa * d * d * d);
+      return T(0.5 * d * (1 + std::tanh(inner)));
+    }
   }
   /// `saved` is the forward input x.
   template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
+    if constexpr (kFastFloat<T>) {
+      // With e = e^{-2u} and s = 1 / (1 + e): (1 + t) / 2 = s and
+      // (1 - t^2) / 2 = 2 s (1 - s) = 2 s e / (1 + e).
+      float e = gaussTanhExp(x);
+      float s = 1.0f / (1.0f + e);
+      float dInner =
+          float(kSqrt2OverPi) * (1.0f + 3.0f * float(kGeluKappa) * x * x);
+      return dy * (s + 2.0f * x * (s * (e * s)) * dInner);
+    }
     double d = x;
     double t = std::tanh(kSqrt2OverPi * (d + kGeluKappa * d * d * d));
     double dInner = kSqrt2OverPi * (1 + 3 * kGeluKappa * d * d);

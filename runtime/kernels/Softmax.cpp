@@ -3,16 +3,22 @@
 // A block of up to kBlock neighbouring columns (consecutive inner positions)
 // is processed together, so every pass reads contiguous runs and keeps its
 // per-column max and sums in stack arrays; with inner == 1 a block is one
-// contiguous row. Exponentials and sums are taken in double.
+// contiguous row. Sums are taken in double; exponentials too, but for a
+// float row (inner == 1, the common last-dimension softmax), whose
+// exponentials are FastMath.h's float exp of x - max, vectorised.
 // Every pass reads x (or y) at an element before writing that element, so y
 // may alias x and dx may alias dy.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Softmax.h"
 
+#include "runtime/kernels/FastMath.h"
+#include "runtime/kernels/Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace cairn::kernels {
 
@@ -20,11 +26,44 @@ namespace {
 
 constexpr int64_t kBlock = 64;
 
+/// One contiguous float row: the exponentials vectorise; their sum, the
+/// normaliser and the log stay in double.
+void forwardFloatRow(bool log, int64_t dim, const float *x, float *y) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < dim; ++r)
+    mx = std::max(mx, x[r]);
+  // y holds the exponentials until the sum is known (it may alias x, but
+  // a log-softmax needs x after the sum: it keeps them in e).
+  float e[kBlock];
+  double sum = 0;
+  for (int64_t r0 = 0; r0 < dim; r0 += kBlock) {
+    const int64_t len = std::min(kBlock, dim - r0);
+    for (int64_t r = 0; r < len; ++r)
+      e[r] = fastmath::exp(x[r0 + r] - mx);
+    for (int64_t r = 0; r < len; ++r)
+      sum += double(e[r]);
+    if (!log)
+      std::copy(e, e + len, y + r0);
+  }
+  if (log) {
+    const double shift = double(mx) + std::log(sum);
+    for (int64_t r = 0; r < dim; ++r)
+      y[r] = float(double(x[r]) - shift);
+    return;
+  }
+  const double inv = 1 / sum;
+  for (int64_t r = 0; r < dim; ++r)
+    y[r] = float(double(y[r]) * inv);
+}
+
 /// One block: `cols` columns of `dim` rows each, row r starting at
 /// x + r * stride. Works for the contiguous case with cols = 1.
 template <typename T>
 void forwardBlock(bool log, int64_t dim, int64_t stride, int64_t cols,
                   const T *x, T *y) {
+  if constexpr (std::is_same_v<T, float>)
+    if (cols == 1)
+      return forwardFloatRow(log, dim, x, y);
   double mx[kBlock], sum[kBlock];
   std::fill(mx, mx + cols, -std::numeric_limits<double>::infinity());
   std::fill(sum, sum + cols, 0.0);
@@ -82,6 +121,20 @@ void backwardBlock(bool log, int64_t dim, int64_t stride, int64_t cols,
     }
 }
 
+/// Calls f(base, cols) for every block of columns: outer rows times
+/// ceil(inner / kBlock) blocks, split across threads.
+template <typename F>
+void forEachBlock(int64_t outer, int64_t dim, int64_t inner, F f) {
+  const int64_t perRow = (inner + kBlock - 1) / kBlock;
+  parallelFor(outer * perRow, 8 * dim * std::min(kBlock, inner),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t b = begin; b < end; ++b) {
+                  const int64_t o = b / perRow, c0 = (b % perRow) * kBlock;
+                  f(o * dim * inner + c0, std::min(kBlock, inner - c0));
+                }
+              });
+}
+
 } // namespace
 
 template <typename T>
@@ -89,12 +142,9 @@ void softmaxForward(bool log, int64_t outer, int64_t dim, int64_t inner,
                     const T *x, T *y) {
   if (dim == 0)
     return;
-  for (int64_t o = 0; o < outer; ++o) {
-    int64_t base = o * dim * inner;
-    for (int64_t c0 = 0; c0 < inner; c0 += kBlock)
-      forwardBlock(log, dim, inner, std::min(kBlock, inner - c0),
-                   x + base + c0, y + base + c0);
-  }
+  forEachBlock(outer, dim, inner, [&](int64_t base, int64_t cols) {
+    forwardBlock(log, dim, inner, cols, x + base, y + base);
+  });
 }
 
 template <typename T>
@@ -102,12 +152,9 @@ void softmaxBackward(bool log, int64_t outer, int64_t dim, int64_t inner,
                      const T *dy, const T *y, T *dx) {
   if (dim == 0)
     return;
-  for (int64_t o = 0; o < outer; ++o) {
-    int64_t base = o * dim * inner;
-    for (int64_t c0 = 0; c0 < inner; c0 += kBlock)
-      backwardBlock(log, dim, inner, std::min(kBlock, inner - c0),
-                    dy + base + c0, y + base + c0, dx + base + c0);
-  }
+  forEachBlock(outer, dim, inner, [&](int64_t base, int64_t cols) {
+    backwardBlock(log, dim, inner, cols, dy + base, y + base, dx + base);
+  });
 }
 
 #define CAIRN_INSTANTIATE(T)                                                   \

@@ -38,6 +38,18 @@ template <int Operands> struct StridedWalk {
       c *= size[d];
     return c;
   }
+  /// Jumps from the start to step `linear` (row-major), as `linear` calls
+  /// of next() would: where a thread's chunk of the walk begins.
+  void seek(int64_t linear) {
+    for (int k = 0; k < Operands; ++k)
+      offset[k] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      idx[d] = linear % size[d];
+      linear /= size[d];
+      for (int k = 0; k < Operands; ++k)
+        offset[k] += idx[d] * stride[k][d];
+    }
+  }
   /// One step; after count() steps the walk is back at its start.
   void next() {
     for (int d = rank - 1; d >= 0; --d) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Dropout.h"
+#include "runtime/kernels/KernelError.h"
 
 #include "GradCheck.h"
 
@@ -75,6 +76,33 @@ TEST(Dropout, IntegerThresholdDecidesAsTheDocumentedCompare) {
       ASSERT_EQ(y[i] != 0, referenceKeep(i, p, seed, step, stream))
           << "p " << p << " element " << i;
   }
+}
+
+// Every way this CPU draws Philox words (AVX-512, AVX2, scalar) gives the
+// documented mask, over whole 64-element blocks and a tail, and with a step
+// past 2^32 (the counter's high step word).
+TEST(Dropout, EveryPhiloxPathFollowsTheScheme) {
+  const int64_t n = 4096 + 7;
+  std::vector<float> x = ones(n);
+  for (const std::string &path : dropoutPhiloxPaths()) {
+    std::vector<float> y(n);
+    dropoutUsing(path, n, 0.3, 7, 9, 2, x.data(), y.data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i] != 0, referenceKeep(i, 0.3, 7, 9, 2))
+          << path << " element " << i;
+  }
+  // Step 2^32 + 5 exercises the counter's high step word.
+  std::vector<float> y(n);
+  for (const std::string &path : dropoutPhiloxPaths()) {
+    dropoutUsing(path, n, 0.5, 1, (uint64_t(1) << 32) + 5, 0, x.data(),
+                 y.data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i] != 0, referenceKeep(i, 0.5, 1, (uint64_t(1) << 32) + 5, 0))
+          << path << " element " << i;
+  }
+  EXPECT_EQ(dropoutPhiloxPaths().back(), "scalar");
+  EXPECT_THROW(dropoutUsing<float>("sse9", n, 0.5, 1, 1, 0, x.data(), y.data()),
+               KernelError);
 }
 
 TEST(Dropout, KeptFractionIsOneMinusP) {
