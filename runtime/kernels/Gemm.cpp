@@ -7,12 +7,14 @@
 #include "runtime/kernels/Gemm.h"
 
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/Parallel.h"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace cairn::kernels {
 
@@ -70,9 +72,20 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
                  int64_t ldc, int64_t strideC) {
   if (strideC == 0 && batch > 1)
     throw KernelError("batchedGemm: strideC is 0, outputs would alias");
-  for (int64_t i = 0; i < batch; ++i)
-    gemm(transA, transB, m, n, k, alpha, a + i * strideA, lda, b + i * strideB,
-         ldb, beta, c + i * strideC, ldc);
+  // Every matrix has the same sizes: checked here, so that no gemm below
+  // throws inside the parallel region.
+  for (auto [value, name] : {std::pair{m, "m"}, {n, "n"}, {k, "k"},
+                             {lda, "lda"}, {ldb, "ldb"}, {ldc, "ldc"}})
+    toBlasInt(value, name);
+  // Matrices split across threads, each product on one thread (OpenBLAS's
+  // OpenMP build does not thread inside a parallel region): many small
+  // products, as attention's, gain more this way than from threading each.
+  parallelFor(batch, std::max<int64_t>(m * n * k / 16, 1),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                  gemm(transA, transB, m, n, k, alpha, a + i * strideA, lda,
+                       b + i * strideB, ldb, beta, c + i * strideC, ldc);
+              });
 }
 
 const char *blasCoreName() { return openblas_get_corename(); }

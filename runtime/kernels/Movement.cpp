@@ -8,12 +8,14 @@
 // (so neither side is read with a cache-line stride per element), and a
 // strided loop otherwise. Elements of 1, 2, 4 and 8 bytes move as integers
 // of that width; other sizes move as bytes with one more innermost dimension.
+// Rows (or tiles' rows) split across threads.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Movement.h"
 
 #include "runtime/kernels/CopyPlan.h"
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/StridedWalk.h"
 
 #include <algorithm>
@@ -67,32 +69,40 @@ void copyTyped(const CopyPlan &p, const E *in, E *out) {
         unitDim = d;
   if (unitDim >= 0) {
     int64_t m = p.shape[unitDim], ds2 = p.dst[unitDim];
-    StridedWalk<2> w = walkExcept(p, unitDim, last);
-    for (int64_t k = w.count(); k > 0; --k, w.next()) {
-      const E *s = in + w.offset[0];
-      E *o = out + w.offset[1];
-      for (int64_t i0 = 0; i0 < m; i0 += kTileUnit)
-        for (int64_t j0 = 0; j0 < n; j0 += kTileInner) {
-          int64_t i1 = std::min(m, i0 + kTileUnit);
-          int64_t j1 = std::min(n, j0 + kTileInner);
-          for (int64_t i = i0; i < i1; ++i)
-            for (int64_t j = j0; j < j1; ++j)
-              copyOne(o + i * ds2 + j, s + i + j * ss);
-        }
-    }
+    const StridedWalk<2> walk = walkExcept(p, unitDim, last);
+    parallelFor(walk.count(), 2 * m * n, [&](int64_t begin, int64_t end) {
+      StridedWalk<2> w = walk;
+      w.seek(begin);
+      for (int64_t k = begin; k < end; ++k, w.next()) {
+        const E *s = in + w.offset[0];
+        E *o = out + w.offset[1];
+        for (int64_t i0 = 0; i0 < m; i0 += kTileUnit)
+          for (int64_t j0 = 0; j0 < n; j0 += kTileInner) {
+            int64_t i1 = std::min(m, i0 + kTileUnit);
+            int64_t j1 = std::min(n, j0 + kTileInner);
+            for (int64_t i = i0; i < i1; ++i)
+              for (int64_t j = j0; j < j1; ++j)
+                copyOne(o + i * ds2 + j, s + i + j * ss);
+          }
+      }
+    });
     return;
   }
 
-  StridedWalk<2> w = walkExcept(p, last, last);
-  for (int64_t k = w.count(); k > 0; --k, w.next()) {
-    const E *s = in + w.offset[0];
-    E *o = out + w.offset[1];
-    if (ss == 1 && ds == 1)
-      std::memcpy(o, s, size_t(n) * sizeof(E));
-    else
-      for (int64_t j = 0; j < n; ++j)
-        copyOne(o + j * ds, s + j * ss);
-  }
+  const StridedWalk<2> walk = walkExcept(p, last, last);
+  parallelFor(walk.count(), n, [&](int64_t begin, int64_t end) {
+    StridedWalk<2> w = walk;
+    w.seek(begin);
+    for (int64_t k = begin; k < end; ++k, w.next()) {
+      const E *s = in + w.offset[0];
+      E *o = out + w.offset[1];
+      if (ss == 1 && ds == 1)
+        std::memcpy(o, s, size_t(n) * sizeof(E));
+      else
+        for (int64_t j = 0; j < n; ++j)
+          copyOne(o + j * ds, s + j * ss);
+    }
+  });
 }
 
 template <typename I>

@@ -5,7 +5,8 @@
 // per-column max and sums in stack arrays; with inner == 1 a block is one
 // contiguous row. Sums are taken in double; exponentials too, but for a
 // float row (inner == 1, the common last-dimension softmax), whose
-// exponentials are FastMath.h's float exp of x - max, vectorised.
+// exponentials are FastMath.h's float exp, and whose backward sums run in
+// independent double lanes, so both vectorise.
 // Every pass reads x (or y) at an element before writing that element, so y
 // may alias x and dx may alias dy.
 //
@@ -95,9 +96,45 @@ void forwardBlock(bool log, int64_t dim, int64_t stride, int64_t cols,
       y[r * stride + c] = T(double(y[r * stride + c]) * sum[c]);
 }
 
+/// The sum over one contiguous row of term(r), in double, in kLanes
+/// independent lanes added up in a fixed order, so the adds vectorise.
+template <typename F> double laneSum(int64_t dim, F term) {
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t r = 0;
+  for (; r + kLanes <= dim; r += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += term(r + l);
+  for (; r < dim; ++r)
+    lanes[r % kLanes] += term(r);
+  double sum = 0;
+  for (double lane : lanes)
+    sum += lane;
+  return sum;
+}
+
+/// The backward of one contiguous float row: sums in double lanes, the
+/// log-softmax's exponentials by FastMath.h, vectorised.
+void backwardFloatRow(bool log, int64_t dim, const float *dy, const float *y,
+                      float *dx) {
+  if (log) {
+    const double sum = laneSum(dim, [&](int64_t r) { return double(dy[r]); });
+    for (int64_t r = 0; r < dim; ++r)
+      dx[r] = float(double(dy[r]) - double(fastmath::exp(y[r])) * sum);
+    return;
+  }
+  const double sum =
+      laneSum(dim, [&](int64_t r) { return double(dy[r]) * double(y[r]); });
+  for (int64_t r = 0; r < dim; ++r)
+    dx[r] = float(double(y[r]) * (double(dy[r]) - sum));
+}
+
 template <typename T>
 void backwardBlock(bool log, int64_t dim, int64_t stride, int64_t cols,
                    const T *dy, const T *y, T *dx) {
+  if constexpr (std::is_same_v<T, float>)
+    if (cols == 1)
+      return backwardFloatRow(log, dim, dy, y, dx);
   double sum[kBlock];
   std::fill(sum, sum + cols, 0.0);
   if (log) {
