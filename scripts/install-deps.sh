@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++-12 git
   # LLVM/MLIR 22 (lit and FileCheck come with llvm-22-tools), clang for the fuzzers
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
+  # OpenMP for clang-22 (the fuzzer build configures the runtime, whose kernels use OpenMP)
+  libomp-22-dev
   # libraries
   libabsl-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libopenblas-openmp-dev
   # reference checks and data
