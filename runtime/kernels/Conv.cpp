@@ -38,15 +38,6 @@ struct ConvDims {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Calls f(c) for every channel, channels split across threads; a channel
-/// costs about `cost` simple operations.
-template <typename F> void forEachChannel(int64_t channels, int64_t cost, F f) {
-  parallelFor(channels, cost, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c)
-      f(c);
-  });
-}
-
 /// Outputs [lo, hi) of `outSize` whose input index o * stride + offset falls
 /// inside [0, inSize).
 void validRange(int64_t offset, int64_t stride, int64_t inSize, int64_t outSize,
@@ -62,7 +53,7 @@ void validRange(int64_t offset, int64_t stride, int64_t inSize, int64_t outSize,
 template <typename T>
 void im2col(const Conv2dShape &s, const T *x, int64_t channels, T *col) {
   const int64_t p = s.ho * s.wo;
-  forEachChannel(channels, s.kh * s.kw * p, [&](int64_t c) {
+  parallelForEach(channels, s.kh * s.kw * p, [&](int64_t c) {
     const T *xc = x + c * s.h * s.w;
     for (int64_t i = 0; i < s.kh; ++i) {
       const int64_t hOff = i * s.dh - s.ph;
@@ -100,7 +91,7 @@ template <typename T>
 void col2im(const Conv2dShape &s, const T *col, int64_t channels, T *x) {
   const int64_t p = s.ho * s.wo;
   // Channel c writes only its own input plane.
-  forEachChannel(channels, s.kh * s.kw * p, [&](int64_t c) {
+  parallelForEach(channels, s.kh * s.kw * p, [&](int64_t c) {
     T *xc = x + c * s.h * s.w;
     for (int64_t i = 0; i < s.kh; ++i) {
       const int64_t hOff = i * s.dh - s.ph;
@@ -234,7 +225,7 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
   }
   if (!dbias)
     return;
-  forEachChannel(s.o, s.n * d.p, [&](int64_t o) {
+  parallelForEach(s.o, s.n * d.p, [&](int64_t o) {
     // Summed in double (n * ho * wo terms drift in float), in independent
     // lanes so the adds vectorize instead of forming one long chain.
     constexpr int64_t kLanes = 8;

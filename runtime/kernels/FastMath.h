@@ -32,13 +32,7 @@
 #ifndef CAIRN_RUNTIME_KERNELS_FASTMATH_H
 #define CAIRN_RUNTIME_KERNELS_FASTMATH_H
 
-#ifndef CAIRN_HOST_DEVICE
-#ifdef __CUDACC__
-#define CAIRN_HOST_DEVICE __host__ __device__
-#else
-#define CAIRN_HOST_DEVICE
-#endif
-#endif
+#include "runtime/kernels/HostDevice.h"
 
 #include <cstdint>
 #include <cstring>

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Normalization.h"
 
+#include "runtime/kernels/LaneSum.h"
 #include "runtime/kernels/Parallel.h"
 
 #include <cmath>
@@ -23,23 +24,6 @@ struct Moments {
   double mean;
   double var; // biased
 };
-
-/// The sum of f(i) over [0, n) in double, kept in independent lanes so the
-/// adds vectorize instead of forming one long dependency chain.
-template <typename F> double laneSum(int64_t n, F f) {
-  constexpr int64_t kLanes = 8;
-  double lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l)
-      lanes[l] += f(i + l);
-  double sum = 0;
-  for (; i < n; ++i)
-    sum += f(i);
-  for (double lane : lanes)
-    sum += lane;
-  return sum;
-}
 
 /// Mean and biased variance of channel ch of x viewed as [n, c, spatial].
 template <typename T>
@@ -98,23 +82,12 @@ template <typename T> Moments rowMoments(int64_t cols, const T *row) {
   return {mean, sq / double(cols)};
 }
 
-/// Calls f(ch) for every channel, channels split across threads; `passes`
-/// is how many times f reads the channel's n * spatial elements.
-template <typename F>
-void forEachChannel(int64_t n, int64_t c, int64_t spatial, int64_t passes,
-                    F f) {
-  parallelFor(c, passes * n * spatial, [&](int64_t begin, int64_t end) {
-    for (int64_t ch = begin; ch < end; ++ch)
-      f(ch);
-  });
-}
-
 } // namespace
 
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
                               const T *gamma, const T *beta, double eps, T *y) {
-  forEachChannel(n, c, spatial, 4, [&](int64_t ch) {
+  parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
     const Moments m = channelMoments(n, c, spatial, x, ch);
     const double scale =
         (gamma ? double(gamma[ch]) : 1.0) / std::sqrt(m.var + eps);
@@ -128,7 +101,7 @@ void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
                                const T *x, const T *gamma, const T *beta,
                                const T *runningMean, const T *runningVar,
                                double eps, T *y) {
-  forEachChannel(n, c, spatial, 2, [&](int64_t ch) {
+  parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
     const double scale = (gamma ? double(gamma[ch]) : 1.0) /
                          std::sqrt(double(runningVar[ch]) + eps);
     normalizeChannel(n, c, spatial, x, ch, double(runningMean[ch]), scale,
@@ -141,7 +114,7 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx, T *dgamma,
                        T *dbeta) {
   const double count = double(n * spatial);
-  forEachChannel(n, c, spatial, 6, [&](int64_t ch) {
+  parallelForEach(c, 6 * n * spatial, [&](int64_t ch) {
     const Moments m = channelMoments(n, c, spatial, x, ch);
     const double invStd = 1.0 / std::sqrt(m.var + eps);
     // sum(dy) and sum(dy * xhat), with xhat = (x - mean) * invStd.
@@ -179,7 +152,7 @@ void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
                                  T *runningVar, int64_t *numBatchesTracked) {
   const double count = double(n * spatial);
-  forEachChannel(n, c, spatial, 2, [&](int64_t ch) {
+  parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
     const Moments m = channelMoments(n, c, spatial, x, ch);
     // PyTorch divides by count - 1 unguarded: one element gives NaN.
     const double unbiased = m.var * count / (count - 1);

@@ -50,6 +50,16 @@ void parallelFor(int64_t n, int64_t costPerItem, F &&f, int64_t align = 1) {
   }
 }
 
+/// Calls f(i) for every i in [0, n), in chunks across threads as
+/// parallelFor; one item costs about `costPerItem`.
+template <typename F>
+void parallelForEach(int64_t n, int64_t costPerItem, F &&f) {
+  parallelFor(n, costPerItem, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      f(i);
+  });
+}
+
 } // namespace cairn::kernels
 
 #endif // CAIRN_RUNTIME_KERNELS_PARALLEL_H

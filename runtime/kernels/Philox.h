@@ -12,13 +12,7 @@
 #include <cstdint>
 
 // As in ScalarOps.h, which includes this header.
-#ifndef CAIRN_HOST_DEVICE
-#ifdef __CUDACC__
-#define CAIRN_HOST_DEVICE __host__ __device__
-#else
-#define CAIRN_HOST_DEVICE
-#endif
-#endif
+#include "runtime/kernels/HostDevice.h"
 
 namespace cairn::kernels {
 

@@ -20,14 +20,6 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Calls f(pl) for every (image, channel) plane, planes split across
-/// threads; a plane costs about `cost` simple operations.
-template <typename F> void forEachPlane(int64_t planes, int64_t cost, F f) {
-  parallelFor(planes, cost, [&](int64_t begin, int64_t end) {
-    for (int64_t pl = begin; pl < end; ++pl)
-      f(pl);
-  });
-}
 
 /// The in-range taps of one max-pool window along one axis: `count` input
 /// indices starting at `first`, `dilation` apart.
@@ -164,7 +156,7 @@ void averageForward(int64_t planes, int64_t h, int64_t w,
                     const std::vector<Span> &cols, bool padded, const T *x,
                     T *y) {
   const int64_t oh = rows.size(), ow = cols.size();
-  forEachPlane(planes, h * w, [&](int64_t pl) {
+  parallelForEach(planes, h * w, [&](int64_t pl) {
     const T *plane = x + pl * h * w;
     T *out = y + pl * oh * ow;
     for (const Span &r : rows)
@@ -188,7 +180,7 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
                      const std::vector<Span> &cols, bool padded, const T *dy,
                      T *dx) {
   const int64_t oh = rows.size(), ow = cols.size();
-  forEachPlane(planes, h * w, [&](int64_t pl) {
+  parallelForEach(planes, h * w, [&](int64_t pl) {
     const T *g = dy + pl * oh * ow;
     T *d = dx + pl * h * w;
     std::fill(d, d + h * w, T(0));
@@ -211,7 +203,7 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
 template <typename T>
 void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
   if (isPlain2x2(s)) {
-    forEachPlane(s.n * s.c, s.h * s.w, [&](int64_t pl) {
+    parallelForEach(s.n * s.c, s.h * s.w, [&](int64_t pl) {
       const T *plane = x + pl * s.h * s.w;
       T *out = y + pl * s.ho * s.wo;
       for (int64_t i = 0; i < s.ho; ++i)
@@ -222,7 +214,7 @@ void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
   }
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
-  forEachPlane(s.n * s.c, s.ho * s.wo * s.kh * s.kw, [&](int64_t pl) {
+  parallelForEach(s.n * s.c, s.ho * s.wo * s.kh * s.kw, [&](int64_t pl) {
     const T *plane = x + pl * s.h * s.w;
     T *out = y + pl * s.ho * s.wo;
     for (const Taps &r : rows)
@@ -241,7 +233,7 @@ void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
     // Windows do not overlap: each gradient lands on one element.
     // A row or column past the last window (odd sizes) gets no gradient.
     const bool tiled = 2 * s.ho == s.h && 2 * s.wo == s.w;
-    forEachPlane(s.n * s.c, 2 * s.h * s.w, [&](int64_t pl) {
+    parallelForEach(s.n * s.c, 2 * s.h * s.w, [&](int64_t pl) {
       const T *plane = x + pl * s.h * s.w;
       const T *g = dy + pl * s.ho * s.wo;
       T *d = dx + pl * s.h * s.w;
@@ -253,7 +245,7 @@ void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
     });
     return;
   }
-  forEachPlane(s.n * s.c, s.h * s.w + s.ho * s.wo * s.kh * s.kw,
+  parallelForEach(s.n * s.c, s.h * s.w + s.ho * s.wo * s.kh * s.kw,
                [&](int64_t pl) {
     const T *plane = x + pl * s.h * s.w;
     const T *g = dy + pl * s.ho * s.wo;

@@ -25,13 +25,7 @@
 #ifndef CAIRN_RUNTIME_KERNELS_SCALAROPS_H
 #define CAIRN_RUNTIME_KERNELS_SCALAROPS_H
 
-#ifndef CAIRN_HOST_DEVICE
-#ifdef __CUDACC__
-#define CAIRN_HOST_DEVICE __host__ __device__
-#else
-#define CAIRN_HOST_DEVICE
-#endif
-#endif
+#include "runtime/kernels/HostDevice.h"
 
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/FastMath.h"

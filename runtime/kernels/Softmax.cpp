@@ -14,6 +14,7 @@
 #include "runtime/kernels/Softmax.h"
 
 #include "runtime/kernels/FastMath.h"
+#include "runtime/kernels/LaneSum.h"
 #include "runtime/kernels/Parallel.h"
 
 #include <algorithm>
@@ -94,23 +95,6 @@ void forwardBlock(bool log, int64_t dim, int64_t stride, int64_t cols,
   for (int64_t r = 0; r < dim; ++r)
     for (int64_t c = 0; c < cols; ++c)
       y[r * stride + c] = T(double(y[r * stride + c]) * sum[c]);
-}
-
-/// The sum over one contiguous row of term(r), in double, in kLanes
-/// independent lanes added up in a fixed order, so the adds vectorise.
-template <typename F> double laneSum(int64_t dim, F term) {
-  constexpr int64_t kLanes = 8;
-  double lanes[kLanes] = {};
-  int64_t r = 0;
-  for (; r + kLanes <= dim; r += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l)
-      lanes[l] += term(r + l);
-  for (; r < dim; ++r)
-    lanes[r % kLanes] += term(r);
-  double sum = 0;
-  for (double lane : lanes)
-    sum += lane;
-  return sum;
 }
 
 /// The backward of one contiguous float row: sums in double lanes, the
