@@ -123,18 +123,18 @@ struct GeluExact {
 };
 
 struct GeluTanh {
-  /// e^{-2u} for GELU's u = sqrt(2/pi) (x + 0.044715 x^3), the exponent
-  /// capped at 88 so that 1 + e stays finite.
-  CAIRN_HOST_DEVICE static float gaussTanhExp(float x) {
-    float u = float(kSqrt2OverPi) * (x + float(kGeluKappa) * x * x * x);
-    float m = -2.0f * u;
-    return fastmath::exp(fastmath::detail::select(m > 88.0f, 88.0f, m));
+  /// -2u for GELU's u = sqrt(2/pi) (x + 0.044715 x^3).
+  CAIRN_HOST_DEVICE static float minusTwoU(float x) {
+    return -2.0f * (float(kSqrt2OverPi) * (x + float(kGeluKappa) * x * x * x));
   }
 
   template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
     if constexpr (kFastFloat<T>) {
       // (1 + tanh(u)) / 2 = 1 / (1 + e^{-2u}): no cancellation for x < 0.
-      return v / (1.0f + gaussTanhExp(v));
+      // e^{-2u} overflows to +inf below x of about -10, where the result is
+      // -0 as in PyTorch, and x = -inf gives -inf / inf = NaN as PyTorch's
+      // 0.5 x (1 + tanh(u)) does.
+      return v / (1.0f + fastmath::exp(minusTwoU(v)));
     } else {
       double d = v;
       double inner = kSqrt2OverPi * (d + kGeluKappa * d * d * d);
@@ -145,12 +145,15 @@ struct GeluTanh {
   template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
     if constexpr (kFastFloat<T>) {
       // With e = e^{-2u} and s = 1 / (1 + e): (1 + t) / 2 = s and
-      // (1 - t^2) / 2 = 2 s (1 - s) = 2 s e / (1 + e).
-      float e = gaussTanhExp(x);
+      // (1 - t^2) / 2 = 2 s (1 - s) = 2 s e / (1 + e). The exponent is
+      // capped at 88 so that e * s stays finite. x - x is 0 for a finite x
+      // and NaN for x = +-inf, where PyTorch's gradient is NaN (inf * 0).
+      float m = minusTwoU(x);
+      float e = fastmath::exp(fastmath::detail::select(m > 88.0f, 88.0f, m));
       float s = 1.0f / (1.0f + e);
       float dInner =
           float(kSqrt2OverPi) * (1.0f + 3.0f * float(kGeluKappa) * x * x);
-      return dy * (s + 2.0f * x * (s * (e * s)) * dInner);
+      return dy * ((s + (x - x)) + 2.0f * x * (s * (e * s)) * dInner);
     }
     double d = x;
     double t = std::tanh(kSqrt2OverPi * (d + kGeluKappa * d * d * d));

@@ -143,7 +143,13 @@ TYPED_TEST(ElementwiseKernels, ActivationBackward) {
       kernels::activationBackward(kind, n, dy.data(), cpuSaved.data(), expected.data());
       DeviceBuffer<T> ddy(dy), dsaved(gpuSaved), ddx(n);
       cuda::activationBackward(tc.cx, kind, n, ddy.get(), dsaved.get(), ddx.get());
-      EXPECT_TRUE(allClose(ddx.download(), expected, tol.rtol, tol.atol))
+      // The CPU's float GELU gradients (FastMath.h) round each term of
+      // f'(x) = cdf + x pdf to a few ulps; where the terms cancel (the slope
+      // crosses 0 near x = -0.75) that is a few ulps of dy, not of dx.
+      std::vector<double> allowance(n);
+      for (size_t i = 0; i < n; ++i)
+        allowance[i] = (sizeof(T) == 4 ? 1e-6 : 0.0) * std::fabs(double(dy[i]));
+      EXPECT_TRUE(allCloseWithin(ddx.download(), expected, tol.rtol, tol.atol, allowance))
           << "activation " << int(kind) << ", n = " << n;
     }
 }

@@ -188,6 +188,39 @@ template <typename T>
          << bad << " of " << gpu.size() << " elements differ bitwise:" << os.str();
 }
 
+/// allClose with an absolute allowance per element on top: where a result
+/// is a difference of larger terms, each side's rounding is a few ulps of
+/// those terms, not of the result; `allowance[i]` is that error.
+template <typename T>
+::testing::AssertionResult allCloseWithin(const std::vector<T> &gpu, const std::vector<T> &cpu,
+                                          double rtol, double atol,
+                                          const std::vector<double> &allowance) {
+  if (gpu.size() != cpu.size() || allowance.size() != cpu.size())
+    return ::testing::AssertionFailure() << "sizes differ: " << gpu.size() << " on the GPU, "
+                                         << cpu.size() << " on the CPU, " << allowance.size()
+                                         << " allowances";
+  std::ostringstream os;
+  os.precision(17);
+  size_t bad = 0;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const double g = gpu[i], c = cpu[i];
+    bool ok;
+    if (std::isnan(c) || std::isnan(g))
+      ok = std::isnan(c) && std::isnan(g);
+    else if (std::isinf(c) || std::isinf(g))
+      ok = g == c;
+    else
+      ok = std::fabs(g - c) <= rtol * std::fabs(c) + atol + allowance[i];
+    if (!ok && bad++ < 5)
+      os << "\n  [" << i << "] GPU " << g << ", CPU " << c << ", allowed " << allowance[i];
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << gpu.size() << " elements differ (rtol "
+                                       << rtol << ", atol " << atol << ", plus the allowance):"
+                                       << os.str();
+}
+
 /// Tolerances of a comparison with the CPU for element type T.
 struct Tolerance {
   double rtol, atol;

@@ -186,6 +186,33 @@ TEST(Activation, ReluPropagatesNaNAndSigmoidSaturates) {
   EXPECT_EQ(y[3], 0.0f);
 }
 
+// PyTorch's gelu(-inf) is NaN (0.5 x (1 + tanh(u)) = -inf * 0), and so are
+// both gradients at +-inf; the float path (FastMath.h) and double agree, so a
+// GPU step (double math) and a CPU step see the same NaN.
+template <typename T> void checkGeluAtInfinity() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const T x[] = {-inf, inf, T(-30), T(-11)}, dy[] = {1, 1, 1, 1};
+  for (Activation a : {Activation::GeluExact, Activation::GeluTanh}) {
+    T y[4], dx[4];
+    activationForward(a, 4, x, y);
+    activationBackward(a, 4, dy, x, dx);
+    EXPECT_TRUE(std::isnan(y[0])) << name(a) << " " << y[0];
+    EXPECT_EQ(y[1], inf) << name(a);
+    EXPECT_EQ(y[2], T(0)) << name(a);
+    EXPECT_TRUE(std::signbit(y[2])) << name(a);
+    EXPECT_LE(std::fabs(y[3]), T(1e-25)) << name(a);
+    EXPECT_TRUE(std::isnan(dx[0])) << name(a) << " " << dx[0];
+    EXPECT_TRUE(std::isnan(dx[1])) << name(a) << " " << dx[1];
+    EXPECT_LE(std::fabs(dx[2]), T(1e-30)) << name(a);
+    EXPECT_LE(std::fabs(dx[3]), T(1e-20)) << name(a);
+  }
+}
+
+TEST(Activation, GeluAtInfinityIsNaNAsInPyTorch) {
+  checkGeluAtInfinity<float>();
+  checkGeluAtInfinity<double>();
+}
+
 TEST(Activation, BackwardMatchesFiniteDifferences) {
   const int64_t n = 64;
   std::vector<double> x = activationInputs(n, 2);
