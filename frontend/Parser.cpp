@@ -43,6 +43,50 @@ std::string lineColOf(Loc loc) {
   return std::to_string(loc.line) + ":" + std::to_string(loc.col);
 }
 
+/// True if `a` is `b` with two neighbouring letters swapped.
+bool isOneSwapApart(llvm::StringRef a, llvm::StringRef b) {
+  if (a.size() != b.size())
+    return false;
+  size_t i = 0;
+  while (i < a.size() && a[i] == b[i])
+    ++i;
+  return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+         a.drop_front(i + 2) == b.drop_front(i + 2);
+}
+
+/// The keyword among `keywords` that `word` is most likely a misspelling of:
+/// at most two edits away (a swap of neighbouring letters counts one), one
+/// for a keyword of three letters or fewer; the first of equals; or empty.
+llvm::StringRef closestKeyword(llvm::StringRef word,
+                               llvm::ArrayRef<llvm::StringRef> keywords) {
+  llvm::StringRef best;
+  unsigned bestDistance = 3;
+  for (llvm::StringRef keyword : keywords) {
+    unsigned limit = keyword.size() <= 3 ? 1 : 2;
+    unsigned d = isOneSwapApart(word, keyword)
+                     ? 1
+                     : word.edit_distance(keyword, true, limit + 1);
+    if (d > 0 && d <= limit && d < bestDistance) {
+      bestDistance = d;
+      best = keyword;
+    }
+  }
+  return best;
+}
+
+/// The keywords that can begin a statement in `scope`'s body.
+llvm::SmallVector<llvm::StringRef> statementKeywords(const Scope &scope) {
+  llvm::SmallVector<llvm::StringRef> keywords = {"if", "for"};
+  if (scope.body == BodyKind::Function) {
+    keywords.append({"return", "checkpoint", "on", "precision"});
+  } else if (!scope.nested) {
+    keywords.push_back("forward");
+    if (scope.body == BodyKind::Model)
+      keywords.append({"batch", "input", "optimizer", "loss"});
+  }
+  return keywords;
+}
+
 class Parser {
 public:
   Parser(llvm::StringRef source, DiagnosticReporter &diag)
@@ -122,7 +166,8 @@ private:
   StmtPtr parseCheckpoint();
   StmtPtr parseOnDevice();
   StmtPtr parsePrecision();
-  StmtPtr parseAssignOrExpr();
+  StmtPtr parseAssignOrExpr(Scope scope);
+  bool reportMisspelledKeyword(const Scope &scope, const Expr &expr);
 
   // Expressions.
   ExprPtr parseExpr();
@@ -217,7 +262,15 @@ std::unique_ptr<ModelFile> Parser::parseFile() {
       if (ok)
         continue;
     } else {
-      errorExpected("'module' or 'model'");
+      llvm::StringRef keyword;
+      if (tok.is(TokenKind::Identifier))
+        keyword = closestKeyword(tok.text, {"model", "module"});
+      if (keyword.empty())
+        errorExpected("'module' or 'model'");
+      else
+        error(tok.loc, "expected 'module' or 'model' but found " +
+                           tok.describe() + "; did you mean '" + keyword +
+                           "'?");
     }
     skipToStatementEnd();
     // A stray `}` ends a statement skip but closes nothing here.
@@ -402,7 +455,7 @@ StmtPtr Parser::parseStatement(Scope scope) {
     error(tok.loc, "'else' must follow the '}' of an 'if' on the same line");
     return nullptr;
   default:
-    return parseAssignOrExpr();
+    return parseAssignOrExpr(scope);
   }
 }
 
@@ -660,13 +713,16 @@ StmtPtr Parser::parsePrecision() {
 /// assign ::= IDENT [ '[' expr ']' ] '=' expr
 /// stmt   ::= expr
 /// Parsed as an expression first; a following `=` makes it an assignment.
-StmtPtr Parser::parseAssignOrExpr() {
+StmtPtr Parser::parseAssignOrExpr(Scope scope) {
   Loc loc = tok.loc;
   ExprPtr expr = parseExpr();
   if (!expr)
     return nullptr;
-  if (!tok.is(TokenKind::Assign))
+  if (!tok.is(TokenKind::Assign)) {
+    if (reportMisspelledKeyword(scope, *expr))
+      return nullptr;
     return std::make_unique<ExprStmt>(loc, std::move(expr));
+  }
 
   std::string target;
   ExprPtr index;
@@ -687,6 +743,34 @@ StmtPtr Parser::parseAssignOrExpr() {
     return nullptr;
   return std::make_unique<AssignStmt>(loc, target, std::move(index),
                                       std::move(value));
+}
+
+/// A statement that begins with a misspelled keyword parses as a name (or a
+/// call, for `foward(x) {`) followed by what the keyword takes; the parse
+/// would then fail at that next word, past the typo. Where the statement
+/// does not end there and its first word is close to a keyword allowed
+/// here, this reports the typo at the word itself and returns true.
+bool Parser::reportMisspelledKeyword(const Scope &scope, const Expr &expr) {
+  if (tok.is(TokenKind::Newline) || tok.is(TokenKind::Semicolon) ||
+      tok.is(TokenKind::RBrace) || tok.is(TokenKind::EndOfFile))
+    return false;
+  const Expr *word = &expr;
+  if (auto *call = llvm::dyn_cast<CallExpr>(word)) {
+    // `foward(x) {`: a function header.
+    if (!tok.is(TokenKind::LBrace))
+      return false;
+    word = call->callee.get();
+  }
+  auto *name = llvm::dyn_cast<NameExpr>(word);
+  if (!name)
+    return false;
+  llvm::StringRef keyword =
+      closestKeyword(name->name, statementKeywords(scope));
+  if (keyword.empty())
+    return false;
+  error(name->getLoc(), "unknown statement '" + name->name +
+                            "'; did you mean '" + keyword + "'?");
+  return true;
 }
 
 //===----------------------------------------------------------------------===//

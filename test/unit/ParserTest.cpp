@@ -520,6 +520,36 @@ TEST(ParserTest, PlacementErrors) {
                    "'else' must follow the '}' of an 'if' on the same line");
 }
 
+// A misspelled keyword is named at the word itself, with the keyword it is
+// closest to among those allowed there; other stray words keep the generic
+// error at the word that ends the statement too early.
+TEST(ParserTest, MisspelledKeywordsAreNamedWhereTheyAre) {
+  expectFirstError(inModel("optimzer SGD(lr=0.1)"), 2, 1,
+                   "unknown statement 'optimzer'; did you mean 'optimizer'?");
+  expectFirstError(inModel("foward(x) {\nreturn x\n}"), 2, 1,
+                   "unknown statement 'foward'; did you mean 'forward'?");
+  expectFirstError(inModel("bacth B = 3"), 2, 1,
+                   "unknown statement 'bacth'; did you mean 'batch'?");
+  expectFirstError(inModel("inptu x: f32[3]"), 2, 1,
+                   "unknown statement 'inptu'; did you mean 'input'?");
+  expectFirstError(inForward("retrun fc(x)"), 3, 1,
+                   "unknown statement 'retrun'; did you mean 'return'?");
+  expectFirstError(inForward("chekpoint {\ny = x\n}"), 3, 1,
+                   "unknown statement 'chekpoint'; did you mean 'checkpoint'?");
+  expectFirstError("modle M {\n}\n", 1, 1,
+                   "expected 'module' or 'model' but found 'modle'; did you "
+                   "mean 'model'?");
+  // Only keywords allowed where the word stands: 'retrun' in a model body
+  // is not 'return', which a model body does not take.
+  expectFirstError(inModel("retrun x"), 2, 8,
+                   "expected newline or ';' after statement but found 'x'");
+  // Too far from any keyword, or a call not followed by a body.
+  expectFirstError(inForward("frobnicate x"), 3, 12,
+                   "expected newline or ';' after statement but found 'x'");
+  expectFirstError(inForward("foward(x) y"), 3, 11,
+                   "expected newline or ';' after statement but found 'y'");
+}
+
 TEST(ParserTest, StatementErrors) {
   expectFirstError(inModel("x = 1 2"), 2, 7,
                    "expected newline or ';' after statement but found '2'");
