@@ -277,13 +277,7 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
   auto reg = [](int64_t r) { return "r" + std::to_string(r); };
   unsigned numInputs = op.getInputs().size();
   unsigned numOps = op.getOps().size();
-  // Transcendental ops cost tens of simple ones (Parallel.h's units).
-  int64_t cost = 1;
-  for (Attribute kind : op.getOps())
-    if (!llvm::is_contained({"add", "sub", "mul", "div", "relu", "relu_grad"},
-                            cast<StringAttr>(kind).getValue()))
-      cost += 16;
-  openParallelLoop(n, cost);
+  openParallelLoop(n, getChainWorkPerElement(op.getOps()));
   os << " {\n";
   for (auto [j, input] : llvm::enumerate(op.getInputs()))
     line() << "    const " << type << " " << reg(j) << " = " << ptr(input)

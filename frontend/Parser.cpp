@@ -124,8 +124,9 @@ private:
   }
   void error(Loc loc, const llvm::Twine &message) { lexer.error(loc, message); }
   /// Reports "expected <what> but found <current token>".
-  void errorExpected(const llvm::Twine &what) {
-    error(tok.loc, "expected " + what + " but found " + tok.describe());
+  /// "expected <what> but found <token><hint>".
+  void errorExpected(const llvm::Twine &what, const llvm::Twine &hint = "") {
+    error(tok.loc, "expected " + what + " but found " + tok.describe() + hint);
   }
   /// Reports a missing `)` or `]` for the bracket opened at `open`.
   void errorUnclosed(TokenKind open, Loc openLoc) {
@@ -146,6 +147,7 @@ private:
   bool enterLevel();
 
   // Recovery.
+  bool atStatementEnd() const;
   bool expectStatementEnd();
   void skipToStatementEnd();
 
@@ -215,9 +217,15 @@ bool Parser::enterLevel() {
 
 /// A statement ends at a newline or `;`, or before the `}` that closes its
 /// block, or at the end of the file.
+bool Parser::atStatementEnd() const {
+  return tok.is(TokenKind::Newline) || tok.is(TokenKind::Semicolon) ||
+         tok.is(TokenKind::RBrace) || tok.is(TokenKind::EndOfFile);
+}
+
+/// Consumes the end of a statement (a newline or `;`), or reports it missing.
 bool Parser::expectStatementEnd() {
   if (consumeIf(TokenKind::Newline) || consumeIf(TokenKind::Semicolon) ||
-      tok.is(TokenKind::RBrace) || tok.is(TokenKind::EndOfFile))
+      atStatementEnd())
     return true;
   errorExpected("newline or ';' after statement");
   return false;
@@ -265,12 +273,10 @@ std::unique_ptr<ModelFile> Parser::parseFile() {
       llvm::StringRef keyword;
       if (tok.is(TokenKind::Identifier))
         keyword = closestKeyword(tok.text, {"model", "module"});
-      if (keyword.empty())
-        errorExpected("'module' or 'model'");
-      else
-        error(tok.loc, "expected 'module' or 'model' but found " +
-                           tok.describe() + "; did you mean '" + keyword +
-                           "'?");
+      std::string hint;
+      if (!keyword.empty())
+        hint = ("; did you mean '" + keyword + "'?").str();
+      errorExpected("'module' or 'model'", hint);
     }
     skipToStatementEnd();
     // A stray `}` ends a statement skip but closes nothing here.
@@ -751,8 +757,7 @@ StmtPtr Parser::parseAssignOrExpr(Scope scope) {
 /// does not end there and its first word is close to a keyword allowed
 /// here, this reports the typo at the word itself and returns true.
 bool Parser::reportMisspelledKeyword(const Scope &scope, const Expr &expr) {
-  if (tok.is(TokenKind::Newline) || tok.is(TokenKind::Semicolon) ||
-      tok.is(TokenKind::RBrace) || tok.is(TokenKind::EndOfFile))
+  if (atStatementEnd())
     return false;
   const Expr *word = &expr;
   if (auto *call = llvm::dyn_cast<CallExpr>(word)) {

@@ -305,6 +305,15 @@ std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
       .Default(std::nullopt);
 }
 
+int64_t cairn::getChainWorkPerElement(ArrayAttr ops) {
+  int64_t work = 1;
+  for (Attribute kind : ops)
+    if (!llvm::is_contained({"add", "sub", "mul", "div", "relu", "relu_grad"},
+                            cast<StringAttr>(kind).getValue()))
+      work += 16;
+  return work;
+}
+
 bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
   if (!isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(a) ||
       a->getName() != b->getName() ||

@@ -58,6 +58,11 @@ std::optional<KernelSignature> getKernelSignature(llvm::StringRef opName);
 /// "relu": 1), or nullopt for an unknown one.
 std::optional<unsigned> getChainOpArity(llvm::StringRef kind);
 
+/// The work of one element of an elementwise_chain with these ops, in the
+/// units of runtime/kernels/Parallel.h's parallelFor (a load, an add and a
+/// store are 1): 1, plus 16 for each op that takes exp, tanh or erf.
+int64_t getChainWorkPerElement(mlir::ArrayAttr ops);
+
 /// Whether `op` may write its output over a dying input of the same size.
 inline bool isElementwiseKernel(mlir::Operation *op) {
   return op->hasTrait<OpTrait::ElementwiseKernel>();

@@ -133,11 +133,13 @@ template <typename I> std::vector<I> randomInts(size_t n, int64_t lo, int64_t hi
   return v;
 }
 
-/// |gpu - cpu| <= rtol * |cpu| + atol everywhere, a NaN matching a NaN and
-/// an infinity the same infinity. Names the first few elements that differ.
-template <typename T>
-::testing::AssertionResult allClose(const std::vector<T> &gpu, const std::vector<T> &cpu,
-                                    double rtol, double atol = 0) {
+/// |gpu - cpu| <= rtol * |cpu| + atol + allowance(i) everywhere, a NaN
+/// matching a NaN and an infinity the same infinity. Names the first few
+/// elements that differ.
+template <typename T, typename Allowance>
+::testing::AssertionResult allCloseBy(const std::vector<T> &gpu, const std::vector<T> &cpu,
+                                      double rtol, double atol, Allowance allowance,
+                                      const char *what) {
   if (gpu.size() != cpu.size())
     return ::testing::AssertionFailure()
            << "sizes differ: " << gpu.size() << " on the GPU, " << cpu.size() << " on the CPU";
@@ -145,21 +147,30 @@ template <typename T>
   os.precision(17);
   size_t bad = 0;
   for (size_t i = 0; i < gpu.size(); ++i) {
-    const double g = gpu[i], c = cpu[i];
+    const double g = gpu[i], c = cpu[i], allowed = allowance(i);
     bool ok;
     if (std::isnan(c) || std::isnan(g))
       ok = std::isnan(c) && std::isnan(g);
     else if (std::isinf(c) || std::isinf(g))
       ok = g == c;
     else
-      ok = std::fabs(g - c) <= rtol * std::fabs(c) + atol;
-    if (!ok && bad++ < 5)
+      ok = std::fabs(g - c) <= rtol * std::fabs(c) + atol + allowed;
+    if (!ok && bad++ < 5) {
       os << "\n  [" << i << "] GPU " << g << ", CPU " << c;
+      if (allowed != 0)
+        os << ", allowed " << allowed;
+    }
   }
   if (bad == 0)
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << bad << " of " << gpu.size() << " elements differ (rtol "
-                                       << rtol << ", atol " << atol << "):" << os.str();
+                                       << rtol << ", atol " << atol << what << "):" << os.str();
+}
+
+template <typename T>
+::testing::AssertionResult allClose(const std::vector<T> &gpu, const std::vector<T> &cpu,
+                                    double rtol, double atol = 0) {
+  return allCloseBy(gpu, cpu, rtol, atol, [](size_t) { return 0.0; }, "");
 }
 
 /// The same bits everywhere (so -0 differs from +0), except that any NaN
@@ -195,30 +206,11 @@ template <typename T>
 ::testing::AssertionResult allCloseWithin(const std::vector<T> &gpu, const std::vector<T> &cpu,
                                           double rtol, double atol,
                                           const std::vector<double> &allowance) {
-  if (gpu.size() != cpu.size() || allowance.size() != cpu.size())
-    return ::testing::AssertionFailure() << "sizes differ: " << gpu.size() << " on the GPU, "
-                                         << cpu.size() << " on the CPU, " << allowance.size()
-                                         << " allowances";
-  std::ostringstream os;
-  os.precision(17);
-  size_t bad = 0;
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    const double g = gpu[i], c = cpu[i];
-    bool ok;
-    if (std::isnan(c) || std::isnan(g))
-      ok = std::isnan(c) && std::isnan(g);
-    else if (std::isinf(c) || std::isinf(g))
-      ok = g == c;
-    else
-      ok = std::fabs(g - c) <= rtol * std::fabs(c) + atol + allowance[i];
-    if (!ok && bad++ < 5)
-      os << "\n  [" << i << "] GPU " << g << ", CPU " << c << ", allowed " << allowance[i];
-  }
-  if (bad == 0)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << gpu.size() << " elements differ (rtol "
-                                       << rtol << ", atol " << atol << ", plus the allowance):"
-                                       << os.str();
+  if (allowance.size() != cpu.size())
+    return ::testing::AssertionFailure() << allowance.size() << " allowances for "
+                                         << cpu.size() << " elements";
+  return allCloseBy(
+      gpu, cpu, rtol, atol, [&](size_t i) { return allowance[i]; }, ", plus the allowance");
 }
 
 /// Tolerances of a comparison with the CPU for element type T.
