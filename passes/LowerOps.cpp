@@ -652,7 +652,12 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
 LogicalResult OpLowering::lowerConv(llvm::StringRef kind, Operation *op,
                                     ValueRange inputs,
                                     std::vector<int64_t> shape) {
-  int64_t elements = l.getTarget().convWorkspaceElements(shape);
+  kernels::ConvPass pass = kind == Conv2dKernelOp::getOperationName()
+                               ? kernels::ConvPass::Forward
+                           : kind == Conv2dGradInputKernelOp::getOperationName()
+                               ? kernels::ConvPass::BackwardInput
+                               : kernels::ConvPass::BackwardWeight;
+  int64_t elements = l.getTarget().convWorkspaceElements(shape, pass);
   Kernel &k = add(kind, op, inputs);
   k.workspace =
       l.createWorkspace(op, *getDType(op->getResult(0).getType()), elements);

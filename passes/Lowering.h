@@ -10,6 +10,7 @@
 #define CAIRN_PASSES_LOWERING_H
 
 #include "passes/KernelGraph.h"
+#include "runtime/kernels/Conv.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -28,10 +29,11 @@ struct LoweringTarget {
   /// writing `outputBytes` gets (0: none; a multiple of the arena's 256).
   int64_t (*gemmWorkspaceBytes)(int64_t m, int64_t n, int64_t k,
                                 int64_t outputBytes) = nullptr;
-  /// Elements (of the convolution's type) of scratch a Conv2d kernel and its
-  /// gradients get, given Conv2dKernelOp's `shape`: n, c, h, w, o, kh, kw,
-  /// sh, sw, ph, pw, dh, dw, groups, ho, wo.
-  int64_t (*convWorkspaceElements)(llvm::ArrayRef<int64_t> shape) = nullptr;
+  /// Elements (of the convolution's type) of scratch a Conv2d kernel or one
+  /// of its gradients (`pass`) gets, given Conv2dKernelOp's `shape`: n, c, h,
+  /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo.
+  int64_t (*convWorkspaceElements)(llvm::ArrayRef<int64_t> shape,
+                                   kernels::ConvPass pass) = nullptr;
 };
 
 /// The most bytes of cuBLASLt workspace one GEMM gets in a CUDA plan.

@@ -15,12 +15,14 @@ using namespace cairn;
 
 namespace {
 
-/// im2col + GEMM: one image's column matrix for one group, (c / groups)
-/// kh kw rows by ho wo columns.
-int64_t getIm2colElements(llvm::ArrayRef<int64_t> s) {
-  int64_t c = s[1], kh = s[5], kw = s[6], groups = s[13], ho = s[14],
-          wo = s[15];
-  return (c / groups) * kh * kw * ho * wo;
+/// im2col + GEMM: the CPU kernels' own rule (runtime/kernels/Conv.h), the
+/// column matrix of one group of conv2dImagesPerGemm images and, for more
+/// than one, their outputs side by side.
+int64_t getIm2colElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass) {
+  kernels::Conv2dShape shape{s[0],  s[1],  s[2],  s[3], s[4],  s[5],
+                             s[6],  s[7],  s[8],  s[9], s[10], s[11],
+                             s[12], s[13], s[14], s[15]};
+  return kernels::conv2dWorkspaceElements(shape, pass);
 }
 
 /// cuBLASLt's split-K keeps partial sums of the output (m x n in the compute

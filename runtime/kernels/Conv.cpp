@@ -1,8 +1,10 @@
 //===- Conv.cpp - 2-D convolution, forward and backward -------------------===//
 //
-// im2col + GEMM, one image and one group at a time, so the workspace holds a
-// single column matrix [C/groups * kh * kw, ho * wo]. A 1x1, stride-1,
-// unpadded convolution already has its input in column layout and skips the
+// im2col + GEMM, one group at a time, and one image at a time where the
+// output plane is large; small planes put conv2dImagesPerGemm images into
+// one product (Conv.h), whose column matrix [C/groups * kh * kw, images * ho
+// * wo] the workspace holds. A 1x1, stride-1, unpadded convolution taken one
+// image at a time already has its input in column layout and skips the
 // copy. Threads split im2col and col2im by channel and each GEMM by rows or
 // columns of its product, one single-threaded BLAS call per thread: the BLAS's own
 // threading of these small products (one per image) was slower on two
@@ -49,9 +51,11 @@ void validRange(int64_t offset, int64_t stride, int64_t inSize, int64_t outSize,
 }
 
 /// col[(c*kh + i)*kw + j, oh*wo + ow] = x[c, oh*sh - ph + i*dh,
-/// ow*sw - pw + j*dw], zero outside the input. x is one group of one image.
+/// ow*sw - pw + j*dw], zero outside the input; col's rows are `ld` apart.
+/// x is one group of one image.
 template <typename T>
-void im2col(const Conv2dShape &s, const T *x, int64_t channels, T *col) {
+void im2col(const Conv2dShape &s, const T *x, int64_t channels, T *col,
+            int64_t ld) {
   const int64_t p = s.ho * s.wo;
   parallelForEach(channels, s.kh * s.kw * p, [&](int64_t c) {
     const T *xc = x + c * s.h * s.w;
@@ -63,7 +67,7 @@ void im2col(const Conv2dShape &s, const T *x, int64_t channels, T *col) {
         const int64_t wOff = j * s.dw - s.pw;
         int64_t owLo, owHi;
         validRange(wOff, s.sw, s.w, s.wo, owLo, owHi);
-        T *row = col + ((c * s.kh + i) * s.kw + j) * p;
+        T *row = col + ((c * s.kh + i) * s.kw + j) * ld;
         std::fill(row, row + ohLo * s.wo, T(0));
         for (int64_t oh = ohLo; oh < ohHi; ++oh) {
           T *out = row + oh * s.wo;
@@ -88,7 +92,8 @@ void im2col(const Conv2dShape &s, const T *x, int64_t channels, T *col) {
 
 /// The adjoint of im2col: x[c, ih, iw] += every column entry taken from it.
 template <typename T>
-void col2im(const Conv2dShape &s, const T *col, int64_t channels, T *x) {
+void col2im(const Conv2dShape &s, const T *col, int64_t channels, T *x,
+            int64_t ld) {
   const int64_t p = s.ho * s.wo;
   // Channel c writes only its own input plane.
   parallelForEach(channels, s.kh * s.kw * p, [&](int64_t c) {
@@ -101,7 +106,7 @@ void col2im(const Conv2dShape &s, const T *col, int64_t channels, T *x) {
         const int64_t wOff = j * s.dw - s.pw;
         int64_t owLo, owHi;
         validRange(wOff, s.sw, s.w, s.wo, owLo, owHi);
-        const T *row = col + ((c * s.kh + i) * s.kw + j) * p;
+        const T *row = col + ((c * s.kh + i) * s.kw + j) * ld;
         for (int64_t oh = ohLo; oh < ohHi; ++oh) {
           const T *in = row + oh * s.wo;
           T *out = xc + (oh * s.sh + hOff) * s.w;
@@ -156,71 +161,125 @@ void splitGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
       /*align=*/16);
 }
 
+/// matrix[c, i p + q] = nchw[i, c, q] for the `images` images from nchw (`c`
+/// counting `channels` planes of p elements, `stride` planes from one image
+/// to the next): the planes of one group of channels side by side.
+template <typename T>
+void gatherPlanes(const T *nchw, int64_t stride, int64_t images,
+                  int64_t channels, int64_t p, T *matrix) {
+  parallelForEach(channels, images * p, [&](int64_t c) {
+    for (int64_t i = 0; i < images; ++i)
+      std::copy_n(nchw + (i * stride + c) * p, p, matrix + (c * images + i) * p);
+  });
+}
+
+/// The inverse of gatherPlanes: nchw[i, c, q] = matrix[c, i p + q].
+template <typename T>
+void scatterPlanes(const T *matrix, int64_t stride, int64_t images,
+                   int64_t channels, int64_t p, T *nchw) {
+  parallelForEach(channels, images * p, [&](int64_t c) {
+    for (int64_t i = 0; i < images; ++i)
+      std::copy_n(matrix + (c * images + i) * p, p, nchw + (i * stride + c) * p);
+  });
+}
+
 } // namespace
+
+// Images go through the GEMMs `images` at a time: their column matrices side
+// by side ([k, images * p], image i in columns [i p, (i + 1) p)), and, above
+// one image, the group's outputs (or output gradients) side by side after
+// them in the workspace ([og, images * p]), copied from or to NCHW. Every
+// entry of a product is the same dot product whatever the number of images
+// beside it, and the bias seeds the output as when it is written in place.
 
 template <typename T>
 void conv2dForward(const Conv2dShape &s, const T *x, const T *w, const T *bias,
-                   T *y, T *workspace) {
+                   T *y, T *workspace, int64_t images) {
   const ConvDims d(s);
-  for (int64_t b = 0; b < s.n; ++b) {
+  images = std::max<int64_t>(images, 1);
+  for (int64_t b0 = 0; b0 < s.n; b0 += images) {
+    const int64_t nb = std::min(images, s.n - b0), cols = nb * d.p;
     for (int64_t g = 0; g < s.groups; ++g) {
-      const T *xg = x + (b * s.c + g * d.cg) * d.hw;
-      T *yg = y + (b * s.o + g * d.og) * d.p;
-      // Seeding y with the bias and accumulating (beta = 1) saves the BLAS
-      // its separate pass that zeroes C for beta = 0.
+      const T *xg = x + (b0 * s.c + g * d.cg) * d.hw;
+      T *yg = y + (b0 * s.o + g * d.og) * d.p;
+      // One image writes its output in place; several write theirs side by
+      // side after the column matrix, then copy them out.
+      T *out = images == 1 ? yg : workspace + d.k * images * d.p;
+      // Seeding the output with the bias and accumulating (beta = 1) saves
+      // the BLAS its separate pass that zeroes C for beta = 0.
       if (bias)
         for (int64_t o = 0; o < d.og; ++o)
-          std::fill(yg + o * d.p, yg + (o + 1) * d.p, bias[g * d.og + o]);
+          std::fill(out + o * cols, out + (o + 1) * cols, bias[g * d.og + o]);
       const T *col = xg;
-      if (!d.direct) {
-        im2col(s, xg, d.cg, workspace);
+      if (!d.direct || images > 1) {
+        for (int64_t i = 0; i < nb; ++i)
+          im2col(s, xg + i * s.c * d.hw, d.cg, workspace + i * d.p, cols);
         col = workspace;
       }
-      splitGemm<T>(false, false, d.og, d.p, d.k, T(1), w + g * d.og * d.k,
-                      d.k, col, d.p, bias ? T(1) : T(0), yg, d.p);
+      splitGemm<T>(false, false, d.og, cols, d.k, T(1), w + g * d.og * d.k,
+                   d.k, col, cols, bias ? T(1) : T(0), out, cols);
+      if (images > 1)
+        scatterPlanes(out, s.o, nb, d.og, d.p, yg);
     }
   }
 }
 
 template <typename T>
 void conv2dBackwardInput(const Conv2dShape &s, const T *dy, const T *w, T *dx,
-                         T *workspace) {
+                         T *workspace, int64_t images) {
   const ConvDims d(s);
-  if (!d.direct)
+  images = std::max<int64_t>(images, 1);
+  const bool direct = d.direct && images == 1;
+  if (!direct)
     std::fill(dx, dx + s.n * s.c * d.hw, T(0));
-  for (int64_t b = 0; b < s.n; ++b) {
+  for (int64_t b0 = 0; b0 < s.n; b0 += images) {
+    const int64_t nb = std::min(images, s.n - b0), cols = nb * d.p;
     for (int64_t g = 0; g < s.groups; ++g) {
-      const T *dyg = dy + (b * s.o + g * d.og) * d.p;
-      T *dxg = dx + (b * s.c + g * d.cg) * d.hw;
+      const T *dyg = dy + (b0 * s.o + g * d.og) * d.p;
+      T *dxg = dx + (b0 * s.c + g * d.cg) * d.hw;
       const T *wg = w + g * d.og * d.k;
-      // dcol[k, p] = W_g^T dY_g; in the direct case dcol is dx itself.
-      T *dcol = d.direct ? dxg : workspace;
-      splitGemm<T>(true, false, d.k, d.p, d.og, T(1), wg, d.k, dyg, d.p, T(0),
-                      dcol, d.p);
-      if (!d.direct)
-        col2im(s, dcol, d.cg, dxg);
+      if (images > 1) {
+        T *gathered = workspace + d.k * images * d.p;
+        gatherPlanes(dyg, s.o, nb, d.og, d.p, gathered);
+        dyg = gathered;
+      }
+      // dcol[k, cols] = W_g^T dY_g; in the direct case dcol is dx itself.
+      T *dcol = direct ? dxg : workspace;
+      splitGemm<T>(true, false, d.k, cols, d.og, T(1), wg, d.k, dyg, cols,
+                   T(0), dcol, cols);
+      if (!direct)
+        for (int64_t i = 0; i < nb; ++i)
+          col2im(s, dcol + i * d.p, d.cg, dxg + i * s.c * d.hw, cols);
     }
   }
 }
 
 template <typename T>
 void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
-                          T *dbias, T *workspace) {
+                          T *dbias, T *workspace, int64_t images) {
   const ConvDims d(s);
+  images = std::max<int64_t>(images, 1);
   if (s.n == 0)
     std::fill(dw, dw + s.o * d.k, T(0));
-  for (int64_t b = 0; b < s.n; ++b) {
+  for (int64_t b0 = 0; b0 < s.n; b0 += images) {
+    const int64_t nb = std::min(images, s.n - b0), cols = nb * d.p;
     for (int64_t g = 0; g < s.groups; ++g) {
-      const T *xg = x + (b * s.c + g * d.cg) * d.hw;
-      const T *dyg = dy + (b * s.o + g * d.og) * d.p;
+      const T *xg = x + (b0 * s.c + g * d.cg) * d.hw;
+      const T *dyg = dy + (b0 * s.o + g * d.og) * d.p;
       const T *col = xg;
-      if (!d.direct) {
-        im2col(s, xg, d.cg, workspace);
+      if (!d.direct || images > 1) {
+        for (int64_t i = 0; i < nb; ++i)
+          im2col(s, xg + i * s.c * d.hw, d.cg, workspace + i * d.p, cols);
         col = workspace;
       }
-      // dW_g += dY_g col^T; the first image overwrites.
-      splitGemm<T>(false, true, d.og, d.k, d.p, T(1), dyg, d.p, col, d.p,
-                      b == 0 ? T(0) : T(1), dw + g * d.og * d.k, d.k);
+      if (images > 1) {
+        T *gathered = workspace + d.k * images * d.p;
+        gatherPlanes(dyg, s.o, nb, d.og, d.p, gathered);
+        dyg = gathered;
+      }
+      // dW_g += dY_g col^T over these images; the first images overwrite.
+      splitGemm<T>(false, true, d.og, d.k, cols, T(1), dyg, cols, col, cols,
+                   b0 == 0 ? T(0) : T(1), dw + g * d.og * d.k, d.k);
     }
   }
   if (!dbias)
@@ -246,21 +305,15 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
   });
 }
 
-template void conv2dForward<float>(const Conv2dShape &, const float *,
-                                   const float *, const float *, float *,
-                                   float *);
-template void conv2dForward<double>(const Conv2dShape &, const double *,
-                                    const double *, const double *, double *,
-                                    double *);
-template void conv2dBackwardInput<float>(const Conv2dShape &, const float *,
-                                         const float *, float *, float *);
-template void conv2dBackwardInput<double>(const Conv2dShape &, const double *,
-                                          const double *, double *, double *);
-template void conv2dBackwardWeight<float>(const Conv2dShape &, const float *,
-                                          const float *, float *, float *,
-                                          float *);
-template void conv2dBackwardWeight<double>(const Conv2dShape &, const double *,
-                                           const double *, double *, double *,
-                                           double *);
+#define CAIRN_INSTANTIATE_CONV2D(T)                                            \
+  template void conv2dForward<T>(const Conv2dShape &, const T *, const T *,   \
+                                 const T *, T *, T *, int64_t);               \
+  template void conv2dBackwardInput<T>(const Conv2dShape &, const T *,        \
+                                       const T *, T *, T *, int64_t);         \
+  template void conv2dBackwardWeight<T>(const Conv2dShape &, const T *,       \
+                                        const T *, T *, T *, T *, int64_t);
+CAIRN_INSTANTIATE_CONV2D(float)
+CAIRN_INSTANTIATE_CONV2D(double)
+#undef CAIRN_INSTANTIATE_CONV2D
 
 } // namespace cairn::kernels

@@ -168,6 +168,15 @@ Conv2dShape convShape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int
   return s;
 }
 
+// Scratch for the CPU reference's three convolution kernels in turn.
+int64_t cpuConvWorkspaceElements(const Conv2dShape &s) {
+  using cairn::kernels::ConvPass;
+  int64_t most = 0;
+  for (ConvPass pass : {ConvPass::Forward, ConvPass::BackwardInput, ConvPass::BackwardWeight})
+    most = std::max(most, cairn::kernels::conv2dWorkspaceElements(s, pass));
+  return most;
+}
+
 std::string describe(const Conv2dShape &s) {
   return "n" + std::to_string(s.n) + " c" + std::to_string(s.c) + " " + std::to_string(s.h) + "x" +
          std::to_string(s.w) + " o" + std::to_string(s.o) + " k" + std::to_string(s.kh) + "x" +
@@ -307,7 +316,7 @@ protected:
                          w = randomValues<T>(wSize, site * 10 + 2),
                          bias = randomValues<T>(s.o, site * 10 + 3),
                          dy = randomValues<T>(ySize, site * 10 + 4);
-    std::vector<T> cpuWs(cairn::kernels::conv2dWorkspaceElements(s));
+    std::vector<T> cpuWs(cpuConvWorkspaceElements(s));
     std::vector<T> y(ySize), dx(xSize), dw(wSize), dbias(s.o);
     cairn::kernels::conv2dForward<T>(s, x.data(), w.data(), bias.data(), y.data(), cpuWs.data());
     cairn::kernels::conv2dBackwardInput<T>(s, dy.data(), w.data(), dx.data(), cpuWs.data());
@@ -545,7 +554,11 @@ TYPED_TEST(Library, ConvolutionDeterministicInThePlannedWorkspace) {
   shapes.push_back(convShape(2, 128, 8, 8, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1)); // a ResNet-18 3x3
   int site = 0;
   for (const Conv2dShape &s : shapes) {
-    const size_t planned = cairn::kernels::conv2dWorkspaceElements(s) * sizeof(T);
+    // The smallest of the three kernels' planned scratch (the weight
+    // gradient's, one image's column matrix), for all three.
+    const size_t planned =
+        cairn::kernels::conv2dWorkspaceElements(s, cairn::kernels::ConvPass::BackwardWeight) *
+        sizeof(T);
     for (size_t bytes : {planned, size_t(0)})
       for (bool benchmark : {false, true}) {
         SCOPED_TRACE(describe(s) + " workspace " + std::to_string(bytes));
@@ -567,7 +580,7 @@ TYPED_TEST(Library, ConvolutionWeightGradientDirect) {
     const int64_t xSize = s.n * s.c * s.h * s.w, ySize = s.n * s.o * s.ho * s.wo,
                   wSize = s.o * (s.c / s.groups) * s.kh * s.kw;
     const std::vector<T> x = randomValues<T>(xSize, ++seed), dy = randomValues<T>(ySize, ++seed);
-    std::vector<T> cpuWs(cairn::kernels::conv2dWorkspaceElements(s)), want(wSize);
+    std::vector<T> cpuWs(cpuConvWorkspaceElements(s)), want(wSize);
     cairn::kernels::conv2dBackwardWeight<T>(s, dy.data(), x.data(), want.data(), nullptr,
                                             cpuWs.data());
     DeviceArray<T> dX(x), dDy(dy);
@@ -596,7 +609,7 @@ TYPED_TEST(Library, ConvolutionForwardWithoutWorkspace) {
     const Conv2dShape s = kConvShapes[0];
     const std::vector<T> x = randomValues<T>(s.n * s.c * s.h * s.w, 1),
                          w = randomValues<T>(s.o * s.c * s.kh * s.kw, 2);
-    std::vector<T> cpuWs(cairn::kernels::conv2dWorkspaceElements(s)), want(s.n * s.o * s.ho * s.wo);
+    std::vector<T> cpuWs(cpuConvWorkspaceElements(s)), want(s.n * s.o * s.ho * s.wo);
     cairn::kernels::conv2dForward<T>(s, x.data(), w.data(), nullptr, want.data(), cpuWs.data());
     DeviceArray<T> dX(x), dW(w), dY(std::vector<T>(want.size(), T(-99)));
     cairn::cuda::conv2dForward<T>(gpu.cx, 0, s, dX.get(), dW.get(), nullptr, dY.get(), nullptr, 0);

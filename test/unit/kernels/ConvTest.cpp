@@ -101,7 +101,12 @@ std::vector<double> referenceForward(const Conv2dShape &s,
 template <typename T> struct Workspace {
   std::vector<T> data;
   int64_t size;
-  explicit Workspace(const Conv2dShape &s) : size(conv2dWorkspaceElements(s)) {
+  Workspace(const Conv2dShape &s, ConvPass pass)
+      : size(conv2dWorkspaceElements(s, pass)) {
+    data.assign(size + kGuard, T(12345));
+  }
+  Workspace(const Conv2dShape &s, int64_t images)
+      : size(conv2dWorkspaceElements(s, images)) {
     data.assign(size + kGuard, T(12345));
   }
   T *get() { return data.data(); }
@@ -121,7 +126,7 @@ template <typename T> void checkForward(const Conv2dShape &s, bool withBias) {
   auto want = referenceForward(s, x, w, withBias ? &bias : nullptr);
   std::vector<T> tx = cast<T>(x), tw = cast<T>(w), tb = cast<T>(bias);
   std::vector<T> y(ySize(s), nan<T>());
-  Workspace<T> ws(s);
+  Workspace<T> ws(s, ConvPass::Forward);
   conv2dForward<T>(s, tx.data(), tw.data(), withBias ? tb.data() : nullptr,
                    y.data(), ws.get());
   EXPECT_TRUE(ws.guardIntact()) << describe(s);
@@ -145,7 +150,7 @@ double loss(const Conv2dShape &s, const std::vector<double> &x,
             const std::vector<double> &w, const std::vector<double> &bias,
             const std::vector<double> &probe) {
   std::vector<double> y(ySize(s));
-  Workspace<double> ws(s);
+  Workspace<double> ws(s, ConvPass::Forward);
   conv2dForward<double>(s, x.data(), w.data(), bias.data(), y.data(), ws.get());
   return dot(y, probe);
 }
@@ -157,7 +162,7 @@ TEST(Conv2d, BackwardMatchesFiniteDifferences) {
     auto bias = randomVector(s.o, 23), probe = randomVector(ySize(s), 24);
 
     std::vector<double> dx(xSize(s), nan<double>());
-    Workspace<double> ws(s);
+    Workspace<double> ws(s, ConvPass::BackwardInput);
     conv2dBackwardInput<double>(s, probe.data(), w.data(), dx.data(), ws.get());
     EXPECT_TRUE(ws.guardIntact());
     checkGradient(
@@ -168,9 +173,10 @@ TEST(Conv2d, BackwardMatchesFiniteDifferences) {
         dx);
 
     std::vector<double> dw(wSize(s), nan<double>()), db(s.o, nan<double>());
+    Workspace<double> wsw(s, ConvPass::BackwardWeight);
     conv2dBackwardWeight<double>(s, probe.data(), x.data(), dw.data(),
-                                 db.data(), ws.get());
-    EXPECT_TRUE(ws.guardIntact());
+                                 db.data(), wsw.get());
+    EXPECT_TRUE(wsw.guardIntact());
     checkGradient(
         "dw", w,
         [&](const std::vector<double> &v) {
@@ -185,7 +191,7 @@ TEST(Conv2d, BackwardMatchesFiniteDifferences) {
     // Without a bias gradient, dw is the same.
     std::vector<double> dw2(wSize(s), nan<double>());
     conv2dBackwardWeight<double>(s, probe.data(), x.data(), dw2.data(), nullptr,
-                                 ws.get());
+                                 wsw.get());
     EXPECT_EQ(dw, dw2);
   }
 }
@@ -198,20 +204,23 @@ TEST(Conv2d, FloatBackwardMatchesDouble) {
     auto x = randomVector(xSize(s), 31), w = randomVector(wSize(s), 32);
     auto dy = randomVector(ySize(s), 33);
     std::vector<double> dx(xSize(s)), dw(wSize(s)), db(s.o);
-    Workspace<double> wsd(s);
+    Workspace<double> wsd(s, ConvPass::BackwardInput),
+        wsdw(s, ConvPass::BackwardWeight);
     conv2dBackwardInput<double>(s, dy.data(), w.data(), dx.data(), wsd.get());
     conv2dBackwardWeight<double>(s, dy.data(), x.data(), dw.data(), db.data(),
-                                 wsd.get());
+                                 wsdw.get());
 
     std::vector<float> fx = cast<float>(x), fw = cast<float>(w),
                        fdy = cast<float>(dy);
     std::vector<float> fdx(xSize(s), nan<float>()), fdw(wSize(s), nan<float>()),
         fdb(s.o, nan<float>());
-    Workspace<float> wsf(s);
+    Workspace<float> wsf(s, ConvPass::BackwardInput),
+        wsfw(s, ConvPass::BackwardWeight);
     conv2dBackwardInput<float>(s, fdy.data(), fw.data(), fdx.data(), wsf.get());
     conv2dBackwardWeight<float>(s, fdy.data(), fx.data(), fdw.data(),
-                                fdb.data(), wsf.get());
+                                fdb.data(), wsfw.get());
     EXPECT_TRUE(wsf.guardIntact());
+    EXPECT_TRUE(wsfw.guardIntact());
     auto expectNear = [](const std::vector<float> &got,
                          const std::vector<double> &want, const char *what) {
       for (size_t i = 0; i < got.size(); ++i)
@@ -225,9 +234,66 @@ TEST(Conv2d, FloatBackwardMatchesDouble) {
   }
 }
 
-TEST(Conv2d, WorkspaceIsOneColumnMatrix) {
+/// The test shapes' planes are small, so the rule puts all their images in
+/// one GEMM in the forward pass and the input gradient; one image at a time,
+/// groups of two (the last one short) and all images give the same results
+/// in all three kernels, and stay inside their own workspace.
+TEST(Conv2d, AnyNumberOfImagesPerGemmGivesTheSameResult) {
+  for (const Conv2dShape &s : testShapes()) {
+    auto x = randomVector(xSize(s), 41), w = randomVector(wSize(s), 42);
+    auto bias = randomVector(s.o, 43), dy = randomVector(ySize(s), 44);
+    auto run = [&](int64_t images) {
+      std::vector<std::vector<double>> out = {
+          std::vector<double>(ySize(s), nan<double>()),
+          std::vector<double>(xSize(s), nan<double>()),
+          std::vector<double>(wSize(s), nan<double>()),
+          std::vector<double>(s.o, nan<double>())};
+      Workspace<double> ws(s, images);
+      conv2dForward<double>(s, x.data(), w.data(), bias.data(), out[0].data(),
+                            ws.get(), images);
+      conv2dBackwardInput<double>(s, dy.data(), w.data(), out[1].data(),
+                                  ws.get(), images);
+      conv2dBackwardWeight<double>(s, dy.data(), x.data(), out[2].data(),
+                                   out[3].data(), ws.get(), images);
+      EXPECT_TRUE(ws.guardIntact()) << describe(s) << " images " << images;
+      return out;
+    };
+    const auto want = run(1);
+    for (int64_t images : {int64_t(2), s.n}) {
+      const auto got = run(images);
+      for (size_t t = 0; t < want.size(); ++t)
+        for (size_t i = 0; i < want[t].size(); ++i)
+          ASSERT_NEAR(got[t][i], want[t][i],
+                      1e-12 * std::max(1.0, std::fabs(want[t][i])))
+              << describe(s) << " images " << images << " output " << t
+              << " element " << i;
+    }
+  }
+}
+
+TEST(Conv2d, SmallPlanesShareAGemmAndLargeOnesDoNot) {
+  const ConvPass fwd = ConvPass::Forward, input = ConvPass::BackwardInput,
+                 weight = ConvPass::BackwardWeight;
+  // 8 images of 5x12 outputs: three a GEMM (180 columns, at least 128);
+  // the workspace holds their column matrix and their outputs for one group.
   Conv2dShape s = shape(8, 6, 10, 12, 4, 3, 5, 2, 1, 1, 2, 1, 1, 2);
-  EXPECT_EQ(conv2dWorkspaceElements(s), 3 * 3 * 5 * s.ho * s.wo);
+  EXPECT_EQ(conv2dImagesPerGemm(s, fwd), 3);
+  EXPECT_EQ(conv2dImagesPerGemm(s, input), 3);
+  EXPECT_EQ(conv2dWorkspaceElements(s, fwd), 3 * 5 * 12 * (3 * 3 * 5 + 4 / 2));
+  // The weight gradient takes one image at a time, with one column matrix.
+  EXPECT_EQ(conv2dImagesPerGemm(s, weight), 1);
+  EXPECT_EQ(conv2dWorkspaceElements(s, weight), 3 * 3 * 5 * 5 * 12);
+  // ResNet-18's 4x4 layer at batch 32: 8 images a GEMM.
+  EXPECT_EQ(
+      conv2dImagesPerGemm(shape(32, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1), fwd), 8);
+  // A 16x16 plane is a GEMM of its own; so is a batch of one.
+  Conv2dShape large = shape(32, 128, 16, 16, 128, 3, 3, 1, 1, 1, 1);
+  EXPECT_EQ(conv2dImagesPerGemm(large, fwd), 1);
+  EXPECT_EQ(conv2dWorkspaceElements(large, fwd), 128 * 9 * 256);
+  EXPECT_EQ(conv2dImagesPerGemm(shape(1, 4, 4, 4, 4, 3, 3, 1, 1, 1, 1), fwd),
+            1);
+  // A direct 1x1 convolution reads its input in place, one image at a time.
+  EXPECT_EQ(conv2dImagesPerGemm(shape(8, 4, 4, 5, 3, 1, 1), fwd), 1);
 }
 
 } // namespace

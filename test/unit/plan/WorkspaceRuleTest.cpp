@@ -42,10 +42,15 @@ TEST(WorkspaceRuleTest, TheCpuConvolutionRuleIsTheKernelsOwn) {
                   std::vector<int64_t> attr = {
                       s.n,  s.c,  s.h,  s.w,  s.o,  s.kh, s.kw, s.sh,
                       s.sw, s.ph, s.pw, s.dh, s.dw, s.groups, s.ho, s.wo};
-                  int64_t kernel = kernels::conv2dWorkspaceElements(s);
-                  EXPECT_EQ(cpu.convWorkspaceElements(attr), kernel);
-                  // cuDNN's budget is the same size, so the arenas agree.
-                  EXPECT_EQ(cuda.convWorkspaceElements(attr), kernel);
+                  for (kernels::ConvPass pass :
+                       {kernels::ConvPass::Forward,
+                        kernels::ConvPass::BackwardInput,
+                        kernels::ConvPass::BackwardWeight}) {
+                    int64_t kernel = kernels::conv2dWorkspaceElements(s, pass);
+                    EXPECT_EQ(cpu.convWorkspaceElements(attr, pass), kernel);
+                    // cuDNN's budget is the same size, so the arenas agree.
+                    EXPECT_EQ(cuda.convWorkspaceElements(attr, pass), kernel);
+                  }
                   ++shapes;
                 }
   EXPECT_GT(shapes, 500);
