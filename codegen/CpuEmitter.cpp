@@ -307,6 +307,10 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
             .Case("gelu_exact_grad", scalar("GeluExact", true))
             .Case("gelu_tanh", scalar("GeluTanh", false))
             .Case("gelu_tanh_grad", scalar("GeluTanh", true))
+            .Case("silu", scalar("Silu", false))
+            .Case("silu_grad", scalar("Silu", true))
+            .Case("hardswish", scalar("Hardswish", false))
+            .Case("hardswish_grad", scalar("Hardswish", true))
             .Default("");
     if (expr.empty())
       reportMissingBody(op, ("CPU (chain op '" + kind + "')").str());

@@ -91,6 +91,10 @@ std::string getActivationName(Operation *op) {
           [](auto) { return "Activation::Sigmoid"; })
       .Case<TanhKernelOp, TanhGradKernelOp>(
           [](auto) { return "Activation::Tanh"; })
+      .Case<SiluKernelOp, SiluGradKernelOp>(
+          [](auto) { return "Activation::Silu"; })
+      .Case<HardswishKernelOp, HardswishGradKernelOp>(
+          [](auto) { return "Activation::Hardswish"; })
       .Case([](GeluKernelOp gelu) {
         return gelu.getTanh() ? "Activation::GeluTanh"
                               : "Activation::GeluExact";
@@ -110,7 +114,8 @@ cairn::codegen::describeKernelCall(Operation *op,
   bool described =
       llvm::TypeSwitch<Operation *, bool>(op)
           // Activations other than relu (a loop on the CPU, a launch on CUDA).
-          .Case<SigmoidKernelOp, TanhKernelOp, GeluKernelOp>([&](auto k) {
+          .Case<SigmoidKernelOp, TanhKernelOp, GeluKernelOp, SiluKernelOp,
+                HardswishKernelOp>([&](auto k) {
             c.name("activationForward").types({k.getResult()});
             c.enumerator(getActivationName(k)).arg(k.getN());
             c.ptr(k.getInput()).ptr(k.getResult());
@@ -123,13 +128,14 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.ptr(k.getDy()).ptr(k.getOutput()).ptr(k.getResult());
             return true;
           })
-          .Case([&](GeluGradKernelOp k) {
-            // (dy, saved): gelu's input.
-            c.name("activationBackward").types({k.getResult()});
-            c.enumerator(getActivationName(k)).arg(k.getN());
-            c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getResult());
-            return true;
-          })
+          .Case<GeluGradKernelOp, SiluGradKernelOp, HardswishGradKernelOp>(
+              [&](auto k) {
+                // (dy, saved): the forward's input.
+                c.name("activationBackward").types({k.getResult()});
+                c.enumerator(getActivationName(k)).arg(k.getN());
+                c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getResult());
+                return true;
+              })
           .Case<SoftmaxKernelOp, LogSoftmaxKernelOp>([&](auto k) {
             c.name("softmaxForward").types({k.getResult()});
             c.flag(isa<LogSoftmaxKernelOp>(k.getOperation()));

@@ -18,10 +18,11 @@ using llvm::StringRef;
 
 namespace {
 const char *const kLayerNames[] = {
-    "Linear",    "Conv2d",   "BatchNorm1d",       "BatchNorm2d", "LayerNorm",
-    "Embedding", "Dropout",  "MaxPool2d",         "AvgPool2d",   "AdaptiveAvgPool2d",
-    "Sequential", "ReLU",    "GELU",              "Sigmoid",     "Tanh",
-    "Flatten",   "Softmax",  "LogSoftmax",        "Identity",    "Parameter"};
+    "Linear",     "Conv2d",   "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+    "Embedding",  "Dropout",  "MaxPool2d",   "AvgPool2d",   "AdaptiveAvgPool2d",
+    "Sequential", "ReLU",     "GELU",        "Sigmoid",     "Tanh",
+    "Flatten",    "Softmax",  "LogSoftmax",  "Identity",    "Parameter",
+    "SiLU",       "Hardswish"};
 
 TensorSlot makeSlot(const char *name, llvm::ArrayRef<int64_t> shape, Role role,
                     InitKind init, double scale = 0) {
@@ -339,7 +340,8 @@ Result Elaborator::constructLayer(const std::string &type,
     return EValue::ofLayer(layer);
   }
 
-  if (type == "ReLU" || type == "Sigmoid" || type == "Tanh" || type == "Identity") {
+  if (type == "ReLU" || type == "Sigmoid" || type == "Tanh" || type == "SiLU" ||
+      type == "Hardswish" || type == "Identity") {
     if (!bindArgs(args, {}, c, what, loc)) return std::nullopt;
     return EValue::ofLayer(layer);
   }
@@ -597,6 +599,8 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
                              .Case("GELU", "gelu")
                              .Case("Sigmoid", "sigmoid")
                              .Case("Tanh", "tanh")
+                             .Case("SiLU", "silu")
+                             .Case("Hardswish", "hardswish")
                              .Case("Flatten", "flatten")
                              .Case("Softmax", "softmax")
                              .Case("LogSoftmax", "log_softmax")

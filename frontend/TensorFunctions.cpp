@@ -17,10 +17,10 @@ using llvm::StringRef;
 
 namespace {
 const char *const kTensorFunctions[] = {
-    "relu",    "gelu",     "sigmoid", "tanh",      "softmax", "log_softmax",
-    "matmul",  "add",      "sub",     "mul",       "div",     "reshape",
-    "view",    "flatten",  "transpose", "permute", "mean",    "sum",
-    "dropout", "size"};
+    "relu",    "gelu",    "sigmoid",   "tanh",     "softmax", "log_softmax",
+    "matmul",  "add",     "sub",       "mul",      "div",     "reshape",
+    "view",    "flatten", "transpose", "permute",  "mean",    "sum",
+    "dropout", "size",    "silu",      "hardswish"};
 const char *const kOtherFunctions[] = {"cat",   "concat", "cross_entropy", "mse_loss",
                                        "sqrt",  "min",    "max",           "int",
                                        "float", "abs",    "len"};
@@ -226,7 +226,8 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     return out;
   };
 
-  if (name == "relu" || name == "sigmoid" || name == "tanh") {
+  if (name == "relu" || name == "sigmoid" || name == "tanh" || name == "silu" ||
+      name == "hardswish") {
     ParamDecl params[] = {req("x")};
     if (!bindArgs(args, params, a, what, loc)) return std::nullopt;
     auto x = floatTensorArg("x");
@@ -234,6 +235,10 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     mlir::Value r;
     if (name == "relu") r = ReluOp::create(b, location, x->getType(), *x);
     else if (name == "sigmoid") r = SigmoidOp::create(b, location, x->getType(), *x);
+    else if (name == "silu")
+      r = SiluOp::create(b, location, x->getType(), *x);
+    else if (name == "hardswish")
+      r = HardswishOp::create(b, location, x->getType(), *x);
     else r = TanhOp::create(b, location, x->getType(), *x);
     return EValue::ofTensor(r);
   }

@@ -45,6 +45,10 @@ int64_t ReluOp::getFlops() { return perResultElement(*this, 1); }
 // exp, add, divide and a negation.
 int64_t SigmoidOp::getFlops() { return perResultElement(*this, 4); }
 int64_t TanhOp::getFlops() { return perResultElement(*this, 4); }
+// x / (1 + exp(-x)): exp, add, divide and a negation.
+int64_t SiluOp::getFlops() { return perResultElement(*this, 4); }
+// x * min(max(x + 3, 0), 6) / 6.
+int64_t HardswishOp::getFlops() { return perResultElement(*this, 5); }
 // x * 0.5 * (1 + erf(x / sqrt(2))) or its tanh form: about 8 either way.
 int64_t GeluOp::getFlops() { return perResultElement(*this, 8); }
 // max, subtract, exp, sum, divide (or log).
@@ -133,6 +137,10 @@ int64_t ReluGradOp::getFlops() { return perResultElement(*this, 1); }
 // dy * y * (1 - y); dy * (1 - y * y).
 int64_t SigmoidGradOp::getFlops() { return perResultElement(*this, 3); }
 int64_t TanhGradOp::getFlops() { return perResultElement(*this, 3); }
+// The sigmoid again (4), then dy * s * (1 + x * (1 - s)).
+int64_t SiluGradOp::getFlops() { return perResultElement(*this, 9); }
+// Two compares, x / 3 + 0.5 and the product.
+int64_t HardswishGradOp::getFlops() { return perResultElement(*this, 5); }
 // The forward's cdf (or tanh) again, the density term and the product.
 int64_t GeluGradOp::getFlops() { return perResultElement(*this, 12); }
 // The row sum of dy * y (or of dy), a subtract and a multiply (or exp).

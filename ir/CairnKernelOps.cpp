@@ -298,9 +298,11 @@ LogicalResult ElementwiseChainKernelOp::verify() {
 std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
   return llvm::StringSwitch<std::optional<unsigned>>(kind)
       .Cases({"add", "sub", "mul", "div"}, 2)
-      .Cases({"relu", "sigmoid", "tanh", "gelu_exact", "gelu_tanh"}, 1)
+      .Cases({"relu", "sigmoid", "tanh", "gelu_exact", "gelu_tanh", "silu",
+              "hardswish"},
+             1)
       .Cases({"relu_grad", "sigmoid_grad", "tanh_grad", "gelu_exact_grad",
-              "gelu_tanh_grad"},
+              "gelu_tanh_grad", "silu_grad", "hardswish_grad"},
              2)
       .Default(std::nullopt);
 }
@@ -308,7 +310,8 @@ std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
 int64_t cairn::getChainWorkPerElement(ArrayAttr ops) {
   int64_t work = 1;
   for (Attribute kind : ops)
-    if (!llvm::is_contained({"add", "sub", "mul", "div", "relu", "relu_grad"},
+    if (!llvm::is_contained({"add", "sub", "mul", "div", "relu", "relu_grad",
+                             "hardswish", "hardswish_grad"},
                             cast<StringAttr>(kind).getValue()))
       work += 16;
   return work;

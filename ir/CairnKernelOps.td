@@ -163,6 +163,20 @@ def Cairn_TanhKernelOp : Cairn_KernelOp<"tanh", 1, 1, 0, 0, "11", [Cairn_Element
                        Cairn_I64Attr:$n);
 }
 
+def Cairn_SiluKernelOp : Cairn_KernelOp<"silu", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
+  let summary = "result = silu(input)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_HardswishKernelOp : Cairn_KernelOp<"hardswish", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
+  let summary = "result = hardswish(input)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
 def Cairn_GeluKernelOp : Cairn_KernelOp<"gelu", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "result = gelu(input), exact or tanh-approximated";
   let arguments = (ins Cairn_MemRef:$input,
@@ -195,6 +209,22 @@ def Cairn_TanhGradKernelOp : Cairn_KernelOp<"tanh_grad", 2, 1, 0, 0, "111", [Cai
                        Cairn_I64Attr:$n);
 }
 
+def Cairn_SiluGradKernelOp : Cairn_KernelOp<"silu_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of silu from its input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
+def Cairn_HardswishGradKernelOp : Cairn_KernelOp<"hardswish_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of hardswish from its input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
 def Cairn_GeluGradKernelOp : Cairn_KernelOp<"gelu_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
   let summary = "gradient of gelu from its input";
   let arguments = (ins Cairn_MemRef:$dy,
@@ -214,8 +244,9 @@ def Cairn_ElementwiseChainKernelOp : Cairn_KernelOp<"elementwise_chain", 1, 1, 0
     hold element i of each input (element 0 of a one-element input), op j
     writes register inputs + j, and the last op's register is the result.
     `ops` names each op (add, sub, mul, div, relu, sigmoid, tanh,
-    gelu_exact, gelu_tanh, relu_grad, sigmoid_grad, tanh_grad,
-    gelu_exact_grad, gelu_tanh_grad: the kernels of the same names, one
+    gelu_exact, gelu_tanh, silu, hardswish, relu_grad, sigmoid_grad,
+    tanh_grad, gelu_exact_grad, gelu_tanh_grad, silu_grad, hardswish_grad:
+    the kernels of the same names, one
     element at a time); `args` holds two registers per op, the second -1 for
     an op of one operand (a grad op takes dy, then what its forward saved).
 

@@ -90,6 +90,9 @@ class Cairn_UnaryOp<string mnemonic, string what>
 def Cairn_ReluOp : Cairn_UnaryOp<"relu", "max(x, 0)">;
 def Cairn_SigmoidOp : Cairn_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Cairn_TanhOp : Cairn_UnaryOp<"tanh", "hyperbolic tangent">;
+def Cairn_SiluOp : Cairn_UnaryOp<"silu", "x * sigmoid(x) (nn.SiLU)">;
+def Cairn_HardswishOp
+    : Cairn_UnaryOp<"hardswish", "x * min(max(x + 3, 0), 6) / 6 (nn.Hardswish)">;
 
 def Cairn_GeluOp : Cairn_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let summary = "Gaussian error linear unit, elementwise";

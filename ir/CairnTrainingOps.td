@@ -49,6 +49,19 @@ def Cairn_TanhGradOp : Cairn_ActivationGradOp<"tanh_grad", "tanh",
   let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$output);
 }
 
+/// silu_grad and hardswish_grad read the forward input x, as PyTorch's
+/// silu_backward and hardswish_backward do.
+def Cairn_SiluGradOp : Cairn_ActivationGradOp<"silu_grad", "silu",
+    "dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x)", "input"> {
+  let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$input);
+}
+
+def Cairn_HardswishGradOp : Cairn_ActivationGradOp<"hardswish_grad",
+    "hardswish", "dx = x <= -3 ? 0 : x >= 3 ? dy : dy * (x / 3 + 0.5)",
+    "input"> {
+  let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$input);
+}
+
 def Cairn_GeluGradOp : Cairn_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
   let summary = "gradient of gelu";
   let description = [{

@@ -200,6 +200,18 @@ static LogicalResult rule(TanhOp op, Value dy, Rule &r) {
   return success();
 }
 
+static LogicalResult rule(SiluOp op, Value dy, Rule &r) {
+  r.add(op.getInput(),
+        SiluGradOp::create(r.b, r.loc, dy.getType(), dy, op.getInput()));
+  return success();
+}
+
+static LogicalResult rule(HardswishOp op, Value dy, Rule &r) {
+  r.add(op.getInput(),
+        HardswishGradOp::create(r.b, r.loc, dy.getType(), dy, op.getInput()));
+  return success();
+}
+
 static LogicalResult rule(GeluOp op, Value dy, Rule &r) {
   r.add(op.getInput(), GeluGradOp::create(r.b, r.loc, dy.getType(), dy,
                                           op.getInput(), op.getApproximate()));
@@ -449,7 +461,8 @@ LogicalResult cairn::emitGradient(Operation *op, Value dy,
   Rule r{state.getBuilder(), op->getLoc(), state};
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp,                             //
-            ReluOp, SigmoidOp, TanhOp, GeluOp, SoftmaxOp, LogSoftmaxOp, //
+            ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp, //
+            SoftmaxOp, LogSoftmaxOp,                                //
             MatmulOp, LinearOp, Conv2dOp,                           //
             BatchNormOp, LayerNormOp, EmbeddingOp, DropoutOp,       //
             MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp,          //

@@ -170,6 +170,14 @@ LogicalResult OpLowering::lower(Operation *op) {
         return lowerUnary(GeluKernelOp::getOperationName(), op,
                           op->getOperands());
       })
+      .Case([&](SiluOp op) {
+        return lowerUnary(SiluKernelOp::getOperationName(), op,
+                          op->getOperands());
+      })
+      .Case([&](HardswishOp op) {
+        return lowerUnary(HardswishKernelOp::getOperationName(), op,
+                          op->getOperands());
+      })
       .Case([&](ReluGradOp op) {
         return lowerUnary(ReluGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getOutput()});
@@ -184,6 +192,14 @@ LogicalResult OpLowering::lower(Operation *op) {
       })
       .Case([&](GeluGradOp op) {
         return lowerUnary(GeluGradKernelOp::getOperationName(), op,
+                          {op.getDy(), op.getInput()});
+      })
+      .Case([&](SiluGradOp op) {
+        return lowerUnary(SiluGradKernelOp::getOperationName(), op,
+                          {op.getDy(), op.getInput()});
+      })
+      .Case([&](HardswishGradOp op) {
+        return lowerUnary(HardswishGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getInput()});
       })
       .Case([&](SoftmaxOp op) {

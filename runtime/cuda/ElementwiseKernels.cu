@@ -148,7 +148,8 @@ constexpr int kChainRegisters = kMaxChainInputs + kMaxChainOps;
 /// Ops that read register a only.
 __host__ __device__ constexpr bool isUnary(ChainOpKind kind) {
   return kind == ChainOpKind::Relu || kind == ChainOpKind::Sigmoid || kind == ChainOpKind::Tanh ||
-         kind == ChainOpKind::GeluExact || kind == ChainOpKind::GeluTanh;
+         kind == ChainOpKind::GeluExact || kind == ChainOpKind::GeluTanh ||
+         kind == ChainOpKind::Silu || kind == ChainOpKind::Hardswish;
 }
 
 template <typename T> struct ChainArgs {
@@ -187,6 +188,14 @@ __host__ __device__ __forceinline__ T runChainOp(const ChainOp &op, T a, T b) {
     return ops::GeluExact::backward(a, b);
   case ChainOpKind::GeluTanhGrad:
     return ops::GeluTanh::backward(a, b);
+  case ChainOpKind::Silu:
+    return ops::Silu::forward(a);
+  case ChainOpKind::Hardswish:
+    return ops::Hardswish::forward(a);
+  case ChainOpKind::SiluGrad:
+    return ops::Silu::backward(a, b);
+  case ChainOpKind::HardswishGrad:
+    return ops::Hardswish::backward(a, b);
   }
   return a; // unreachable: the host checked every kind
 }
@@ -209,7 +218,7 @@ void checkChain(const Chain &chain) {
   auto readable = [&](int32_t reg) { return reg >= 0 && reg < kChainRegisters && written[reg]; };
   for (int k = 0; k < chain.numOps; ++k) {
     const ChainOp &op = chain.ops[k];
-    if (op.kind < ChainOpKind::Add || op.kind > ChainOpKind::GeluTanhGrad)
+    if (op.kind < ChainOpKind::Add || op.kind > ChainOpKind::HardswishGrad)
       fail("op " + std::to_string(k) + " has an unknown kind");
     if (!readable(op.a) || (!isUnary(op.kind) && !readable(op.b)))
       fail("op " + std::to_string(k) + " reads a register nothing wrote");

@@ -66,6 +66,8 @@ enum class ChainOpKind : int32_t {
   Relu, Sigmoid, Tanh, GeluExact, GeluTanh, // r[dst] = f(r[a])
   ReluGrad,                   // r[dst] = r[b] > 0 ? r[a] : 0  (a: dy, b: relu's result)
   SigmoidGrad, TanhGrad, GeluExactGrad, GeluTanhGrad, // r[dst] = f'(dy = r[a], saved = r[b])
+  Silu, Hardswish,            // r[dst] = f(r[a])
+  SiluGrad, HardswishGrad,    // r[dst] = f'(dy = r[a], x = r[b])
 };
 struct ChainOp {
   ChainOpKind kind;

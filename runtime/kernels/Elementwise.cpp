@@ -30,6 +30,12 @@ static_assert(kMaxRank <= kMaxWalkRank, "a walk must fit a StridedWalk");
 /// tens of simple operations.
 constexpr int64_t kCheap = 1, kTranscendental = 16;
 
+int64_t getActivationCost(Activation kind) {
+  return kind == Activation::Relu || kind == Activation::Hardswish
+             ? kCheap
+             : kTranscendental;
+}
+
 template <typename T, typename F>
 void mapUnary(int64_t n, const T *x, T *y, F f, int64_t cost = kCheap) {
   parallelFor(n, cost, [&](int64_t begin, int64_t end) {
@@ -76,7 +82,7 @@ void activationForward(Activation kind, int64_t n, const T *x, T *y) {
   ops::withActivation(kind, [&](auto act) {
     mapUnary(
         n, x, y, [](T v) { return decltype(act)::forward(v); },
-        kind == Activation::Relu ? kCheap : kTranscendental);
+        getActivationCost(kind));
   });
 }
 
@@ -87,7 +93,7 @@ void activationBackward(Activation kind, int64_t n, const T *dy,
     mapBinary(
         n, dy, saved, dx,
         [](T g, T s) { return decltype(act)::backward(g, s); },
-        kind == Activation::Relu ? kCheap : kTranscendental);
+        getActivationCost(kind));
   });
 }
 

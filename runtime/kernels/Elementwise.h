@@ -13,13 +13,21 @@
 
 namespace cairn::kernels {
 
-enum class Activation { Relu, Sigmoid, Tanh, GeluExact, GeluTanh };
+enum class Activation {
+  Relu,
+  Sigmoid,
+  Tanh,
+  GeluExact,
+  GeluTanh,
+  Silu,
+  Hardswish
+};
 
 template <typename T>
 void activationForward(Activation kind, int64_t n, const T *x, T *y);
 
-/// dx = dy * f'(.), where `saved` is the forward input x for Relu and the
-/// Gelus, and the forward output y for Sigmoid and Tanh.
+/// dx = dy * f'(.), where `saved` is the forward input x for Relu, the
+/// Gelus, Silu and Hardswish, and the forward output y for Sigmoid and Tanh.
 template <typename T>
 void activationBackward(Activation kind, int64_t n, const T *dy,
                         const T *saved, T *dx);

@@ -162,6 +162,49 @@ struct GeluTanh {
   }
 };
 
+/// nn.SiLU: x * sigmoid(x), computed as PyTorch's CPU kernel does,
+/// x / (1 + e^{-x}).
+struct Silu {
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    if constexpr (kFastFloat<T>)
+      return v / (1.0f + fastmath::exp(-v));
+    else
+      return T(double(v) / (1 + std::exp(-double(v))));
+  }
+  /// `saved` is the forward input x: dy s (1 + x (1 - s)), s = sigmoid(x),
+  /// PyTorch's silu_backward (NaN at x = -inf, as there).
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
+    if constexpr (kFastFloat<T>) {
+      float s = 1.0f / (1.0f + fastmath::exp(-x));
+      return dy * s * (1.0f + x * (1.0f - s));
+    } else {
+      double d = x, s = 1 / (1 + std::exp(-d));
+      return T(double(dy) * s * (1 + d * (1 - s)));
+    }
+  }
+};
+
+/// nn.Hardswish: x * relu6(x + 3) / 6, in T, in PyTorch's order of
+/// operations (so float gives PyTorch's bits); NaN propagates.
+struct Hardswish {
+  template <typename T> CAIRN_HOST_DEVICE static T forward(T v) {
+    T t = v + T(3);
+    t = t < T(0) ? T(0) : t; // selects keep a NaN, as PyTorch's max/min do
+    t = t > T(6) ? T(6) : t;
+    return v * t / T(6);
+  }
+  /// `saved` is the forward input x: 0 up to -3, dy from 3 on, dy (x / 3 +
+  /// 1/2) between (NaN for NaN), PyTorch 2's hardswish_backward (1.13 took
+  /// the slope at -3).
+  template <typename T> CAIRN_HOST_DEVICE static T backward(T dy, T x) {
+    if (x <= T(-3))
+      return T(0);
+    if (x >= T(3))
+      return dy;
+    return dy * (x / T(3) + T(0.5));
+  }
+};
+
 /// Calls f with the functor for `kind`, so a loop is compiled per kind
 /// instead of switching per element.
 template <typename F> void withActivation(Activation kind, F &&f) {
@@ -176,6 +219,10 @@ template <typename F> void withActivation(Activation kind, F &&f) {
     return f(GeluExact());
   case Activation::GeluTanh:
     return f(GeluTanh());
+  case Activation::Silu:
+    return f(Silu());
+  case Activation::Hardswish:
+    return f(Hardswish());
   }
 }
 

@@ -39,9 +39,13 @@ func.func @unary(%x: tensor<8x128xbf16>) -> tensor<8x128xbf16> {
   %2 = cairn.tanh %1 : tensor<8x128xbf16>
   // CHECK: %[[G:.+]] = cairn.gelu %[[T]] : tensor<8x128xbf16>
   %3 = cairn.gelu %2 : tensor<8x128xbf16>
-  // CHECK: cairn.gelu %[[G]] {approximate = "tanh"} : tensor<8x128xbf16>
+  // CHECK: %[[GT:.+]] = cairn.gelu %[[G]] {approximate = "tanh"} : tensor<8x128xbf16>
   %4 = cairn.gelu %3 {approximate = "tanh"} : tensor<8x128xbf16>
-  return %4 : tensor<8x128xbf16>
+  // CHECK: %[[SI:.+]] = cairn.silu %[[GT]] : tensor<8x128xbf16>
+  %5 = cairn.silu %4 : tensor<8x128xbf16>
+  // CHECK: cairn.hardswish %[[SI]] : tensor<8x128xbf16>
+  %6 = cairn.hardswish %5 : tensor<8x128xbf16>
+  return %6 : tensor<8x128xbf16>
 }
 
 // CHECK-LABEL: func.func @softmax

@@ -6,7 +6,7 @@
 // a training step's arguments and results.
 
 // relu_grad, sigmoid_grad, tanh_grad and the softmax grads read the forward
-// result y, gelu_grad the forward input x.
+// result y; gelu_grad, silu_grad and hardswish_grad the forward input x.
 // CHECK-LABEL: func.func @activations
 // CHECK-SAME: (%[[DY:.+]]: tensor<8x128xf32>, %[[X:.+]]: tensor<8x128xf32>, %[[Y:.+]]: tensor<8x128xf32>)
 func.func @activations(%dy: tensor<8x128xf32>, %x: tensor<8x128xf32>, %y: tensor<8x128xf32>) -> tensor<8x128xf32> {
@@ -22,9 +22,13 @@ func.func @activations(%dy: tensor<8x128xf32>, %x: tensor<8x128xf32>, %y: tensor
   %4 = cairn.gelu_grad %3, %x {approximate = "tanh"} : tensor<8x128xf32>
   // CHECK: %[[SM:.+]] = cairn.softmax_grad %[[GT]], %[[Y]] {dim = 1 : i64} : tensor<8x128xf32>
   %5 = cairn.softmax_grad %4, %y {dim = 1} : tensor<8x128xf32>
-  // CHECK: cairn.log_softmax_grad %[[SM]], %[[Y]] {dim = 0 : i64} : tensor<8x128xf32>
+  // CHECK: %[[LS:.+]] = cairn.log_softmax_grad %[[SM]], %[[Y]] {dim = 0 : i64} : tensor<8x128xf32>
   %6 = cairn.log_softmax_grad %5, %y {dim = 0} : tensor<8x128xf32>
-  return %6 : tensor<8x128xf32>
+  // CHECK: %[[SI:.+]] = cairn.silu_grad %[[LS]], %[[X]] : tensor<8x128xf32>
+  %7 = cairn.silu_grad %6, %x : tensor<8x128xf32>
+  // CHECK: cairn.hardswish_grad %[[SI]], %[[X]] : tensor<8x128xf32>
+  %8 = cairn.hardswish_grad %7, %x : tensor<8x128xf32>
+  return %8 : tensor<8x128xf32>
 }
 
 // CHECK-LABEL: func.func @matmul_transposed

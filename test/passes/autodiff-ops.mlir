@@ -146,12 +146,14 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // -----
 
 // Activations and softmax: sigmoid_grad, tanh_grad and the softmax grads
-// read the forward result (as relu_grad does, in the first case), gelu_grad
-// the forward input.
+// read the forward result (as relu_grad does, in the first case), gelu_grad,
+// silu_grad and hardswish_grad the forward input.
 module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
   func.func @loss(%p: tensor<4x10xf32> {cairn.name = "p", cairn.role = #cairn.role<param>},
                   %y: tensor<4xi32> {cairn.name = "y", cairn.role = #cairn.role<input>}) -> tensor<f32> {
-    %0 = cairn.sigmoid %p : tensor<4x10xf32>
+    %s = cairn.silu %p : tensor<4x10xf32>
+    %h = cairn.hardswish %s : tensor<4x10xf32>
+    %0 = cairn.sigmoid %h : tensor<4x10xf32>
     %1 = cairn.tanh %0 : tensor<4x10xf32>
     %2 = cairn.gelu %1 {approximate = "tanh"} : tensor<4x10xf32>
     %3 = cairn.softmax %2 {dim = 1 : i64} : tensor<4x10xf32>
@@ -162,7 +164,9 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 }
 
 // CHECK-LABEL: func.func @train_step(
-// CHECK:      %[[S:.+]] = cairn.sigmoid %[[P:[^ ]+]]
+// CHECK:      %[[SI:.+]] = cairn.silu %[[P:[^ ]+]]
+// CHECK-NEXT: %[[HS:.+]] = cairn.hardswish %[[SI]]
+// CHECK-NEXT: %[[S:.+]] = cairn.sigmoid %[[HS]]
 // CHECK-NEXT: %[[T:.+]] = cairn.tanh %[[S]]
 // CHECK-NEXT: %[[G:.+]] = cairn.gelu %[[T]] {approximate = "tanh"}
 // CHECK-NEXT: %[[SM:.+]] = cairn.softmax %[[G]] {dim = 1 : i64}
@@ -175,7 +179,9 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // CHECK-NEXT: %[[D3:.+]] = cairn.gelu_grad %[[D2]], %[[T]] {approximate = "tanh"}
 // CHECK-NEXT: %[[D4:.+]] = cairn.tanh_grad %[[D3]], %[[T]]
 // CHECK-NEXT: %[[D5:.+]] = cairn.sigmoid_grad %[[D4]], %[[S]]
-// CHECK-NEXT: cairn.sgd_update %[[P]], %[[D5]]
+// CHECK-NEXT: %[[D6:.+]] = cairn.hardswish_grad %[[D5]], %[[SI]]
+// CHECK-NEXT: %[[D7:.+]] = cairn.silu_grad %[[D6]], %[[P]]
+// CHECK-NEXT: cairn.sgd_update %[[P]], %[[D7]]
 
 // -----
 

@@ -56,13 +56,15 @@ from philox import dropout_keep_mask, dropout_scale  # noqa: E402
 from pytorch_models import MODELS, model_file  # noqa: E402
 
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
+# Models of test/codegen/Inputs checked by default too: the layers the examples do not use.
+LAYERS = ["activations"]
 # Checked with --models only (not by default): "ops" fails the init check, as Cairn does not
 # zero Embedding's padding_idx row at init (PyTorch does); its step agrees.
 OPTIONAL = ["ops"]
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
 DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,
-                 "ops": 4}
+                 "ops": 4, "activations": None}
 INIT_SEED, STEP_SEED, DATA_SEED = 1, 5, 0
 TINY = 1e-30
 
@@ -146,8 +148,7 @@ def make_model_and_optimizer(name, examples):
     the batch), and the optimizer of examples/<name>.cairn over its parameters."""
     ctor, in_shape = MODELS[name]
     model = ctor()
-    return model, in_shape, make_optimizer(os.path.join(examples, name + ".cairn"),
-                                           model.parameters())
+    return model, in_shape, make_optimizer(model_file(name, examples), model.parameters())
 
 
 @contextlib.contextmanager
@@ -440,7 +441,8 @@ def main():
     ap.add_argument("--examples", default="examples", help="folder of the .cairn examples")
     ap.add_argument("--work", default="/tmp/cairn-step-agreement",
                     help="folder for the executables and tensor files")
-    ap.add_argument("--models", nargs="+", default=EXAMPLES, choices=EXAMPLES + OPTIONAL)
+    ap.add_argument("--models", nargs="+", default=EXAMPLES + LAYERS,
+                    choices=EXAMPLES + LAYERS + OPTIONAL)
     ap.add_argument("--batch", type=int, help="batch for every model (default: per model)")
     ap.add_argument("--tolerance", type=float, default=1e-4)
     args = ap.parse_args()

@@ -203,6 +203,24 @@ class Ops(nn.Module):
                 + F.mse_loss(logits[:, 0:1], e))
 
 
+class Activations(nn.Module):
+    """test/codegen/Inputs/activations.cairn: the activations the examples do not use."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 64)
+        self.act = nn.SiLU()
+        self.fc2 = nn.Linear(64, 48)
+        self.hs = nn.Hardswish()
+        self.head = nn.Linear(48, 10)
+
+    def forward(self, image):
+        h = self.act(self.fc1(torch.flatten(image, 1)))
+        h = F.silu(h * 2.0) + h
+        g = self.fc2(h) * 8.0
+        return self.head(self.hs(g) - F.hardswish(g - 1.0) / 2.0)
+
+
 # example file stem -> (constructor, input shape without the batch dimension)
 MODELS = {
     "mlp": (MLP, (1, 28, 28)),
@@ -213,11 +231,13 @@ MODELS = {
     # The same file with `depth = 12`: the 12-layer encoder the language must express.
     "transformer12": (lambda: Transformer(depth=12), (1, 28, 28)),
     "ops": (Ops, (1, 28, 28)),  # test/codegen/Inputs/ops.cairn
+    "activations": (Activations, (1, 28, 28)),  # test/codegen/Inputs/activations.cairn
 }
 
 # Models whose file is not <examples>/<name>.cairn, relative to the repository root.
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_MODEL_FILES = {"ops": os.path.join(_REPO, "test", "codegen", "Inputs", "ops.cairn")}
+_MODEL_FILES = {name: os.path.join(_REPO, "test", "codegen", "Inputs", name + ".cairn")
+                for name in ("ops", "activations")}
 
 
 def model_file(name, examples):

@@ -25,8 +25,10 @@ using cairn::kernels::BinaryOp;
 namespace {
 
 constexpr size_t kSizes[] = {1, 7, 1000003};
-constexpr Activation kActivations[] = {Activation::Relu, Activation::Sigmoid, Activation::Tanh,
-                                       Activation::GeluExact, Activation::GeluTanh};
+constexpr Activation kActivations[] = {Activation::Relu,     Activation::Sigmoid,
+                                       Activation::Tanh,     Activation::GeluExact,
+                                       Activation::GeluTanh, Activation::Silu,
+                                       Activation::Hardswish};
 constexpr BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div};
 
 /// Random values with the special ones first: NaN, infinities, signed zeros.
@@ -132,11 +134,12 @@ TYPED_TEST(ElementwiseKernels, ActivationBackward) {
       std::vector<T> x = inputsWithSpecials<T>(n, 20 + n);
       std::vector<T> dy = randomVector<T>(n, -2, 2, 30 + n);
       // What each backward keeps: the output for Sigmoid and Tanh, the input
-      // for the Gelus. The CPU's Relu takes x and the GPU's relu's result;
-      // both give the same gradient.
+      // for the Gelus, Silu and Hardswish. The CPU's Relu takes x and the
+      // GPU's relu's result; both give the same gradient.
       std::vector<T> y(n);
       kernels::activationForward(kind, n, x.data(), y.data());
-      const bool savesOutput = kind != Activation::GeluExact && kind != Activation::GeluTanh;
+      const bool savesOutput = kind == Activation::Relu || kind == Activation::Sigmoid ||
+                               kind == Activation::Tanh;
       const std::vector<T> &gpuSaved = savesOutput ? y : x;
       const std::vector<T> &cpuSaved = kind == Activation::Relu ? x : gpuSaved;
       std::vector<T> expected(n);
@@ -355,6 +358,18 @@ std::vector<T> runChainOnCpu(const Chain &chain, size_t n,
     case ChainOpKind::GeluTanhGrad:
       act(Activation::GeluTanh, true);
       break;
+    case ChainOpKind::Silu:
+      act(Activation::Silu, false);
+      break;
+    case ChainOpKind::Hardswish:
+      act(Activation::Hardswish, false);
+      break;
+    case ChainOpKind::SiluGrad:
+      act(Activation::Silu, true);
+      break;
+    case ChainOpKind::HardswishGrad:
+      act(Activation::Hardswish, true);
+      break;
     }
     r[op.dst] = std::move(out);
   }
@@ -401,6 +416,18 @@ std::vector<ChainCase> chainCases() {
                                      {K::GeluTanhGrad, 7, 6, 0},
                                      {K::Add, 8, 7, 3}},
                                     8)},
+      // SiLU and Hardswish with their gradients (x saved), times 4 so that
+      // hardswish sees its three pieces.
+      {"silu, hardswish", makeChain(2,
+                                    {{K::Silu, 2, 0, 0},
+                                     {K::SiluGrad, 3, 1, 0},
+                                     {K::Add, 4, 0, 0},
+                                     {K::Add, 4, 4, 4},
+                                     {K::Hardswish, 5, 4, 0},
+                                     {K::HardswishGrad, 6, 3, 4},
+                                     {K::Sub, 7, 6, 5},
+                                     {K::Mul, 7, 7, 2}},
+                                    7)},
       // A single input returned as is.
       {"identity", makeChain(1, {}, 0)},
       // Four inputs, two of them scalars.

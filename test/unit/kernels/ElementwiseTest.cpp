@@ -10,16 +10,19 @@
 
 #include "GradCheck.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace cairn::kernels;
 using namespace cairn::kernels::testing;
 
 namespace {
 
-const Activation kAllActivations[] = {Activation::Relu, Activation::Sigmoid,
-                                      Activation::Tanh, Activation::GeluExact,
-                                      Activation::GeluTanh};
+const Activation kAllActivations[] = {
+    Activation::Relu,      Activation::Sigmoid,  Activation::Tanh,
+    Activation::GeluExact, Activation::GeluTanh, Activation::Silu,
+    Activation::Hardswish};
 
 const char *name(Activation a) {
   switch (a) {
@@ -33,6 +36,10 @@ const char *name(Activation a) {
     return "gelu";
   case Activation::GeluTanh:
     return "gelu_tanh";
+  case Activation::Silu:
+    return "silu";
+  case Activation::Hardswish:
+    return "hardswish";
   }
   return "";
 }
@@ -50,6 +57,10 @@ double reference(Activation a, double x) {
   case Activation::GeluTanh:
     return 0.5 * x *
            (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  case Activation::Silu:
+    return x / (1 + std::exp(-x));
+  case Activation::Hardswish:
+    return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
   }
   return 0;
 }
@@ -58,11 +69,12 @@ bool savesOutput(Activation a) {
   return a == Activation::Sigmoid || a == Activation::Tanh;
 }
 
-/// Inputs over [-4, 4), kept away from relu's kink at 0.
+/// Inputs over [-4, 4), kept away from relu's kink at 0 and hardswish's at
+/// -3 and 3.
 std::vector<double> activationInputs(size_t n, uint32_t seed) {
   std::vector<double> x = randomVector(n, seed, -4, 4);
   for (double &v : x)
-    if (std::fabs(v) < 1e-3)
+    if (std::fabs(v) < 1e-3 || std::fabs(std::fabs(v) - 3) < 1e-3)
       v = 0.5;
   return x;
 }
@@ -154,6 +166,58 @@ TEST(Activation, KnownValues) {
   activationForward(Activation::GeluTanh, 2, x, y);
   EXPECT_NEAR(y[0], 0.8411919906082768, 1e-15);
   EXPECT_NEAR(y[1], -0.15428599017485606, 1e-15);
+}
+
+// torch.nn.functional.silu and hardswish (PyTorch 2.15, float64) and their
+// gradients for dy = 1: hardswish is flat up to -3 and the identity from 3
+// on, both ends included.
+template <typename T> void checkSiluAndHardswishKnownValues() {
+  const T x[] = {-4, -3, -1, 0.5, 3, 4};
+  const double silu[] = {-0.07194483984836623, -0.14227761953270035,
+                         -0.2689414213699951,  0.3112296656009273,
+                         2.8577223804672998,   3.928055160151634};
+  const double siluGrad[] = {-0.05266461489107291, -0.08810410601516962,
+                             0.07232948812851325,  0.7399611873026519,
+                             1.0881041060151693,   1.0526646148910728};
+  const double hardswish[] = {0, 0, -1.0 / 3, 0.2916666666666667, 3, 4};
+  const double hardswishGrad[] = {0, 0, 1.0 / 6, 2.0 / 3, 1, 1};
+  const double tol = sizeof(T) == 4 ? 1e-6 : 1e-15;
+  T y[6], dx[6];
+  const T dy[] = {1, 1, 1, 1, 1, 1};
+  activationForward(Activation::Silu, 6, x, y);
+  activationBackward(Activation::Silu, 6, dy, x, dx);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(double(y[i]), silu[i], tol) << "silu x=" << double(x[i]);
+    EXPECT_NEAR(double(dx[i]), siluGrad[i], tol) << "silu' x=" << double(x[i]);
+  }
+  activationForward(Activation::Hardswish, 6, x, y);
+  activationBackward(Activation::Hardswish, 6, dy, x, dx);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(double(y[i]), hardswish[i], tol)
+        << "hardswish x=" << double(x[i]);
+    EXPECT_NEAR(double(dx[i]), hardswishGrad[i], tol)
+        << "hardswish' x=" << double(x[i]);
+  }
+  // NaN propagates through both and their gradients; silu(-inf) is NaN
+  // (-inf / inf) as in PyTorch, and so is its gradient.
+  const T inf = std::numeric_limits<T>::infinity();
+  const T odd[] = {T(NAN), -inf, inf}, ones[] = {1, 1, 1};
+  T oy[3], odx[3];
+  activationForward(Activation::Silu, 3, odd, oy);
+  activationBackward(Activation::Silu, 3, ones, odd, odx);
+  EXPECT_TRUE(std::isnan(oy[0]) && std::isnan(oy[1]) && oy[2] == inf);
+  EXPECT_TRUE(std::isnan(odx[0]) && std::isnan(odx[1]));
+  activationForward(Activation::Hardswish, 3, odd, oy);
+  activationBackward(Activation::Hardswish, 3, ones, odd, odx);
+  EXPECT_TRUE(std::isnan(oy[0]) && std::isnan(oy[1]) && oy[2] == inf);
+  EXPECT_TRUE(std::isnan(odx[0]));
+  EXPECT_EQ(odx[1], T(0));
+  EXPECT_EQ(odx[2], T(1));
+}
+
+TEST(Activation, SiluAndHardswishMatchPyTorch) {
+  checkSiluAndHardswishKnownValues<float>();
+  checkSiluAndHardswishKnownValues<double>();
 }
 
 TEST(Activation, ForwardMatchesFormulas) {
