@@ -136,6 +136,32 @@ cairn::codegen::describeKernelCall(Operation *op,
                 c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getResult());
                 return true;
               })
+          .Case([&](ClampKernelOp k) {
+            c.name("clampForward").types({k.getResult()}).arg(k.getN());
+            c.flag(k.getMin().has_value()).real(k.getMin().value_or(0));
+            c.flag(k.getMax().has_value()).real(k.getMax().value_or(0));
+            c.ptr(k.getInput()).ptr(k.getResult());
+            return true;
+          })
+          .Case([&](ClampGradKernelOp k) {
+            c.name("clampBackward").types({k.getResult()}).arg(k.getN());
+            c.flag(k.getMin().has_value()).real(k.getMin().value_or(0));
+            c.flag(k.getMax().has_value()).real(k.getMax().value_or(0));
+            c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getResult());
+            return true;
+          })
+          .Case([&](LeakyReluKernelOp k) {
+            c.name("leakyReluForward").types({k.getResult()}).arg(k.getN());
+            c.real(k.getNegativeSlope());
+            c.ptr(k.getInput()).ptr(k.getResult());
+            return true;
+          })
+          .Case([&](LeakyReluGradKernelOp k) {
+            c.name("leakyReluBackward").types({k.getResult()}).arg(k.getN());
+            c.real(k.getNegativeSlope());
+            c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getResult());
+            return true;
+          })
           .Case<SoftmaxKernelOp, LogSoftmaxKernelOp>([&](auto k) {
             c.name("softmaxForward").types({k.getResult()});
             c.flag(isa<LogSoftmaxKernelOp>(k.getOperation()));

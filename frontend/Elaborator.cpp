@@ -494,7 +494,8 @@ Result Elaborator::callFunction(Layer &owner, const ast::FunctionStmt &def,
       error(loc) << "'" << owner.displayName() << "' (" << owner.type
                  << ") takes " << def.params.size() << " argument"
                  << (def.params.size() == 1 ? "" : "s") << " but "
-                 << args.size() << " were given";
+                 << args.size() << (args.size() == 1 ? " was" : " were")
+                 << " given";
       return std::nullopt;
     }
     if (bound[index]) {

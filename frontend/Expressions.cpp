@@ -505,7 +505,8 @@ bool Elaborator::bindArgs(std::vector<CallArg> &args, llvm::ArrayRef<ParamDecl> 
       if (positional >= params.size()) {
         error(arg.loc) << what << " takes at most " << params.size()
                        << " argument" << (params.size() == 1 ? "" : "s")
-                       << " but " << args.size() << " were given";
+                       << " but " << args.size()
+                       << (args.size() == 1 ? " was" : " were") << " given";
         return false;
       }
       param = &params[positional++];

@@ -17,12 +17,19 @@ using namespace cairn;
 using llvm::StringRef;
 
 namespace {
-const char *const kLayerNames[] = {
-    "Linear",     "Conv2d",   "BatchNorm1d", "BatchNorm2d", "LayerNorm",
-    "Embedding",  "Dropout",  "MaxPool2d",   "AvgPool2d",   "AdaptiveAvgPool2d",
-    "Sequential", "ReLU",     "GELU",        "Sigmoid",     "Tanh",
-    "Flatten",    "Softmax",  "LogSoftmax",  "Identity",    "Parameter",
-    "SiLU",       "Hardswish"};
+const char *const kLayerNames[] = {"Linear",      "Conv2d",
+                                   "BatchNorm1d", "BatchNorm2d",
+                                   "LayerNorm",   "Embedding",
+                                   "Dropout",     "MaxPool2d",
+                                   "AvgPool2d",   "AdaptiveAvgPool2d",
+                                   "Sequential",  "ReLU",
+                                   "GELU",        "Sigmoid",
+                                   "Tanh",        "Flatten",
+                                   "Softmax",     "LogSoftmax",
+                                   "Identity",    "Parameter",
+                                   "SiLU",        "Hardswish",
+                                   "LeakyReLU",   "Hardtanh",
+                                   "ReLU6"};
 
 TensorSlot makeSlot(const char *name, llvm::ArrayRef<int64_t> shape, Role role,
                     InitKind init, double scale = 0) {
@@ -345,6 +352,37 @@ Result Elaborator::constructLayer(const std::string &type,
     if (!bindArgs(args, {}, c, what, loc)) return std::nullopt;
     return EValue::ofLayer(layer);
   }
+  if (type == "ReLU6") {
+    if (!bindArgs(args, {}, c, what, loc))
+      return std::nullopt;
+    return EValue::ofLayer(layer);
+  }
+  if (type == "LeakyReLU") {
+    ParamDecl params[] = {opt("negative_slope", EValue::ofFloat(0.01))};
+    if (!bindArgs(args, params, c, what, loc) ||
+        !toFloat(c["negative_slope"], loc, "negative_slope of LeakyReLU"))
+      return std::nullopt;
+    return EValue::ofLayer(layer);
+  }
+  if (type == "Hardtanh") {
+    ParamDecl params[] = {opt("min_val", EValue::ofFloat(-1.0)),
+                          opt("max_val", EValue::ofFloat(1.0))};
+    if (!bindArgs(args, params, c, what, loc))
+      return std::nullopt;
+    auto lo = toFloat(c["min_val"], loc, "min_val of Hardtanh");
+    auto hi =
+        lo ? toFloat(c["max_val"], loc, "max_val of Hardtanh") : std::nullopt;
+    if (!hi)
+      return std::nullopt;
+    // nn.Hardtanh's own check.
+    if (*hi <= *lo) {
+      error(loc)
+          << "expected max_val of Hardtanh to be greater than min_val but got "
+          << formatNumber(*hi) << " <= " << formatNumber(*lo);
+      return std::nullopt;
+    }
+    return EValue::ofLayer(layer);
+  }
   if (type == "GELU") {
     ParamDecl params[] = {opt("approximate", EValue::ofString("none"))};
     if (!bindArgs(args, params, c, what, loc)) return std::nullopt;
@@ -601,6 +639,9 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
                              .Case("Tanh", "tanh")
                              .Case("SiLU", "silu")
                              .Case("Hardswish", "hardswish")
+                             .Case("ReLU6", "relu6")
+                             .Case("LeakyReLU", "leaky_relu")
+                             .Case("Hardtanh", "hardtanh")
                              .Case("Flatten", "flatten")
                              .Case("Softmax", "softmax")
                              .Case("LogSoftmax", "log_softmax")

@@ -17,10 +17,11 @@ using llvm::StringRef;
 
 namespace {
 const char *const kTensorFunctions[] = {
-    "relu",    "gelu",    "sigmoid",   "tanh",     "softmax", "log_softmax",
-    "matmul",  "add",     "sub",       "mul",      "div",     "reshape",
-    "view",    "flatten", "transpose", "permute",  "mean",    "sum",
-    "dropout", "size",    "silu",      "hardswish"};
+    "relu",     "gelu",    "sigmoid",   "tanh",      "softmax", "log_softmax",
+    "matmul",   "add",     "sub",       "mul",       "div",     "reshape",
+    "view",     "flatten", "transpose", "permute",   "mean",    "sum",
+    "dropout",  "size",    "silu",      "hardswish", "relu6",   "leaky_relu",
+    "hardtanh", "clamp"};
 const char *const kOtherFunctions[] = {"cat",   "concat", "cross_entropy", "mse_loss",
                                        "sqrt",  "min",    "max",           "int",
                                        "float", "abs",    "len"};
@@ -241,6 +242,71 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
       r = HardswishOp::create(b, location, x->getType(), *x);
     else r = TanhOp::create(b, location, x->getType(), *x);
     return EValue::ofTensor(r);
+  }
+  if (name == "relu6" || name == "hardtanh") {
+    // F.relu6 is F.hardtanh(x, 0, 6); both are torch.clamp with clamp's
+    // gradient.
+    std::vector<ParamDecl> params = {req("x")};
+    if (name == "hardtanh")
+      params.insert(params.end(), {opt("min_val", EValue::ofFloat(-1.0)),
+                                   opt("max_val", EValue::ofFloat(1.0))});
+    if (!bindArgs(args, params, a, what, loc))
+      return std::nullopt;
+    auto x = floatTensorArg("x");
+    if (!x)
+      return std::nullopt;
+    double lo = 0, hi = 6;
+    if (name == "hardtanh") {
+      auto min = toFloat(a["min_val"], loc, "min_val of hardtanh()");
+      auto max = min ? toFloat(a["max_val"], loc, "max_val of hardtanh()")
+                     : std::nullopt;
+      if (!max)
+        return std::nullopt;
+      if (*max <= *min)
+        return fail("expected max_val greater than min_val but got " +
+                    formatNumber(*max) + " <= " + formatNumber(*min));
+      lo = *min;
+      hi = *max;
+    }
+    return EValue::ofTensor(ClampOp::create(b, location, x->getType(), *x,
+                                            b.getF64FloatAttr(lo),
+                                            b.getF64FloatAttr(hi)));
+  }
+  if (name == "clamp") {
+    ParamDecl params[] = {req("x"), opt("min", EValue::none()),
+                          opt("max", EValue::none())};
+    if (!bindArgs(args, params, a, what, loc))
+      return std::nullopt;
+    auto x = floatTensorArg("x");
+    if (!x)
+      return std::nullopt;
+    mlir::FloatAttr bound[2];
+    const char *names[2] = {"min", "max"};
+    for (int i = 0; i < 2; ++i) {
+      if (a[names[i]].kind == EValue::Kind::None)
+        continue;
+      auto v = toFloat(a[names[i]], loc, std::string(names[i]) + " of clamp()");
+      if (!v)
+        return std::nullopt;
+      bound[i] = b.getF64FloatAttr(*v);
+    }
+    if (!bound[0] && !bound[1])
+      return fail("expected at least one of min and max");
+    return EValue::ofTensor(
+        ClampOp::create(b, location, x->getType(), *x, bound[0], bound[1]));
+  }
+  if (name == "leaky_relu") {
+    ParamDecl params[] = {req("x"),
+                          opt("negative_slope", EValue::ofFloat(0.01))};
+    if (!bindArgs(args, params, a, what, loc))
+      return std::nullopt;
+    auto x = floatTensorArg("x");
+    auto slope =
+        toFloat(a["negative_slope"], loc, "negative_slope of leaky_relu()");
+    if (!x || !slope)
+      return std::nullopt;
+    return EValue::ofTensor(LeakyReluOp::create(b, location, x->getType(), *x,
+                                                b.getF64FloatAttr(*slope)));
   }
   if (name == "gelu") {
     ParamDecl params[] = {req("x"), opt("approximate", EValue::ofString("none"))};

@@ -49,6 +49,9 @@ int64_t TanhOp::getFlops() { return perResultElement(*this, 4); }
 int64_t SiluOp::getFlops() { return perResultElement(*this, 4); }
 // x * min(max(x + 3, 0), 6) / 6.
 int64_t HardswishOp::getFlops() { return perResultElement(*this, 5); }
+// Two compares and selects; a compare and a multiply.
+int64_t ClampOp::getFlops() { return perResultElement(*this, 2); }
+int64_t LeakyReluOp::getFlops() { return perResultElement(*this, 2); }
 // x * 0.5 * (1 + erf(x / sqrt(2))) or its tanh form: about 8 either way.
 int64_t GeluOp::getFlops() { return perResultElement(*this, 8); }
 // max, subtract, exp, sum, divide (or log).
@@ -141,6 +144,9 @@ int64_t TanhGradOp::getFlops() { return perResultElement(*this, 3); }
 int64_t SiluGradOp::getFlops() { return perResultElement(*this, 9); }
 // Two compares, x / 3 + 0.5 and the product.
 int64_t HardswishGradOp::getFlops() { return perResultElement(*this, 5); }
+// Two compares and a select; a compare and a multiply.
+int64_t ClampGradOp::getFlops() { return perResultElement(*this, 3); }
+int64_t LeakyReluGradOp::getFlops() { return perResultElement(*this, 2); }
 // The forward's cdf (or tanh) again, the density term and the product.
 int64_t GeluGradOp::getFlops() { return perResultElement(*this, 12); }
 // The row sum of dy * y (or of dy), a subtract and a multiply (or exp).

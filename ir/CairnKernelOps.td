@@ -177,6 +177,23 @@ def Cairn_HardswishKernelOp : Cairn_KernelOp<"hardswish", 1, 1, 0, 0, "11", [Cai
                        Cairn_I64Attr:$n);
 }
 
+def Cairn_ClampKernelOp : Cairn_KernelOp<"clamp", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
+  let summary = "result = clamp(input, min, max), either bound absent";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       OptionalAttr<Cairn_F64Attr>:$min,
+                       OptionalAttr<Cairn_F64Attr>:$max);
+}
+
+def Cairn_LeakyReluKernelOp : Cairn_KernelOp<"leaky_relu", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
+  let summary = "result = leaky_relu(input, negative_slope)";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       Cairn_F64Attr:$negative_slope);
+}
+
 def Cairn_GeluKernelOp : Cairn_KernelOp<"gelu", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "result = gelu(input), exact or tanh-approximated";
   let arguments = (ins Cairn_MemRef:$input,
@@ -223,6 +240,25 @@ def Cairn_HardswishGradKernelOp : Cairn_KernelOp<"hardswish_grad", 2, 1, 0, 0, "
                        Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$n);
+}
+
+def Cairn_ClampGradKernelOp : Cairn_KernelOp<"clamp_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of clamp from its input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       OptionalAttr<Cairn_F64Attr>:$min,
+                       OptionalAttr<Cairn_F64Attr>:$max);
+}
+
+def Cairn_LeakyReluGradKernelOp : Cairn_KernelOp<"leaky_relu_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {
+  let summary = "gradient of leaky_relu from its input";
+  let arguments = (ins Cairn_MemRef:$dy,
+                       Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n,
+                       Cairn_F64Attr:$negative_slope);
 }
 
 def Cairn_GeluGradKernelOp : Cairn_KernelOp<"gelu_grad", 2, 1, 0, 0, "111", [Cairn_ElementwiseKernel]> {

@@ -109,6 +109,12 @@ LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
 
+LogicalResult ClampOp::verify() {
+  if (!getMin() && !getMax())
+    return emitOpError() << "expected a min or a max bound";
+  return success();
+}
+
 LogicalResult GeluOp::verify() {
   if (getApproximate() != "none" && getApproximate() != "tanh")
     return emitOpError() << "expected approximate to be \"none\" or \"tanh\" "

@@ -94,6 +94,40 @@ def Cairn_SiluOp : Cairn_UnaryOp<"silu", "x * sigmoid(x) (nn.SiLU)">;
 def Cairn_HardswishOp
     : Cairn_UnaryOp<"hardswish", "x * min(max(x + 3, 0), 6) / 6 (nn.Hardswish)">;
 
+def Cairn_ClampOp : Cairn_Op<"clamp", [Pure, SameOperandsAndResultType]> {
+  let summary = "clamp to [min, max], elementwise";
+  let description = [{
+    torch.clamp, and nn.Hardtanh and nn.ReLU6, which PyTorch defines as it:
+    `min(max(x, min), max)` with either bound absent (not both); NaN stays
+    NaN, and min > max gives max everywhere. Its gradient passes strictly
+    inside the bounds (clamp_grad).
+
+    ```mlir
+    %r = cairn.clamp %x {max = 6.0 : f64, min = 0.0 : f64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Cairn_FloatTensor:$input,
+                       OptionalAttr<Cairn_F64Attr>:$min,
+                       OptionalAttr<Cairn_F64Attr>:$max);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Cairn_LeakyReluOp : Cairn_Op<"leaky_relu", [Pure, SameOperandsAndResultType]> {
+  let summary = "leaky rectifier, elementwise";
+  let description = [{
+    nn.LeakyReLU: `x > 0 ? x : x * negative_slope`.
+
+    ```mlir
+    %r = cairn.leaky_relu %x {negative_slope = 0.01 : f64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Cairn_FloatTensor:$input, Cairn_F64Attr:$negative_slope);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Cairn_GeluOp : Cairn_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let summary = "Gaussian error linear unit, elementwise";
   let description = [{

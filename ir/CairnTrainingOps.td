@@ -62,6 +62,40 @@ def Cairn_HardswishGradOp : Cairn_ActivationGradOp<"hardswish_grad",
   let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$input);
 }
 
+def Cairn_ClampGradOp : Cairn_Op<"clamp_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of clamp";
+  let description = [{
+    Elementwise `dx = min < x < max ? dy : 0` (an absent bound passes
+    everything; NaN gives 0), where x is clamp's input: PyTorch 2's gradient
+    of torch.clamp, hardtanh and relu6, which is 0 on the bounds.
+
+    ```mlir
+    %dx = cairn.clamp_grad %dy, %x {max = 6.0 : f64, min = 0.0 : f64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$input,
+                       OptionalAttr<Cairn_F64Attr>:$min,
+                       OptionalAttr<Cairn_F64Attr>:$max);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = "$dy `,` $input attr-dict `:` type($result)";
+}
+
+def Cairn_LeakyReluGradOp : Cairn_Op<"leaky_relu_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of leaky_relu";
+  let description = [{
+    Elementwise `dx = x > 0 ? dy : dy * negative_slope`, where x is
+    leaky_relu's input, as PyTorch's leaky_relu_backward.
+
+    ```mlir
+    %dx = cairn.leaky_relu_grad %dy, %x {negative_slope = 0.01 : f64} : tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$input,
+                       Cairn_F64Attr:$negative_slope);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = "$dy `,` $input attr-dict `:` type($result)";
+}
+
 def Cairn_GeluGradOp : Cairn_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
   let summary = "gradient of gelu";
   let description = [{

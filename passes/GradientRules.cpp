@@ -212,6 +212,20 @@ static LogicalResult rule(HardswishOp op, Value dy, Rule &r) {
   return success();
 }
 
+static LogicalResult rule(ClampOp op, Value dy, Rule &r) {
+  r.add(op.getInput(),
+        ClampGradOp::create(r.b, r.loc, dy.getType(), dy, op.getInput(),
+                            op.getMinAttr(), op.getMaxAttr()));
+  return success();
+}
+
+static LogicalResult rule(LeakyReluOp op, Value dy, Rule &r) {
+  r.add(op.getInput(),
+        LeakyReluGradOp::create(r.b, r.loc, dy.getType(), dy, op.getInput(),
+                                op.getNegativeSlopeAttr()));
+  return success();
+}
+
 static LogicalResult rule(GeluOp op, Value dy, Rule &r) {
   r.add(op.getInput(), GeluGradOp::create(r.b, r.loc, dy.getType(), dy,
                                           op.getInput(), op.getApproximate()));
@@ -462,7 +476,7 @@ LogicalResult cairn::emitGradient(Operation *op, Value dy,
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp,                             //
             ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp, //
-            SoftmaxOp, LogSoftmaxOp,                                //
+            ClampOp, LeakyReluOp, SoftmaxOp, LogSoftmaxOp,          //
             MatmulOp, LinearOp, Conv2dOp,                           //
             BatchNormOp, LayerNormOp, EmbeddingOp, DropoutOp,       //
             MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp,          //

@@ -178,6 +178,22 @@ LogicalResult OpLowering::lower(Operation *op) {
         return lowerUnary(HardswishKernelOp::getOperationName(), op,
                           op->getOperands());
       })
+      .Case([&](ClampOp op) {
+        return lowerUnary(ClampKernelOp::getOperationName(), op,
+                          op->getOperands());
+      })
+      .Case([&](LeakyReluOp op) {
+        return lowerUnary(LeakyReluKernelOp::getOperationName(), op,
+                          op->getOperands());
+      })
+      .Case([&](ClampGradOp op) {
+        return lowerUnary(ClampGradKernelOp::getOperationName(), op,
+                          {op.getDy(), op.getInput()});
+      })
+      .Case([&](LeakyReluGradOp op) {
+        return lowerUnary(LeakyReluGradKernelOp::getOperationName(), op,
+                          {op.getDy(), op.getInput()});
+      })
       .Case([&](ReluGradOp op) {
         return lowerUnary(ReluGradKernelOp::getOperationName(), op,
                           {op.getDy(), op.getOutput()});
@@ -565,6 +581,11 @@ LogicalResult OpLowering::lowerUnary(llvm::StringRef kind, Operation *op,
     k.attrs.set("tanh", gelu.getApproximate() == "tanh");
   if (auto gelu = dyn_cast<GeluGradOp>(op))
     k.attrs.set("tanh", gelu.getApproximate() == "tanh");
+  // clamp's bounds (either may be absent) and leaky_relu's slope.
+  if (isa<ClampOp, ClampGradOp, LeakyReluOp, LeakyReluGradOp>(op))
+    for (llvm::StringRef name : {"min", "max", "negative_slope"})
+      if (auto value = op->getAttrOfType<FloatAttr>(name))
+        k.attrs.set(name, value.getValueAsDouble());
   return success();
 }
 

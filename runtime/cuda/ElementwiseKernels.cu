@@ -48,6 +48,19 @@ __global__ void activationBackwardKernel(int64_t n, const T *dy, const T *saved,
   dx[i] = Act::backward(dy[i], saved[i]);
 }
 
+/// A functor with parameters (ops::Clamp, ops::LeakyRelu), passed by value.
+template <typename T, typename F>
+__global__ void parameterizedForwardKernel(int64_t n, F f, const T *x, T *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, n)
+  y[i] = f.forward(x[i]);
+}
+
+template <typename T, typename F>
+__global__ void parameterizedBackwardKernel(int64_t n, F f, const T *dy, const T *x, T *dx) {
+  CAIRN_GRID_STRIDE_LOOP(i, n)
+  dx[i] = f.backward(dy[i], x[i]);
+}
+
 template <typename T, typename Op>
 __global__ void binarySameShapeKernel(int64_t n, const T *a, const T *b, T *out) {
   CAIRN_GRID_STRIDE_LOOP(i, n)
@@ -280,6 +293,44 @@ void activationBackward(Context &cx, Activation kind, int64_t n, const T *dy, co
 }
 
 template <typename T>
+void clampForward(Context &cx, int64_t n, bool hasMin, double min, bool hasMax, double max,
+                  const T *x, T *y) {
+  if (n <= 0)
+    return;
+  parameterizedForwardKernel<T><<<blocksFor(n), kThreadsPerBlock, 0, cx.stream>>>(
+      n, ops::Clamp<T>(hasMin, min, hasMax, max), x, y);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void clampBackward(Context &cx, int64_t n, bool hasMin, double min, bool hasMax, double max,
+                   const T *dy, const T *x, T *dx) {
+  if (n <= 0)
+    return;
+  parameterizedBackwardKernel<T><<<blocksFor(n), kThreadsPerBlock, 0, cx.stream>>>(
+      n, ops::Clamp<T>(hasMin, min, hasMax, max), dy, x, dx);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void leakyReluForward(Context &cx, int64_t n, double slope, const T *x, T *y) {
+  if (n <= 0)
+    return;
+  parameterizedForwardKernel<T><<<blocksFor(n), kThreadsPerBlock, 0, cx.stream>>>(
+      n, ops::LeakyRelu<T>(slope), x, y);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void leakyReluBackward(Context &cx, int64_t n, double slope, const T *dy, const T *x, T *dx) {
+  if (n <= 0)
+    return;
+  parameterizedBackwardKernel<T><<<blocksFor(n), kThreadsPerBlock, 0, cx.stream>>>(
+      n, ops::LeakyRelu<T>(slope), dy, x, dx);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
 void binarySameShape(Context &cx, BinaryOp op, int64_t n, const T *a, const T *b, T *out) {
   if (n <= 0)
     return;
@@ -336,6 +387,11 @@ void elementwiseChain(Context &cx, const Chain &chain, int64_t n, const T *const
 #define CAIRN_INSTANTIATE(T)                                                                       \
   template void activationForward<T>(Context &, Activation, int64_t, const T *, T *);              \
   template void activationBackward<T>(Context &, Activation, int64_t, const T *, const T *, T *);  \
+  template void clampForward<T>(Context &, int64_t, bool, double, bool, double, const T *, T *);   \
+  template void clampBackward<T>(Context &, int64_t, bool, double, bool, double, const T *,        \
+                                 const T *, T *);                                                  \
+  template void leakyReluForward<T>(Context &, int64_t, double, const T *, T *);                  \
+  template void leakyReluBackward<T>(Context &, int64_t, double, const T *, const T *, T *);      \
   template void binarySameShape<T>(Context &, BinaryOp, int64_t, const T *, const T *, T *);       \
   template void binaryScalar<T>(Context &, BinaryOp, int64_t, bool, const T *, const T *, T *);    \
   template void binaryBroadcast<T>(Context &, BinaryOp, int, const int64_t *, const T *,           \

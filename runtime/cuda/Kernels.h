@@ -45,6 +45,18 @@ void activationForward(Context &cx, Activation kind, int64_t n, const T *x, T *y
 template <typename T>
 void activationBackward(Context &cx, Activation kind, int64_t n, const T *dy, const T *saved,
                         T *dx);
+/// As on the CPU (Elementwise.h): torch.clamp, nn.Hardtanh, nn.ReLU6.
+template <typename T>
+void clampForward(Context &cx, int64_t n, bool hasMin, double min, bool hasMax, double max,
+                  const T *x, T *y);
+template <typename T>
+void clampBackward(Context &cx, int64_t n, bool hasMin, double min, bool hasMax, double max,
+                   const T *dy, const T *x, T *dx);
+/// nn.LeakyReLU, as on the CPU.
+template <typename T>
+void leakyReluForward(Context &cx, int64_t n, double slope, const T *x, T *y);
+template <typename T>
+void leakyReluBackward(Context &cx, int64_t n, double slope, const T *dy, const T *x, T *dx);
 template <typename T>
 void binarySameShape(Context &cx, BinaryOp op, int64_t n, const T *a, const T *b, T *out);
 /// One operand is a single element: out[i] = a[i] op b[0] (scalarLhs false)

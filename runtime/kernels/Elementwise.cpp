@@ -98,6 +98,33 @@ void activationBackward(Activation kind, int64_t n, const T *dy,
 }
 
 template <typename T>
+void clampForward(int64_t n, bool hasMin, double min, bool hasMax, double max,
+                  const T *x, T *y) {
+  const ops::Clamp<T> f(hasMin, min, hasMax, max);
+  mapUnary(n, x, y, [f](T v) { return f.forward(v); });
+}
+
+template <typename T>
+void clampBackward(int64_t n, bool hasMin, double min, bool hasMax, double max,
+                   const T *dy, const T *x, T *dx) {
+  const ops::Clamp<T> f(hasMin, min, hasMax, max);
+  mapBinary(n, dy, x, dx, [f](T g, T v) { return f.backward(g, v); });
+}
+
+template <typename T>
+void leakyReluForward(int64_t n, double slope, const T *x, T *y) {
+  const ops::LeakyRelu<T> f(slope);
+  mapUnary(n, x, y, [f](T v) { return f.forward(v); });
+}
+
+template <typename T>
+void leakyReluBackward(int64_t n, double slope, const T *dy, const T *x,
+                       T *dx) {
+  const ops::LeakyRelu<T> f(slope);
+  mapBinary(n, dy, x, dx, [f](T g, T v) { return f.backward(g, v); });
+}
+
+template <typename T>
 void binarySameShape(BinaryOp op, int64_t n, const T *a, const T *b, T *out) {
   ops::withBinaryOp(op, [&](auto f) { mapBinary(n, a, b, out, f); });
 }
@@ -168,6 +195,13 @@ template <typename T> void fill(int64_t n, T value, T *out) {
   template void activationForward<T>(Activation, int64_t, const T *, T *);    \
   template void activationBackward<T>(Activation, int64_t, const T *,         \
                                       const T *, T *);                        \
+  template void clampForward<T>(int64_t, bool, double, bool, double,          \
+                                const T *, T *);                              \
+  template void clampBackward<T>(int64_t, bool, double, bool, double,         \
+                                 const T *, const T *, T *);                  \
+  template void leakyReluForward<T>(int64_t, double, const T *, T *);         \
+  template void leakyReluBackward<T>(int64_t, double, const T *, const T *,   \
+                                     T *);                                    \
   template void binarySameShape<T>(BinaryOp, int64_t, const T *, const T *,   \
                                    T *);                                      \
   template void binaryBroadcast<T>(BinaryOp, int, const int64_t *, const T *, \

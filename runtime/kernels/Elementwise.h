@@ -32,6 +32,28 @@ template <typename T>
 void activationBackward(Activation kind, int64_t n, const T *dy,
                         const T *saved, T *dx);
 
+/// y = x clamped to [min, max] (torch.clamp; also nn.Hardtanh and nn.ReLU6),
+/// a bound taking part only where `hasMin` / `hasMax`; NaN stays NaN, and
+/// min > max gives max everywhere, as in PyTorch.
+template <typename T>
+void clampForward(int64_t n, bool hasMin, double min, bool hasMax, double max,
+                  const T *x, T *y);
+
+/// dx = dy strictly inside the bounds, 0 on and beyond them and for NaN (x
+/// the forward input), as PyTorch 2's clamp and hardtanh gradients.
+template <typename T>
+void clampBackward(int64_t n, bool hasMin, double min, bool hasMax, double max,
+                   const T *dy, const T *x, T *dx);
+
+/// nn.LeakyReLU: y = x > 0 ? x : x * slope.
+template <typename T>
+void leakyReluForward(int64_t n, double slope, const T *x, T *y);
+
+/// dx = x > 0 ? dy : dy * slope (x the forward input; NaN takes the slope).
+template <typename T>
+void leakyReluBackward(int64_t n, double slope, const T *dy, const T *x,
+                       T *dx);
+
 enum class BinaryOp { Add, Sub, Mul, Div };
 
 /// out[i] = a[i] op b[i], all of n elements.

@@ -205,6 +205,39 @@ struct Hardswish {
   }
 };
 
+/// torch.clamp (nn.Hardtanh, nn.ReLU6): bounds in T, as PyTorch converts
+/// them to the tensor's type; an absent bound is not compared at all.
+template <typename T> struct Clamp {
+  bool hasMin, hasMax;
+  T min, max;
+  CAIRN_HOST_DEVICE Clamp(bool hasMin, double min, bool hasMax, double max)
+      : hasMin(hasMin), hasMax(hasMax), min(T(min)), max(T(max)) {}
+  /// Selects, so NaN stays NaN; min > max gives max.
+  CAIRN_HOST_DEVICE T forward(T v) const {
+    if (hasMin && v < min)
+      v = min;
+    if (hasMax && v > max)
+      v = max;
+    return v;
+  }
+  /// `saved` is the forward input x.
+  CAIRN_HOST_DEVICE T backward(T dy, T x) const {
+    bool inside = (!hasMin || x > min) && (!hasMax || x < max) && x == x;
+    return inside ? dy : T(0);
+  }
+};
+
+/// nn.LeakyReLU, the slope in T as in PyTorch.
+template <typename T> struct LeakyRelu {
+  T slope;
+  CAIRN_HOST_DEVICE explicit LeakyRelu(double slope) : slope(T(slope)) {}
+  CAIRN_HOST_DEVICE T forward(T v) const { return v > T(0) ? v : v * slope; }
+  /// `saved` is the forward input x.
+  CAIRN_HOST_DEVICE T backward(T dy, T x) const {
+    return x > T(0) ? dy : dy * slope;
+  }
+};
+
 /// Calls f with the functor for `kind`, so a loop is compiled per kind
 /// instead of switching per element.
 template <typename F> void withActivation(Activation kind, F &&f) {

@@ -1000,3 +1000,12 @@ module attributes {test.a = #cairn.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, 
 // expected-error @+1 {{expected weight_decay >= 0 but got -1}}
 module attributes {test.a = #cairn.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = -1.0>} {
 }
+
+// -----
+
+// Tests that clamp has a bound (torch.clamp needs min or max).
+func.func @clamp_without_bounds(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cairn.clamp' op expected a min or a max bound}}
+  %0 = cairn.clamp %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -43,9 +43,15 @@ func.func @unary(%x: tensor<8x128xbf16>) -> tensor<8x128xbf16> {
   %4 = cairn.gelu %3 {approximate = "tanh"} : tensor<8x128xbf16>
   // CHECK: %[[SI:.+]] = cairn.silu %[[GT]] : tensor<8x128xbf16>
   %5 = cairn.silu %4 : tensor<8x128xbf16>
-  // CHECK: cairn.hardswish %[[SI]] : tensor<8x128xbf16>
+  // CHECK: %[[HS:.+]] = cairn.hardswish %[[SI]] : tensor<8x128xbf16>
   %6 = cairn.hardswish %5 : tensor<8x128xbf16>
-  return %6 : tensor<8x128xbf16>
+  // CHECK: %[[C:.+]] = cairn.clamp %[[HS]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<8x128xbf16>
+  %7 = cairn.clamp %6 {min = 0.0 : f64, max = 6.0 : f64} : tensor<8x128xbf16>
+  // CHECK: %[[CM:.+]] = cairn.clamp %[[C]] {max = 5.000000e-01 : f64} : tensor<8x128xbf16>
+  %8 = cairn.clamp %7 {max = 0.5 : f64} : tensor<8x128xbf16>
+  // CHECK: cairn.leaky_relu %[[CM]] {negative_slope = 2.000000e-01 : f64} : tensor<8x128xbf16>
+  %9 = cairn.leaky_relu %8 {negative_slope = 0.2 : f64} : tensor<8x128xbf16>
+  return %9 : tensor<8x128xbf16>
 }
 
 // CHECK-LABEL: func.func @softmax

@@ -6,7 +6,8 @@
 // a training step's arguments and results.
 
 // relu_grad, sigmoid_grad, tanh_grad and the softmax grads read the forward
-// result y; gelu_grad, silu_grad and hardswish_grad the forward input x.
+// result y; gelu_grad, silu_grad, hardswish_grad, clamp_grad and
+// leaky_relu_grad the forward input x.
 // CHECK-LABEL: func.func @activations
 // CHECK-SAME: (%[[DY:.+]]: tensor<8x128xf32>, %[[X:.+]]: tensor<8x128xf32>, %[[Y:.+]]: tensor<8x128xf32>)
 func.func @activations(%dy: tensor<8x128xf32>, %x: tensor<8x128xf32>, %y: tensor<8x128xf32>) -> tensor<8x128xf32> {
@@ -26,9 +27,13 @@ func.func @activations(%dy: tensor<8x128xf32>, %x: tensor<8x128xf32>, %y: tensor
   %6 = cairn.log_softmax_grad %5, %y {dim = 0} : tensor<8x128xf32>
   // CHECK: %[[SI:.+]] = cairn.silu_grad %[[LS]], %[[X]] : tensor<8x128xf32>
   %7 = cairn.silu_grad %6, %x : tensor<8x128xf32>
-  // CHECK: cairn.hardswish_grad %[[SI]], %[[X]] : tensor<8x128xf32>
+  // CHECK: %[[HS:.+]] = cairn.hardswish_grad %[[SI]], %[[X]] : tensor<8x128xf32>
   %8 = cairn.hardswish_grad %7, %x : tensor<8x128xf32>
-  return %8 : tensor<8x128xf32>
+  // CHECK: %[[C:.+]] = cairn.clamp_grad %[[HS]], %[[X]] {min = -1.000000e+00 : f64} : tensor<8x128xf32>
+  %9 = cairn.clamp_grad %8, %x {min = -1.0 : f64} : tensor<8x128xf32>
+  // CHECK: cairn.leaky_relu_grad %[[C]], %[[X]] {negative_slope = 1.000000e-02 : f64} : tensor<8x128xf32>
+  %10 = cairn.leaky_relu_grad %9, %x {negative_slope = 0.01 : f64} : tensor<8x128xf32>
+  return %10 : tensor<8x128xf32>
 }
 
 // CHECK-LABEL: func.func @matmul_transposed

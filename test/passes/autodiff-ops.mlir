@@ -147,13 +147,16 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 
 // Activations and softmax: sigmoid_grad, tanh_grad and the softmax grads
 // read the forward result (as relu_grad does, in the first case), gelu_grad,
-// silu_grad and hardswish_grad the forward input.
+// silu_grad, hardswish_grad, clamp_grad and leaky_relu_grad the forward
+// input, with the forward's bounds and slope.
 module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
   func.func @loss(%p: tensor<4x10xf32> {cairn.name = "p", cairn.role = #cairn.role<param>},
                   %y: tensor<4xi32> {cairn.name = "y", cairn.role = #cairn.role<input>}) -> tensor<f32> {
     %s = cairn.silu %p : tensor<4x10xf32>
     %h = cairn.hardswish %s : tensor<4x10xf32>
-    %0 = cairn.sigmoid %h : tensor<4x10xf32>
+    %c = cairn.clamp %h {min = 0.0 : f64, max = 6.0 : f64} : tensor<4x10xf32>
+    %l = cairn.leaky_relu %c {negative_slope = 0.2 : f64} : tensor<4x10xf32>
+    %0 = cairn.sigmoid %l : tensor<4x10xf32>
     %1 = cairn.tanh %0 : tensor<4x10xf32>
     %2 = cairn.gelu %1 {approximate = "tanh"} : tensor<4x10xf32>
     %3 = cairn.softmax %2 {dim = 1 : i64} : tensor<4x10xf32>
@@ -166,7 +169,9 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // CHECK-LABEL: func.func @train_step(
 // CHECK:      %[[SI:.+]] = cairn.silu %[[P:[^ ]+]]
 // CHECK-NEXT: %[[HS:.+]] = cairn.hardswish %[[SI]]
-// CHECK-NEXT: %[[S:.+]] = cairn.sigmoid %[[HS]]
+// CHECK-NEXT: %[[C:.+]] = cairn.clamp %[[HS]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK-NEXT: %[[L:.+]] = cairn.leaky_relu %[[C]] {negative_slope = 2.000000e-01 : f64}
+// CHECK-NEXT: %[[S:.+]] = cairn.sigmoid %[[L]]
 // CHECK-NEXT: %[[T:.+]] = cairn.tanh %[[S]]
 // CHECK-NEXT: %[[G:.+]] = cairn.gelu %[[T]] {approximate = "tanh"}
 // CHECK-NEXT: %[[SM:.+]] = cairn.softmax %[[G]] {dim = 1 : i64}
@@ -179,7 +184,9 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // CHECK-NEXT: %[[D3:.+]] = cairn.gelu_grad %[[D2]], %[[T]] {approximate = "tanh"}
 // CHECK-NEXT: %[[D4:.+]] = cairn.tanh_grad %[[D3]], %[[T]]
 // CHECK-NEXT: %[[D5:.+]] = cairn.sigmoid_grad %[[D4]], %[[S]]
-// CHECK-NEXT: %[[D6:.+]] = cairn.hardswish_grad %[[D5]], %[[SI]]
+// CHECK-NEXT: %[[DL:.+]] = cairn.leaky_relu_grad %[[D5]], %[[C]] {negative_slope = 2.000000e-01 : f64}
+// CHECK-NEXT: %[[DC:.+]] = cairn.clamp_grad %[[DL]], %[[HS]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK-NEXT: %[[D6:.+]] = cairn.hardswish_grad %[[DC]], %[[SI]]
 // CHECK-NEXT: %[[D7:.+]] = cairn.silu_grad %[[D6]], %[[P]]
 // CHECK-NEXT: cairn.sgd_update %[[P]], %[[D7]]
 

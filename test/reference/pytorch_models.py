@@ -212,13 +212,18 @@ class Activations(nn.Module):
         self.act = nn.SiLU()
         self.fc2 = nn.Linear(64, 48)
         self.hs = nn.Hardswish()
+        self.leaky = nn.LeakyReLU(0.2)
+        self.bounded = nn.Hardtanh(-1.5, max_val=2.0)
+        self.six = nn.ReLU6()
         self.head = nn.Linear(48, 10)
 
     def forward(self, image):
         h = self.act(self.fc1(torch.flatten(image, 1)))
-        h = F.silu(h * 2.0) + h
+        h = F.silu(h * 2.0) + self.leaky(h) + F.leaky_relu(h - 0.5)
         g = self.fc2(h) * 8.0
-        return self.head(self.hs(g) - F.hardswish(g - 1.0) / 2.0)
+        g = self.hs(g) - F.hardswish(g - 1.0) / 2.0
+        c = torch.clamp(g, min=-0.5) + torch.clamp(g, max=0.5) + torch.clamp(g, -3, 3)
+        return self.head(self.bounded(g) + self.six(g) + F.relu6(g * 2.0) + F.hardtanh(g) + c)
 
 
 # example file stem -> (constructor, input shape without the batch dimension)

@@ -112,6 +112,43 @@ TYPED_TEST(ElementwiseKernels, ActivationForward) {
     }
 }
 
+// Clamp (both bounds, one, an empty range) and LeakyReLU: compares and
+// products in T, so the GPU matches the CPU bit for bit, NaN included.
+TYPED_TEST(ElementwiseKernels, ClampAndLeakyReluAsOnTheCpu) {
+  using T = TypeParam;
+  TestContext tc;
+  struct Bounds {
+    bool hasMin;
+    double min;
+    bool hasMax;
+    double max;
+  };
+  const Bounds bounds[] = {{true, -1, true, 1}, {true, 0, true, 6}, {true, 0, false, 0},
+                           {false, 0, true, 0.5}, {true, 1, true, -1}};
+  for (size_t n : kSizes) {
+    std::vector<T> x = inputsWithSpecials<T>(n, 50 + n);
+    std::vector<T> dy = randomVector<T>(n, -2, 2, 60 + n);
+    DeviceBuffer<T> dX(x), dDy(dy), dOut(n);
+    std::vector<T> want(n);
+    for (const Bounds &b : bounds) {
+      kernels::clampForward(n, b.hasMin, b.min, b.hasMax, b.max, x.data(), want.data());
+      cuda::clampForward(tc.cx, n, b.hasMin, b.min, b.hasMax, b.max, dX.get(), dOut.get());
+      EXPECT_TRUE(allEqual(dOut.download(), want)) << "clamp, n = " << n;
+      kernels::clampBackward(n, b.hasMin, b.min, b.hasMax, b.max, dy.data(), x.data(),
+                             want.data());
+      cuda::clampBackward(tc.cx, n, b.hasMin, b.min, b.hasMax, b.max, dDy.get(), dX.get(),
+                          dOut.get());
+      EXPECT_TRUE(allEqual(dOut.download(), want)) << "clamp_grad, n = " << n;
+    }
+    kernels::leakyReluForward(n, 0.2, x.data(), want.data());
+    cuda::leakyReluForward(tc.cx, n, 0.2, dX.get(), dOut.get());
+    EXPECT_TRUE(allEqual(dOut.download(), want)) << "leaky_relu, n = " << n;
+    kernels::leakyReluBackward(n, 0.2, dy.data(), x.data(), want.data());
+    cuda::leakyReluBackward(tc.cx, n, 0.2, dDy.get(), dX.get(), dOut.get());
+    EXPECT_TRUE(allEqual(dOut.download(), want)) << "leaky_relu_grad, n = " << n;
+  }
+}
+
 TYPED_TEST(ElementwiseKernels, ReluKeepsNaNAndSignedZero) {
   using T = TypeParam;
   TestContext tc;

@@ -220,6 +220,65 @@ TEST(Activation, SiluAndHardswishMatchPyTorch) {
   checkSiluAndHardswishKnownValues<double>();
 }
 
+// torch.clamp, F.hardtanh, F.relu6 and F.leaky_relu (PyTorch 2.15): NaN
+// stays NaN forward; the clamp gradient is dy strictly inside the bounds
+// and 0 on them and for NaN; min > max clamps everything to max.
+template <typename T> void checkClampAndLeakyRelu() {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T x[] = {nan, -1, 1, 0, 6, -2, 3};
+  const T dy[] = {2, 2, 2, 2, 2, 2, 2};
+  T y[7], dx[7];
+  auto expectSame = [](const T *got, std::vector<double> want,
+                       const char *what) {
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << what << " element " << i;
+      else
+        EXPECT_EQ(double(got[i]), double(T(want[i])))
+            << what << " element " << i;
+    }
+  };
+  clampForward<T>(7, true, -1, true, 1, x, y);
+  clampBackward<T>(7, true, -1, true, 1, dy, x, dx);
+  expectSame(y, {NAN, -1, 1, 0, 1, -1, 1}, "hardtanh");
+  expectSame(dx, {0, 0, 0, 2, 0, 0, 0}, "hardtanh'");
+  clampForward<T>(7, true, 0, true, 6, x, y);
+  clampBackward<T>(7, true, 0, true, 6, dy, x, dx);
+  expectSame(y, {NAN, 0, 1, 0, 6, 0, 3}, "relu6");
+  expectSame(dx, {0, 0, 2, 0, 0, 0, 2}, "relu6'");
+  clampForward<T>(7, true, 0, false, 0, x, y);
+  clampBackward<T>(7, true, 0, false, 0, dy, x, dx);
+  expectSame(y, {NAN, 0, 1, 0, 6, 0, 3}, "clamp(min=0)");
+  expectSame(dx, {0, 0, 2, 0, 2, 0, 2}, "clamp(min=0)'");
+  clampForward<T>(7, false, 0, true, 1, x, y);
+  clampBackward<T>(7, false, 0, true, 1, dy, x, dx);
+  expectSame(y, {NAN, -1, 1, 0, 1, -2, 1}, "clamp(max=1)");
+  expectSame(dx, {0, 2, 0, 2, 0, 2, 0}, "clamp(max=1)'");
+  clampForward<T>(7, true, 1, true, -1, x, y);
+  clampBackward<T>(7, true, 1, true, -1, dy, x, dx);
+  expectSame(y, {NAN, -1, -1, -1, -1, -1, -1}, "clamp(1, -1)");
+  expectSame(dx, {0, 0, 0, 0, 0, 0, 0}, "clamp(1, -1)'");
+  leakyReluForward<T>(7, 0.1, x, y);
+  leakyReluBackward<T>(7, 0.1, dy, x, dx);
+  expectSame(y,
+             {NAN, double(T(-1) * T(0.1)), 1, 0, 6, double(T(-2) * T(0.1)), 3},
+             "leaky_relu");
+  const double slope = double(T(2) * T(0.1));
+  expectSame(dx, {slope, slope, 2, slope, 2, slope, 2}, "leaky_relu'");
+  // In place, as the plan may write them.
+  T inPlace[7];
+  std::copy(x, x + 7, inPlace);
+  clampForward<T>(7, true, 0, true, 6, inPlace, inPlace);
+  clampForward<T>(7, true, 0, true, 6, x, y);
+  for (int i = 1; i < 7; ++i)
+    EXPECT_EQ(inPlace[i], y[i]);
+}
+
+TEST(Activation, ClampHardtanhRelu6AndLeakyReluMatchPyTorch) {
+  checkClampAndLeakyRelu<float>();
+  checkClampAndLeakyRelu<double>();
+}
+
 TEST(Activation, ForwardMatchesFormulas) {
   std::vector<double> x = activationInputs(1000, 1);
   std::vector<float> xf = toFloat(x);
