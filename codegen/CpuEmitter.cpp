@@ -480,7 +480,8 @@ void CpuEmitter::emitKernel(Operation *op) {
                    << formatDouble(k.getBeta1()) << ", "
                    << formatDouble(k.getBeta2()) << ", "
                    << formatDouble(k.getEps()) << ", "
-                   << formatDouble(k.getWeightDecay()) << ", ctx.step + 1, "
+                   << formatDouble(k.getWeightDecay()) << ", "
+                   << formatBool(k.isAdamW()) << ", ctx.step + 1, "
                    << ptr(k.getParam()) << ", " << ptr(k.getGrad()) << ", "
                    << ptr(k.getExpAvg()) << ", " << ptr(k.getExpAvgSq())
                    << ");\n";

@@ -312,7 +312,8 @@ void CudaEmitter::emitUpdates(const StepKernels &step, int first, int count) {
            << formatDouble(adam.getBeta1()) << ", "
            << formatDouble(adam.getBeta2()) << ", "
            << formatDouble(adam.getEps()) << ", "
-           << formatDouble(adam.getWeightDecay()) << ");\n";
+           << formatDouble(adam.getWeightDecay()) << ", "
+           << formatBool(adam.isAdamW()) << ");\n";
   else {
     auto sgd = cast<SgdUpdateKernelOp>(op);
     // Momentum starts from the gradient on the run's first step.

@@ -178,8 +178,10 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
     const auto *callExpr = llvm::dyn_cast<ast::CallExpr>(s.call.get());
     const auto *callee =
         callExpr ? llvm::dyn_cast<ast::NameExpr>(callExpr->callee.get()) : nullptr;
-    if (!callee || (callee->name != "SGD" && callee->name != "Adam")) {
-      error(s.call->getLoc()) << "expected an optimizer: SGD(...) or Adam(...)";
+    if (!callee || (callee->name != "SGD" && callee->name != "Adam" &&
+                    callee->name != "AdamW")) {
+      error(s.call->getLoc())
+          << "expected an optimizer: SGD(...), Adam(...) or AdamW(...)";
       return false;
     }
     std::vector<CallArg> args;
@@ -207,11 +209,16 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
       optimizer = SGDAttr::getChecked(emitError, context, *lr, *momentum,
                                       *dampening, *wd, *nesterov);
     } else {
+      // AdamW is Adam with the decay decoupled, and 0.01 of it by default.
+      const bool adamW = callee->name == "AdamW";
       ParamDecl params[] = {
           opt("lr", EValue::ofFloat(1e-3)),
-          opt("betas", EValue::ofTuple({EValue::ofFloat(0.9), EValue::ofFloat(0.999)})),
-          opt("eps", EValue::ofFloat(1e-8)), opt("weight_decay", EValue::ofFloat(0))};
-      if (!bindArgs(args, params, bound, "Adam", loc)) return false;
+          opt("betas",
+              EValue::ofTuple({EValue::ofFloat(0.9), EValue::ofFloat(0.999)})),
+          opt("eps", EValue::ofFloat(1e-8)),
+          opt("weight_decay", EValue::ofFloat(adamW ? 1e-2 : 0))};
+      if (!bindArgs(args, params, bound, callee->name, loc))
+        return false;
       auto lr = toFloat(bound["lr"], loc, "lr");
       auto eps = toFloat(bound["eps"], loc, "eps");
       auto wd = toFloat(bound["weight_decay"], loc, "weight_decay");
@@ -225,7 +232,7 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
       auto beta2 = toFloat(betas.elems[1], loc, "betas[1]");
       if (!lr || !eps || !wd || !beta1 || !beta2) return false;
       optimizer = AdamAttr::getChecked(emitError, context, *lr, *beta1, *beta2,
-                                       *eps, *wd);
+                                       *eps, *wd, adamW);
     }
     return optimizer != nullptr;
   }

@@ -80,31 +80,36 @@ struct SGDAttrStorage : public AttributeStorage {
 };
 
 struct AdamAttrStorage : public AttributeStorage {
-  using KeyTy = std::tuple<double, double, double, double, double>;
+  using KeyTy = std::tuple<double, double, double, double, double, bool>;
   AdamAttrStorage(double lr, double beta1, double beta2, double eps,
-                  double weight_decay)
+                  double weight_decay, bool decoupled_weight_decay)
       : lr(lr), beta1(beta1), beta2(beta2), eps(eps),
-        weight_decay(weight_decay) {}
-  KeyTy getAsKey() const { return KeyTy(lr, beta1, beta2, eps, weight_decay); }
+        weight_decay(weight_decay),
+        decoupled_weight_decay(decoupled_weight_decay) {}
+  KeyTy getAsKey() const {
+    return KeyTy(lr, beta1, beta2, eps, weight_decay, decoupled_weight_decay);
+  }
   bool operator==(const KeyTy &key) const {
     return bits(lr) == bits(std::get<0>(key)) &&
            bits(beta1) == bits(std::get<1>(key)) &&
            bits(beta2) == bits(std::get<2>(key)) &&
            bits(eps) == bits(std::get<3>(key)) &&
-           bits(weight_decay) == bits(std::get<4>(key));
+           bits(weight_decay) == bits(std::get<4>(key)) &&
+           decoupled_weight_decay == std::get<5>(key);
   }
   static llvm::hash_code hashKey(const KeyTy &key) {
     return llvm::hash_combine(bits(std::get<0>(key)), bits(std::get<1>(key)),
                               bits(std::get<2>(key)), bits(std::get<3>(key)),
-                              bits(std::get<4>(key)));
+                              bits(std::get<4>(key)), std::get<5>(key));
   }
   static AdamAttrStorage *construct(AttributeStorageAllocator &allocator,
                                     KeyTy &&key) {
     return new (allocator.allocate<AdamAttrStorage>())
         AdamAttrStorage(std::get<0>(key), std::get<1>(key), std::get<2>(key),
-                        std::get<3>(key), std::get<4>(key));
+                        std::get<3>(key), std::get<4>(key), std::get<5>(key));
   }
   double lr, beta1, beta2, eps, weight_decay;
+  bool decoupled_weight_decay;
 };
 } // namespace cairn::detail
 
@@ -124,6 +129,9 @@ double AdamAttr::getBeta1() const { return getImpl()->beta1; }
 double AdamAttr::getBeta2() const { return getImpl()->beta2; }
 double AdamAttr::getEps() const { return getImpl()->eps; }
 double AdamAttr::getWeightDecay() const { return getImpl()->weight_decay; }
+bool AdamAttr::getDecoupledWeightDecay() const {
+  return getImpl()->decoupled_weight_decay;
+}
 
 void CairnDialect::registerAttributes() {
   addAttributes<
@@ -214,7 +222,7 @@ LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                double lr, double beta1, double beta2,
-                               double eps, double weightDecay) {
+                               double eps, double weightDecay, bool) {
   if (!(lr > 0))
     return emitError() << "expected lr > 0 but got " << str(lr);
   if (!(beta1 >= 0 && beta1 < 1))

@@ -107,6 +107,13 @@ def Cairn_BoolParameter : AttrParameter<"bool", "a boolean"> {
   let printer = "$_printer << ($_self ? \"true\" : \"false\")";
 }
 
+/// A bool that is false unless written, and printed only when true.
+def Cairn_FalseByDefaultParameter
+    : DefaultValuedParameter<"bool", "false", "a boolean, false by default"> {
+  let parser = "::cairn::detail::parseBoolParameter($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
@@ -167,7 +174,7 @@ def Cairn_SGDAttr : Cairn_Attr<"SGD", "sgd"> {
 }
 
 def Cairn_AdamAttr : Cairn_Attr<"Adam", "adam"> {
-  let summary = "torch.optim.Adam settings";
+  let summary = "torch.optim.Adam and torch.optim.AdamW settings";
   let description = [{
     ```mlir
     module attributes {cairn.optimizer = #cairn.adam<lr = 0.001,
@@ -175,12 +182,15 @@ def Cairn_AdamAttr : Cairn_Attr<"Adam", "adam"> {
         weight_decay = 0.0>} {}
     ```
     Requires lr > 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0.
+    `decoupled_weight_decay = true` (printed only then) is AdamW: the decay
+    scales the parameter instead of joining the gradient.
   }];
   let parameters = (ins Cairn_DoubleParameter:$lr,
                         Cairn_DoubleParameter:$beta1,
                         Cairn_DoubleParameter:$beta2,
                         Cairn_DoubleParameter:$eps,
-                        Cairn_DoubleParameter:$weight_decay);
+                        Cairn_DoubleParameter:$weight_decay,
+                        Cairn_FalseByDefaultParameter:$decoupled_weight_decay);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   // Hand-written in CairnAttrs.cpp: LLVM cannot hash a double.

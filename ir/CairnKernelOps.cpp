@@ -338,7 +338,8 @@ bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
          adamA.getBeta1() == adamB.getBeta1() &&
          adamA.getBeta2() == adamB.getBeta2() &&
          adamA.getEps() == adamB.getEps() &&
-         adamA.getWeightDecay() == adamB.getWeightDecay();
+         adamA.getWeightDecay() == adamB.getWeightDecay() &&
+         adamA.isAdamW() == adamB.isAdamW();
 }
 
 SmallVector<Operation *> cairn::getKernelsAfter(Operation *op) {

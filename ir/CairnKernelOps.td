@@ -724,7 +724,7 @@ def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1, "11?1?"> 
 }
 
 def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 4, 3, 0, 0, "1111111"> {
-  let summary = "torch.optim.Adam's update of one param, in place";
+  let summary = "torch.optim.Adam's (or AdamW's) update of one param, in place";
   let arguments = (ins Cairn_MemRef:$param,
                        Cairn_MemRef:$grad,
                        Cairn_MemRef:$exp_avg,
@@ -737,8 +737,13 @@ def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 4, 3, 0, 0, "111111
                        Cairn_F64Attr:$beta1,
                        Cairn_F64Attr:$beta2,
                        Cairn_F64Attr:$eps,
-                       Cairn_F64Attr:$weight_decay);
+                       Cairn_F64Attr:$weight_decay,
+                       // AdamW; absent for Adam.
+                       OptionalAttr<BoolAttr>:$decoupled_weight_decay);
   let hasVerifier = 1;
+  let extraKernelDeclaration = [{
+    bool isAdamW() { return getDecoupledWeightDecay().value_or(false); }
+  }];
 }
 
 #endif // CAIRN_IR_CAIRNKERNELOPS_TD

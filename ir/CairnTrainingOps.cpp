@@ -374,7 +374,7 @@ LogicalResult SGDUpdateOp::verify() {
 LogicalResult AdamUpdateOp::verify() {
   if (failed(AdamAttr::verify([&] { return emitOpError(); }, getLr(),
                               getBeta1(), getBeta2(), getEps(),
-                              getWeightDecay())))
+                              getWeightDecay(), getDecoupledWeightDecay())))
     return failure();
   return verifyParamTypes(*this);
 }

@@ -519,14 +519,15 @@ def Cairn_SGDUpdateOp : Cairn_Op<"sgd_update", [Pure]> {
 }
 
 def Cairn_AdamUpdateOp : Cairn_Op<"adam_update", [Pure]> {
-  let summary = "one torch.optim.Adam step for one parameter";
+  let summary = "one torch.optim.Adam or AdamW step for one parameter";
   let description = [{
-    PyTorch 1.13's Adam (not AdamW) for one tensor, with t the 1-based step:
+    PyTorch 1.13's Adam for one tensor, with t the 1-based step:
     `g = grad + weight_decay * param`,
     `m = beta1 * exp_avg + (1 - beta1) * g`,
     `v = beta2 * exp_avg_sq + (1 - beta2) * g^2`,
-    `new_param = param - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)`.
-    t is not in the IR: it comes from the runtime's step counter
+    `new_param = param - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)`;
+    with `decoupled_weight_decay` (AdamW), `g = grad` and the param is first
+    scaled by `1 - lr * weight_decay`. t is not in the IR: it comes from the runtime's step counter
     (StepContext::step + 1). Every operand and result has the parameter's
     type; the results are the new param, exp_avg (m) and exp_avg_sq (v).
 
@@ -539,7 +540,8 @@ def Cairn_AdamUpdateOp : Cairn_Op<"adam_update", [Pure]> {
                        Cairn_FloatTensor:$exp_avg, Cairn_FloatTensor:$exp_avg_sq,
                        Cairn_F64Attr:$lr, Cairn_F64Attr:$beta1,
                        Cairn_F64Attr:$beta2, Cairn_F64Attr:$eps,
-                       Cairn_F64Attr:$weight_decay);
+                       Cairn_F64Attr:$weight_decay,
+                       DefaultValuedAttr<BoolAttr, "false">:$decoupled_weight_decay);
   let results = (outs Cairn_FloatTensor:$new_param,
                       Cairn_FloatTensor:$new_exp_avg,
                       Cairn_FloatTensor:$new_exp_avg_sq);

@@ -359,7 +359,8 @@ void TrainStepBuilder::emitOptimizer() {
         builder, loc, param.getType(), param.getType(), param.getType(), param,
         t.grad, step.getArgument(t.firstState),
         step.getArgument(t.firstState + 1), adam.getLr(), adam.getBeta1(),
-        adam.getBeta2(), adam.getEps(), adam.getWeightDecay());
+        adam.getBeta2(), adam.getEps(), adam.getWeightDecay(),
+        adam.getDecoupledWeightDecay());
     latest[t.arg] = update.getNewParam();
     stateUpdates.push_back({t.firstState, update.getNewExpAvg()});
     stateUpdates.push_back({t.firstState + 1, update.getNewExpAvgSq()});

@@ -525,6 +525,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("beta2", op.getBeta2());
         attrs.set("eps", op.getEps());
         attrs.set("weight_decay", op.getWeightDecay());
+        if (op.getDecoupledWeightDecay())
+          attrs.set("decoupled_weight_decay", true);
         return lowerUpdate(AdamUpdateKernelOp::getOperationName(), op,
                            std::move(attrs), {0, 2, 3});
       })

@@ -78,7 +78,8 @@ std::string describeOptimizer(Attribute optimizer) {
            ", weight_decay=" + formatShortest(sgd.getWeightDecay()) +
            ", nesterov=" + (sgd.getNesterov() ? "True" : "False") + ")";
   if (auto adam = dyn_cast_or_null<AdamAttr>(optimizer))
-    return "Adam(lr=" + formatShortest(adam.getLr()) + ", betas=(" +
+    return std::string(adam.getDecoupledWeightDecay() ? "AdamW" : "Adam") +
+           "(lr=" + formatShortest(adam.getLr()) + ", betas=(" +
            formatShortest(adam.getBeta1()) + ", " +
            formatShortest(adam.getBeta2()) +
            "), eps=" + formatShortest(adam.getEps()) +

@@ -205,10 +205,11 @@ struct UpdateTensor {
 template <typename T>
 void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double momentum,
                double dampening, double weightDecay, bool nesterov);
-/// As kernels::adamUpdate with step = cx.scalars->step + 1.
+/// As kernels::adamUpdate (AdamW with decoupledWeightDecay) with step =
+/// cx.scalars->step + 1.
 template <typename T>
 void adamUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double beta1,
-                double beta2, double eps, double weightDecay);
+                double beta2, double eps, double weightDecay, bool decoupledWeightDecay);
 
 } // namespace cairn::cuda
 

@@ -172,8 +172,8 @@ void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, d
 
 template <typename T>
 void adamUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double beta1,
-                double beta2, double eps, double weightDecay) {
-  const ops::AdamHyper h = {lr, beta1, beta2, eps, weightDecay};
+                double beta2, double eps, double weightDecay, bool decoupledWeightDecay) {
+  const ops::AdamHyper h = {lr, beta1, beta2, eps, weightDecay, decoupledWeightDecay};
   forEachBatch("Adam", count, tensors, 2, [&](const UpdateBatch &batch, unsigned blocks) {
     adamKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars);
   });
@@ -184,8 +184,8 @@ template void sgdUpdate<float>(Context &, int, const UpdateTensor *, double, dou
 template void sgdUpdate<double>(Context &, int, const UpdateTensor *, double, double, double,
                                 double, bool);
 template void adamUpdate<float>(Context &, int, const UpdateTensor *, double, double, double,
-                                double, double);
+                                double, double, bool);
 template void adamUpdate<double>(Context &, int, const UpdateTensor *, double, double, double,
-                                 double, double);
+                                 double, double, bool);
 
 } // namespace cairn::cuda

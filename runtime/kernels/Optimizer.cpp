@@ -26,9 +26,10 @@ void sgdUpdate(int64_t n, double lr, double momentum, double dampening,
 
 template <typename T>
 void adamUpdate(int64_t n, double lr, double beta1, double beta2, double eps,
-                double weightDecay, int64_t step, T *param, const T *grad,
-                T *expAvg, T *expAvgSq) {
-  const ops::AdamHyper h = {lr, beta1, beta2, eps, weightDecay};
+                double weightDecay, bool decoupledWeightDecay, int64_t step,
+                T *param, const T *grad, T *expAvg, T *expAvgSq) {
+  const ops::AdamHyper h = {lr,  beta1,       beta2,
+                            eps, weightDecay, decoupledWeightDecay};
   const ops::AdamBias bias = ops::adamBias(h, step);
   for (int64_t i = 0; i < n; ++i)
     ops::adamElement(h, bias, param, grad, expAvg, expAvgSq, i);
@@ -39,10 +40,10 @@ template void sgdUpdate<float>(int64_t, double, double, double, double, bool,
 template void sgdUpdate<double>(int64_t, double, double, double, double, bool,
                                 bool, double *, const double *, double *);
 template void adamUpdate<float>(int64_t, double, double, double, double,
-                                double, int64_t, float *, const float *,
+                                double, bool, int64_t, float *, const float *,
                                 float *, float *);
 template void adamUpdate<double>(int64_t, double, double, double, double,
-                                 double, int64_t, double *, const double *,
-                                 double *, double *);
+                                 double, bool, int64_t, double *,
+                                 const double *, double *, double *);
 
 } // namespace cairn::kernels

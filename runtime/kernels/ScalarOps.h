@@ -331,6 +331,9 @@ CAIRN_HOST_DEVICE inline void sgdElement(const SgdHyper &h, bool firstStep,
 
 struct AdamHyper {
   double lr, beta1, beta2, eps, weightDecay;
+  /// AdamW: the decay scales the param (p *= 1 - lr * wd) instead of being
+  /// added to the gradient.
+  bool decoupledWeightDecay;
 };
 
 /// What Adam derives from the 1-based step number, once per step.
@@ -352,8 +355,12 @@ adamElement(const AdamHyper &h, const AdamBias &bias, T *param, const T *grad,
             T *expAvg, T *expAvgSq, int64_t i) {
   double p = param[i];
   double g = grad[i];
-  if (h.weightDecay != 0)
-    g += h.weightDecay * p;
+  if (h.weightDecay != 0) {
+    if (h.decoupledWeightDecay)
+      p *= 1 - h.lr * h.weightDecay;
+    else
+      g += h.weightDecay * p;
+  }
   double m = h.beta1 * double(expAvg[i]) + (1 - h.beta1) * g;
   double v = h.beta2 * double(expAvgSq[i]) + (1 - h.beta2) * g * g;
   expAvg[i] = T(m);

@@ -25,6 +25,14 @@ module attributes {cairn.optimizer = #cairn.adam<lr = 1.0e-3, beta1 = 0.9, beta2
 
 // -----
 
+// Tests that AdamW (Adam with decoupled weight decay) round-trips, the flag
+// printed because it is not the default.
+// CHECK: module attributes {cairn.optimizer = #cairn.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01, decoupled_weight_decay = true>}
+module attributes {cairn.optimizer = #cairn.adam<lr = 1.0e-3, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01, decoupled_weight_decay = true>} {
+}
+
+// -----
+
 // Tests that the argument and result attributes round-trip: every role and
 // every initializer kind.
 // CHECK-LABEL: func.func @arguments

@@ -128,6 +128,9 @@ func.func @optimizers(%p: tensor<10x784xf32>, %g: tensor<10x784xf32>, %b: tensor
   %1 = cairn.sgd_update %p, %g {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64} : (tensor<10x784xf32>, tensor<10x784xf32>) -> tensor<10x784xf32>
   // CHECK: cairn.adam_update %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64} : (tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>) -> (tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>)
   %2:3 = cairn.adam_update %p, %g, %m, %v {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, lr = 1.0e-3 : f64, weight_decay = 0.0 : f64} : (tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>) -> (tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>)
+  // AdamW.
+  // CHECK: cairn.adam_update %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, decoupled_weight_decay = true, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64}
+  %3:3 = cairn.adam_update %p, %g, %m, %v {beta1 = 0.9 : f64, beta2 = 0.999 : f64, decoupled_weight_decay = true, eps = 1.0e-8 : f64, lr = 1.0e-3 : f64, weight_decay = 0.01 : f64} : (tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>) -> (tensor<10x784xf32>, tensor<10x784xf32>, tensor<10x784xf32>)
   return
 }
 

@@ -145,16 +145,19 @@ TYPED_TEST(OptimizerKernels, SgdOverSeveralSteps) {
 
 struct AdamConfig {
   double lr, beta1, beta2, eps, weightDecay;
+  bool decoupled; // AdamW
 };
 
 constexpr AdamConfig kAdamConfigs[] = {
-    {1e-3, 0.9, 0.999, 1e-8, 0},
-    {1e-2, 0.8, 0.99, 1e-6, 1e-2},
+    {1e-3, 0.9, 0.999, 1e-8, 0, false},
+    {1e-2, 0.8, 0.99, 1e-6, 1e-2, false},
+    {1e-2, 0.9, 0.999, 1e-8, 0.1, true},
 };
 
 template <typename T> void cpuAdam(TensorSet<T> &s, const AdamConfig &c, int64_t step) {
   for (size_t t = 0; t < s.sizes.size(); ++t)
-    kernels::adamUpdate<T>(s.sizes[t], c.lr, c.beta1, c.beta2, c.eps, c.weightDecay, step + 1,
+    kernels::adamUpdate<T>(s.sizes[t], c.lr, c.beta1, c.beta2, c.eps, c.weightDecay, c.decoupled,
+                           step + 1,
                            s.param[t].data(), s.grad[t].data(), s.state0[t].data(),
                            s.state1[t].data());
 }
@@ -169,7 +172,7 @@ TYPED_TEST(OptimizerKernels, AdamOverSeveralSteps) {
       s.newGradients(2000 * (step + 1));
       tc.setStep(step);
       cuda::adamUpdate<T>(tc.cx, int(tensors.size()), tensors.data(), c.lr, c.beta1, c.beta2, c.eps,
-                          c.weightDecay);
+                          c.weightDecay, c.decoupled);
       cpuAdam(s, c, step);
       s.expectMatches(2, "Adam lr " + std::to_string(c.lr) + ", step " + std::to_string(step));
     }
@@ -191,7 +194,7 @@ TYPED_TEST(OptimizerKernels, ReplayedFromAGraph) {
   cuda::sgdUpdate<T>(tc.cx, int(sgdTensors.size()), sgdTensors.data(), sgd.lr, sgd.momentum,
                      sgd.dampening, sgd.weightDecay, sgd.nesterov);
   cuda::adamUpdate<T>(tc.cx, int(adamTensors.size()), adamTensors.data(), adam.lr, adam.beta1,
-                      adam.beta2, adam.eps, adam.weightDecay);
+                      adam.beta2, adam.eps, adam.weightDecay, adam.decoupled);
   CAIRN_CUDA_CHECK(cudaStreamEndCapture(tc.cx.stream, &graph));
   CAIRN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int64_t step = 0; step < kSteps; ++step) {
@@ -212,12 +215,13 @@ TYPED_TEST(OptimizerKernels, ReplayedFromAGraph) {
 TEST(OptimizerKernelsEdges, NothingToUpdate) {
   TestContext tc;
   cuda::sgdUpdate<float>(tc.cx, 0, nullptr, 0.1, 0.9, 0, 0, false);
-  cuda::adamUpdate<float>(tc.cx, 0, nullptr, 1e-3, 0.9, 0.999, 1e-8, 0);
+  cuda::adamUpdate<float>(tc.cx, 0, nullptr, 1e-3, 0.9, 0.999, 1e-8, 0, false);
   // Only empty tensors: no launch, and null pointers are never touched.
   std::vector<cuda::UpdateTensor> empty(60,
                                         cuda::UpdateTensor{nullptr, nullptr, nullptr, nullptr, 0});
   cuda::sgdUpdate<float>(tc.cx, int(empty.size()), empty.data(), 0.1, 0.9, 0, 0, false);
-  cuda::adamUpdate<double>(tc.cx, int(empty.size()), empty.data(), 1e-3, 0.9, 0.999, 1e-8, 0);
+  cuda::adamUpdate<double>(tc.cx, int(empty.size()), empty.data(), 1e-3, 0.9, 0.999, 1e-8, 0,
+                           false);
   tc.sync();
 }
 
@@ -232,7 +236,7 @@ TEST(OptimizerKernelsEdges, MissingStateIsAnError) {
   tensors[57] = s.table(2)[57];
   tensors[101].state1 = nullptr;
   EXPECT_THROW(cuda::adamUpdate<float>(tc.cx, int(tensors.size()), tensors.data(), 1e-3, 0.9, 0.999,
-                                       1e-8, 0),
+                                       1e-8, 0, false),
                kernels::KernelError);
 }
 

@@ -54,6 +54,7 @@ void referenceSgd(const SgdConfig &c, Vec &param, const Vec &grad,
 
 struct AdamConfig {
   double lr, beta1, beta2, eps, weightDecay;
+  bool decoupled = false; // AdamW
 };
 
 /// One step of torch.optim.Adam (amsgrad=False) on one tensor; `step` is the
@@ -61,7 +62,10 @@ struct AdamConfig {
 void referenceAdam(const AdamConfig &c, int64_t step, Vec &param,
                    const Vec &grad, Vec &expAvg, Vec &expAvgSq) {
   Vec g = grad;
-  if (c.weightDecay != 0) // grad = grad.add(param, alpha=weight_decay)
+  if (c.weightDecay != 0 && c.decoupled) // AdamW: param.mul_(1 - lr * wd)
+    for (size_t i = 0; i < g.size(); ++i)
+      param[i] = param[i] * (1 - c.lr * c.weightDecay);
+  else if (c.weightDecay != 0) // grad = grad.add(param, alpha=weight_decay)
     for (size_t i = 0; i < g.size(); ++i)
       g[i] = g[i] + c.weightDecay * param[i];
   for (size_t i = 0; i < g.size(); ++i) {
@@ -161,7 +165,8 @@ TEST(Sgd, FirstStepIgnoresOldBufferAndDampening) {
 }
 
 template <typename T> void runAdam(const AdamConfig &c) {
-  std::string what = "Adam wd " + std::to_string(c.weightDecay);
+  std::string what = std::string(c.decoupled ? "AdamW" : "Adam") + " wd " +
+                     std::to_string(c.weightDecay);
   Vec param = randomVector(kSize, 2), m(kSize, 0), v(kSize, 0);
   std::vector<T> p(param.begin(), param.end()), mt(kSize, 0), vt(kSize, 0);
   for (int s = 1; s <= kSteps; ++s) {
@@ -172,8 +177,8 @@ template <typename T> void runAdam(const AdamConfig &c) {
     syncState(m, mt);
     syncState(v, vt);
     referenceAdam(c, s, param, gr, m, v);
-    adamUpdate(kSize, c.lr, c.beta1, c.beta2, c.eps, c.weightDecay, s,
-               p.data(), g.data(), mt.data(), vt.data());
+    adamUpdate(kSize, c.lr, c.beta1, c.beta2, c.eps, c.weightDecay, c.decoupled,
+               s, p.data(), g.data(), mt.data(), vt.data());
     std::string at = ", step " + std::to_string(s);
     expectClose(p, param, what + " param" + at);
     expectClose(mt, m, what + " exp_avg" + at);
@@ -185,6 +190,8 @@ const AdamConfig kAdamConfigs[] = {
     {1e-3, 0.9, 0.999, 1e-8, 0},
     {1e-2, 0.8, 0.99, 1e-6, 1e-2},
     {0.1, 0.5, 0.9, 1e-3, 0},
+    {1e-3, 0.9, 0.999, 1e-8, 1e-2, true}, // AdamW's defaults
+    {0.05, 0.8, 0.99, 1e-6, 0.5, true},
 };
 
 TEST(Adam, MatchesReferenceInDouble) {
@@ -200,11 +207,22 @@ TEST(Adam, MatchesReferenceInFloat) {
 TEST(Adam, FirstStepMovesByLrTimesSign) {
   // With zero moments the bias corrections cancel: p -= lr g / (|g| + eps).
   double p[] = {1, 1}, g[] = {0.25, -4}, m[] = {0, 0}, v[] = {0, 0};
-  adamUpdate(2, 0.01, 0.9, 0.999, 1e-8, 0.0, 1, p, g, m, v);
+  adamUpdate(2, 0.01, 0.9, 0.999, 1e-8, 0.0, false, 1, p, g, m, v);
   EXPECT_NEAR(p[0], 1 - 0.01 * 0.25 / (0.25 + 1e-8), 1e-15);
   EXPECT_NEAR(p[1], 1 + 0.01 * 4 / (4 + 1e-8), 1e-15);
   EXPECT_NEAR(m[1], -0.4, 1e-15);
   EXPECT_NEAR(v[1], 0.016, 1e-15);
+}
+
+TEST(Adam, AdamWDecaysTheParamNotTheGradient) {
+  // torch.optim.AdamW(lr=0.1, weight_decay=0.5), one step from p = 2, g =
+  // 0.25: p = 2 * (1 - 0.05) - 0.1 * 0.25 / (0.25 + 1e-8); the moments see
+  // the gradient alone (Adam's would see 0.25 + 0.5 * 2).
+  double p = 2, g = 0.25, m = 0, v = 0;
+  adamUpdate(1, 0.1, 0.9, 0.999, 1e-8, 0.5, true, 1, &p, &g, &m, &v);
+  EXPECT_NEAR(p, 2 * 0.95 - 0.1 * 0.25 / (0.25 + 1e-8), 1e-15);
+  EXPECT_NEAR(m, 0.025, 1e-15);
+  EXPECT_NEAR(v, 0.001 * 0.0625, 1e-18);
 }
 
 } // namespace
