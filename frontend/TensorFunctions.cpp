@@ -21,10 +21,10 @@ const char *const kTensorFunctions[] = {
     "matmul",   "add",     "sub",       "mul",       "div",     "reshape",
     "view",     "flatten", "transpose", "permute",   "mean",    "sum",
     "dropout",  "size",    "silu",      "hardswish", "relu6",   "leaky_relu",
-    "hardtanh", "clamp"};
-const char *const kOtherFunctions[] = {"cat",   "concat", "cross_entropy", "mse_loss",
-                                       "sqrt",  "min",    "max",           "int",
-                                       "float", "abs",    "len"};
+    "hardtanh", "clamp",   "expand",    "repeat"};
+const char *const kOtherFunctions[] = {
+    "cat", "concat", "cross_entropy", "mse_loss", "sqrt",  "min",  "max",
+    "int", "float",  "abs",           "len",      "zeros", "ones", "full"};
 } // namespace
 
 void cairn::forEachBuiltinFunction(llvm::function_ref<void(StringRef)> fn) {
@@ -374,6 +374,117 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
       r = ReshapeOp::create(b, location, typeLike(*x, squeezed), r);
     }
     return EValue::ofTensor(r);
+  }
+  if (name == "zeros" || name == "ones" || name == "full") {
+    // torch.zeros(*size), torch.ones(*size), torch.full(size, fill_value):
+    // float32 constants, filled by the step that reads them.
+    double value = name == "ones" ? 1 : 0;
+    std::optional<llvm::SmallVector<int64_t, 4>> size;
+    if (name == "full") {
+      ParamDecl params[] = {req("size"), req("fill_value")};
+      if (!bindArgs(args, params, a, what, loc))
+        return std::nullopt;
+      auto fill = toFloat(a["fill_value"], loc, "fill_value of full()");
+      if (!fill)
+        return std::nullopt;
+      value = *fill;
+      size = a["size"].kind == EValue::Kind::Tuple
+                 ? toIntList(a["size"], loc, "size of full()")
+                 : std::nullopt;
+      if (a["size"].kind != EValue::Kind::Tuple)
+        return fail("expected size to be a list like [2, 3] but got " +
+                    describe(a["size"]));
+    } else {
+      size = restAsInts(0, "size");
+    }
+    if (!size)
+      return std::nullopt;
+    if (size->empty() && name != "full" && args.empty())
+      return fail("expected a size");
+    if (!shapes::numElements(*size, why))
+      return fail(why);
+    auto type = mlir::RankedTensorType::get(*size, f32Type());
+    auto attr = mlir::DenseElementsAttr::get(
+        type, llvm::ArrayRef<mlir::Attribute>{
+                  mlir::FloatAttr::get(f32Type(), value)});
+    return EValue::ofTensor(ConstantOp::create(b, location, type, attr));
+  }
+  if (name == "expand") {
+    // x.expand(*sizes): -1 keeps a dimension, new ones go in front, and a
+    // dimension of 1 repeats; a view in PyTorch, a broadcast here.
+    if (args.empty() || !args[0].name.empty())
+      return fail("expected a tensor and sizes");
+    a["x"] = args[0].value;
+    auto x = tensorArg("x");
+    auto sizes = x ? restAsInts(1, "sizes") : std::nullopt;
+    if (!sizes)
+      return std::nullopt;
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    if (sizes->size() < in.size())
+      return fail("expected at least " + std::to_string(in.size()) +
+                  " sizes for a tensor of shape " + shapes::format(in) +
+                  " but got " + std::to_string(sizes->size()));
+    size_t lead = sizes->size() - in.size();
+    shapes::Shape out(sizes->begin(), sizes->end());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (i < lead) {
+        if (out[i] < 1)
+          return fail("expected new dimension " + std::to_string(i) +
+                      " to be at least 1 but got " + std::to_string(out[i]));
+        continue;
+      }
+      int64_t have = in[i - lead];
+      if (out[i] == -1)
+        out[i] = have;
+      else if (have != 1 && out[i] != have)
+        return fail("cannot expand dimension " + std::to_string(i) +
+                    " of shape " + shapes::format(in) + " from " +
+                    std::to_string(have) + " to " + std::to_string(out[i]) +
+                    " (only a dimension of 1 expands)");
+    }
+    if (!shapes::numElements(out, why))
+      return fail(why);
+    if (out == shapes::Shape(in.begin(), in.end()))
+      return EValue::ofTensor(*x);
+    return EValue::ofTensor(
+        BroadcastOp::create(b, location, typeLike(*x, out), *x));
+  }
+  if (name == "repeat") {
+    // x.repeat(*repeats): the tensor tiled; shape [r0 * s0, r1 * s1, ...]
+    // after padding x's shape with leading 1s. As a reshape to [1, s0, 1,
+    // s1, ...], a broadcast to [r0, s0, r1, s1, ...] and a reshape back.
+    if (args.empty() || !args[0].name.empty())
+      return fail("expected a tensor and repeats");
+    a["x"] = args[0].value;
+    auto x = tensorArg("x");
+    auto repeats = x ? restAsInts(1, "repeats") : std::nullopt;
+    if (!repeats)
+      return std::nullopt;
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    if (repeats->size() < in.size())
+      return fail("expected at least " + std::to_string(in.size()) +
+                  " repeats for a tensor of shape " + shapes::format(in) +
+                  " but got " + std::to_string(repeats->size()));
+    shapes::Shape padded(repeats->size() - in.size(), 1);
+    padded.append(in.begin(), in.end());
+    shapes::Shape split, tiled, out;
+    for (size_t i = 0; i < padded.size(); ++i) {
+      int64_t r = (*repeats)[i];
+      if (r < 1)
+        return fail("expected every repeat to be at least 1 but got " +
+                    std::to_string(r));
+      split.append({1, padded[i]});
+      tiled.append({r, padded[i]});
+      if (!shapes::numElements(tiled, why))
+        return fail(why);
+      out.push_back(r * padded[i]);
+    }
+    if (out == shapes::Shape(in.begin(), in.end()))
+      return EValue::ofTensor(*x);
+    mlir::Value r = ReshapeOp::create(b, location, typeLike(*x, split), *x);
+    r = BroadcastOp::create(b, location, typeLike(*x, tiled), r);
+    return EValue::ofTensor(
+        ReshapeOp::create(b, location, typeLike(*x, out), r));
   }
   if (name == "reshape" || name == "view") {
     if (args.empty() || !args[0].name.empty())

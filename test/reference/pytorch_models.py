@@ -226,6 +226,27 @@ class Activations(nn.Module):
         return self.head(self.bounded(g) + self.six(g) + F.relu6(g * 2.0) + F.hardtanh(g) + c)
 
 
+class Tensors(nn.Module):
+    """test/codegen/Inputs/tensors.cairn: expand, repeat, zeros, ones and full."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls = nn.Parameter(torch.empty(1, 1, 16).normal_(std=0.5))
+        self.bias = nn.Parameter(torch.empty(16).uniform_(-0.5, 0.5))
+        self.embed = nn.Linear(28, 16)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, image):
+        b = image.shape[0]
+        x = self.embed(image.reshape(b, 28, 28))
+        c = self.cls.expand(b, -1, -1)
+        x = torch.cat([c, x], 1)
+        t = (x.repeat(1, 2, 1) * torch.ones(58, 16) + torch.zeros(b, 58, 16)
+             + torch.full([16], 0.25))
+        u = self.bias.repeat(2, 1, 1) + self.bias.reshape(16, 1).expand(16, 3)[:, 0]
+        return self.head(t.mean(dim=1) * 0.5 + u.mean(dim=0)[0, :])
+
+
 # example file stem -> (constructor, input shape without the batch dimension)
 MODELS = {
     "mlp": (MLP, (1, 28, 28)),
@@ -237,12 +258,13 @@ MODELS = {
     "transformer12": (lambda: Transformer(depth=12), (1, 28, 28)),
     "ops": (Ops, (1, 28, 28)),  # test/codegen/Inputs/ops.cairn
     "activations": (Activations, (1, 28, 28)),  # test/codegen/Inputs/activations.cairn
+    "tensors": (Tensors, (1, 28, 28)),  # test/codegen/Inputs/tensors.cairn
 }
 
 # Models whose file is not <examples>/<name>.cairn, relative to the repository root.
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _MODEL_FILES = {name: os.path.join(_REPO, "test", "codegen", "Inputs", name + ".cairn")
-                for name in ("ops", "activations")}
+                for name in ("ops", "activations", "tensors")}
 
 
 def model_file(name, examples):
