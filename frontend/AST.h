@@ -207,6 +207,9 @@ struct AssignStmt : Stmt {
         index(std::move(index)), value(std::move(value)) {}
   std::string target;
   ExprPtr index; // `layers[i] = ...`; null for a plain name
+  /// `q, k, v = ...`: the names after `target`, each with its location; the
+  /// value must then be a tuple of as many values.
+  std::vector<std::pair<std::string, Loc>> moreTargets;
   ExprPtr value;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Assign; }
 };

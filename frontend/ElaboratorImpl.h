@@ -117,6 +117,10 @@ public:
                 ast::Loc loc);
   std::optional<int64_t> toInt(const EValue &v, ast::Loc loc, const std::string &what);
   std::optional<double> toFloat(const EValue &v, ast::Loc loc, const std::string &what);
+  /// The values of `q, k, v = value`: a tuple of as many values as names,
+  /// or an error at the statement.
+  bool unpack(const ast::AssignStmt &assign, const EValue &value,
+              std::vector<EValue> &values);
   std::optional<bool> toBool(const EValue &v, ast::Loc loc, const std::string &what);
   std::optional<std::string> toString(const EValue &v, ast::Loc loc, const std::string &what);
   /// An int, or a tuple of `n` ints (kernel_size=3 or (3, 3)).

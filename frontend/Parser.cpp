@@ -717,6 +717,7 @@ StmtPtr Parser::parsePrecision() {
 }
 
 /// assign ::= IDENT [ '[' expr ']' ] '=' expr
+///          | IDENT ',' IDENT { ',' IDENT } '=' expr
 /// stmt   ::= expr
 /// Parsed as an expression first; a following `=` makes it an assignment.
 StmtPtr Parser::parseAssignOrExpr(Scope scope) {
@@ -724,7 +725,9 @@ StmtPtr Parser::parseAssignOrExpr(Scope scope) {
   ExprPtr expr = parseExpr();
   if (!expr)
     return nullptr;
-  if (!tok.is(TokenKind::Assign)) {
+  const bool unpack =
+      llvm::isa<NameExpr>(expr.get()) && tok.is(TokenKind::Comma);
+  if (!tok.is(TokenKind::Assign) && !unpack) {
     if (reportMisspelledKeyword(scope, *expr))
       return nullptr;
     return std::make_unique<ExprStmt>(loc, std::move(expr));
@@ -732,7 +735,22 @@ StmtPtr Parser::parseAssignOrExpr(Scope scope) {
 
   std::string target;
   ExprPtr index;
-  if (auto *name = llvm::dyn_cast<NameExpr>(expr.get())) {
+  std::vector<std::pair<std::string, Loc>> moreTargets;
+  if (auto *name = llvm::dyn_cast<NameExpr>(expr.get()); name && unpack) {
+    // `q, k, v = qkv.unbind(0)`: names only.
+    target = name->name;
+    while (consumeIf(TokenKind::Comma)) {
+      Loc nameLoc = tok.loc;
+      std::string more;
+      if (!parseIdentifier(more, "a name to assign to after ','"))
+        return nullptr;
+      moreTargets.emplace_back(std::move(more), nameLoc);
+    }
+    if (!tok.is(TokenKind::Assign)) {
+      errorExpected("'=' after the names to assign to");
+      return nullptr;
+    }
+  } else if (auto *name = llvm::dyn_cast<NameExpr>(expr.get())) {
     target = name->name;
   } else if (auto *indexed = llvm::dyn_cast<IndexExpr>(expr.get());
              indexed && llvm::isa<NameExpr>(indexed->base.get()) &&
@@ -747,8 +765,10 @@ StmtPtr Parser::parseAssignOrExpr(Scope scope) {
   ExprPtr value = parseExpr();
   if (!value)
     return nullptr;
-  return std::make_unique<AssignStmt>(loc, target, std::move(index),
-                                      std::move(value));
+  auto assign = std::make_unique<AssignStmt>(loc, target, std::move(index),
+                                             std::move(value));
+  assign->moreTargets = std::move(moreTargets);
+  return assign;
 }
 
 /// A statement that begins with a misspelled keyword parses as a name (or a

@@ -40,6 +40,30 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
     Result value = evaluate(*assign.value, scope);
     if (!value)
       return false;
+    if (!assign.moreTargets.empty()) {
+      // `a, b = 3, 4`: numbers and such; layers are registered one name at
+      // a time.
+      std::vector<EValue> values;
+      if (!unpack(assign, *value, values))
+        return false;
+      std::vector<std::pair<std::string, ast::Loc>> names = {
+          {assign.target, assign.getLoc()}};
+      names.insert(names.end(), assign.moreTargets.begin(),
+                   assign.moreTargets.end());
+      for (size_t i = 0; i < names.size(); ++i) {
+        auto it = owner.scope.find(names[i].first);
+        if (values[i].kind == EValue::Kind::Layer ||
+            (it != owner.scope.end() &&
+             it->second.kind == EValue::Kind::Layer)) {
+          error(names[i].second)
+              << "layers cannot be assigned by unpacking; assign '"
+              << names[i].first << "' on its own line";
+          return false;
+        }
+        owner.scope[names[i].first] = values[i];
+      }
+      return true;
+    }
     EValue index;
     if (assign.index) {
       Result i = evaluate(*assign.index, scope);
@@ -255,6 +279,25 @@ bool Elaborator::execute(const ast::Block &block, Scope &scope,
   return true;
 }
 
+bool Elaborator::unpack(const ast::AssignStmt &assign, const EValue &value,
+                        std::vector<EValue> &values) {
+  const size_t names = assign.moreTargets.size() + 1;
+  if (value.kind != EValue::Kind::Tuple) {
+    error(assign.getLoc())
+        << "cannot unpack " << describe(value) << " into " << names
+        << " names: expected a tuple, such as unbind(), chunk() or "
+           "split() return";
+    return false;
+  }
+  if (value.elems.size() != names) {
+    error(assign.getLoc()) << "cannot unpack " << value.elems.size()
+                           << " values into " << names << " names";
+    return false;
+  }
+  values = value.elems;
+  return true;
+}
+
 bool Elaborator::executeStmt(const ast::Stmt &stmt, Scope &scope,
                              std::optional<std::vector<EValue>> &returned) {
   if (!step(stmt.getLoc()))
@@ -270,6 +313,15 @@ bool Elaborator::executeStmt(const ast::Stmt &stmt, Scope &scope,
     Result value = evaluate(*assign.value, scope);
     if (!value)
       return false;
+    if (!assign.moreTargets.empty()) {
+      std::vector<EValue> values;
+      if (!unpack(assign, *value, values))
+        return false;
+      (*scope.vars)[assign.target] = values[0];
+      for (size_t i = 0; i < assign.moreTargets.size(); ++i)
+        (*scope.vars)[assign.moreTargets[i].first] = values[i + 1];
+      return true;
+    }
     (*scope.vars)[assign.target] = *value;
     return true;
   }

@@ -21,7 +21,8 @@ const char *const kTensorFunctions[] = {
     "matmul",   "add",     "sub",       "mul",       "div",     "reshape",
     "view",     "flatten", "transpose", "permute",   "mean",    "sum",
     "dropout",  "size",    "silu",      "hardswish", "relu6",   "leaky_relu",
-    "hardtanh", "clamp",   "expand",    "repeat"};
+    "hardtanh", "clamp",   "expand",    "repeat",    "unbind",  "chunk",
+    "split"};
 const char *const kOtherFunctions[] = {
     "cat", "concat", "cross_entropy", "mse_loss", "sqrt",  "min",  "max",
     "int", "float",  "abs",           "len",      "zeros", "ones", "full"};
@@ -485,6 +486,101 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     r = BroadcastOp::create(b, location, typeLike(*x, tiled), r);
     return EValue::ofTensor(
         ReshapeOp::create(b, location, typeLike(*x, out), r));
+  }
+  if (name == "unbind" || name == "chunk" || name == "split") {
+    // A tuple of slices along `dim`, for `q, k, v = qkv.unbind(0)`:
+    // unbind takes every index (and drops the dimension); chunk cuts
+    // ceil(size / chunks)-long pieces (so possibly fewer than asked, the last
+    // shorter), split pieces of a given length or a list of lengths.
+    std::vector<ParamDecl> params = {req("x")};
+    if (name == "chunk")
+      params.push_back(req("chunks"));
+    if (name == "split")
+      params.push_back(req("split_size_or_sections"));
+    params.push_back(opt("dim", EValue::ofInt(0)));
+    if (!bindArgs(args, params, a, what, loc))
+      return std::nullopt;
+    auto x = tensorArg("x");
+    if (!x)
+      return std::nullopt;
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    if (in.empty())
+      return fail("expected a tensor with dimensions but got a scalar");
+    auto dim = dimArg("dim", in.size());
+    if (!dim)
+      return std::nullopt;
+    const int64_t size = in[*dim];
+    llvm::SmallVector<int64_t, 8> lengths;
+    if (name == "unbind") {
+      if (size > 4096)
+        return fail("makes " + std::to_string(size) +
+                    " pieces; at most 4096 are supported");
+      lengths.assign(size, 1);
+    } else if (name == "chunk") {
+      auto chunks = toInt(a["chunks"], loc, "chunks of chunk()");
+      if (!chunks)
+        return std::nullopt;
+      if (*chunks < 1)
+        return fail("expected chunks >= 1 but got " + std::to_string(*chunks));
+      int64_t piece = size / *chunks + (size % *chunks != 0);
+      for (int64_t at = 0; at < size && lengths.size() <= 4096; at += piece)
+        lengths.push_back(std::min(piece, size - at));
+    } else if (a["split_size_or_sections"].kind == EValue::Kind::Tuple) {
+      auto sections =
+          toIntList(a["split_size_or_sections"], loc, "sections of split()");
+      if (!sections)
+        return std::nullopt;
+      int64_t total = 0;
+      for (int64_t s : *sections) {
+        if (s < 1)
+          return fail("expected every section to be at least 1 but got " +
+                      std::to_string(s));
+        if (s > size)
+          return fail("a section of " + std::to_string(s) +
+                      " is longer than dimension " + std::to_string(*dim) +
+                      " (" + std::to_string(size) + ")");
+        total += s;
+      }
+      if (total != size)
+        return fail("sections add up to " + std::to_string(total) +
+                    " but dimension " + std::to_string(*dim) + " has " +
+                    std::to_string(size));
+      lengths.assign(sections->begin(), sections->end());
+    } else {
+      auto piece =
+          toInt(a["split_size_or_sections"], loc, "split_size of split()");
+      if (!piece)
+        return std::nullopt;
+      if (*piece < 1)
+        return fail("expected split_size >= 1 but got " +
+                    std::to_string(*piece));
+      for (int64_t at = 0; at < size && lengths.size() <= 4096; at += *piece)
+        lengths.push_back(std::min(*piece, size - at));
+    }
+    if (lengths.size() > 4096)
+      return fail("makes more than 4096 pieces, the most supported");
+    std::vector<EValue> pieces;
+    llvm::SmallVector<int64_t, 4> start(in.size(), 0),
+        limit(in.begin(), in.end()), stride(in.size(), 1);
+    int64_t at = 0;
+    for (int64_t length : lengths) {
+      start[*dim] = at;
+      limit[*dim] = at + length;
+      at += length;
+      shapes::Shape part(in.begin(), in.end());
+      part[*dim] = length;
+      mlir::Value r = *x;
+      if (length != size)
+        r = SliceOp::create(
+            b, location, typeLike(*x, part), *x, b.getDenseI64ArrayAttr(start),
+            b.getDenseI64ArrayAttr(limit), b.getDenseI64ArrayAttr(stride));
+      if (name == "unbind") {
+        part.erase(part.begin() + *dim);
+        r = ReshapeOp::create(b, location, typeLike(*x, part), r);
+      }
+      pieces.push_back(EValue::ofTensor(r));
+    }
+    return EValue::ofTuple(std::move(pieces));
   }
   if (name == "reshape" || name == "view") {
     if (args.empty() || !args[0].name.empty())

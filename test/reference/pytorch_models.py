@@ -227,14 +227,18 @@ class Activations(nn.Module):
 
 
 class Tensors(nn.Module):
-    """test/codegen/Inputs/tensors.cairn: expand, repeat, zeros, ones and full."""
+    """test/codegen/Inputs/tensors.cairn: expand, repeat, zeros, ones, full, and tuple
+    assignment from unbind, chunk and split."""
 
     def __init__(self):
         super().__init__()
-        self.cls = nn.Parameter(torch.empty(1, 1, 16).normal_(std=0.5))
-        self.bias = nn.Parameter(torch.empty(16).uniform_(-0.5, 0.5))
-        self.embed = nn.Linear(28, 16)
-        self.head = nn.Linear(16, 10)
+        width, heads = (16, 3)
+        self.width, self.heads = width, heads
+        self.cls = nn.Parameter(torch.empty(1, 1, width).normal_(std=0.5))
+        self.bias = nn.Parameter(torch.empty(width).uniform_(-0.5, 0.5))
+        self.embed = nn.Linear(28, width)
+        self.qkv = nn.Linear(width, heads * width)
+        self.head = nn.Linear(width, 10)
 
     def forward(self, image):
         b = image.shape[0]
@@ -244,7 +248,14 @@ class Tensors(nn.Module):
         t = (x.repeat(1, 2, 1) * torch.ones(58, 16) + torch.zeros(b, 58, 16)
              + torch.full([16], 0.25))
         u = self.bias.repeat(2, 1, 1) + self.bias.reshape(16, 1).expand(16, 3)[:, 0]
-        return self.head(t.mean(dim=1) * 0.5 + u.mean(dim=0)[0, :])
+        q, k, v = self.qkv(x).reshape(b, 29, self.heads, self.width).permute(2, 0, 1, 3).unbind(0)
+        att = torch.softmax(q @ k.transpose(1, 2) / 4.0, -1) @ v
+        lo, hi = att.chunk(2, dim=-1)
+        s1, s2, s3 = torch.split(x, [4, 8, 4], dim=2)
+        p1, p2 = x.split(15, dim=1)
+        w = torch.cat([lo * hi, s2], 2) + torch.cat([s1, s3], 2).repeat(1, 1, 2)
+        z = p1.mean(dim=1) - p2.mean(dim=1) + w.mean(dim=1)
+        return self.head(t.mean(dim=1) * 0.5 + u.mean(dim=0)[0, :] + z)
 
 
 # example file stem -> (constructor, input shape without the batch dimension)
