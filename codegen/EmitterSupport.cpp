@@ -366,16 +366,16 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
      << "  s.arenaBytes = " << program.arenaBytes << ";\n"
      << "  s.optimizer = " << quote(program.optimizer) << ";\n"
      << "  s.tensors = {\n"
-     << "      // name, dtype, shape, role, init, init scale, offset, "
-        "location\n";
+     << "      // name, dtype, shape, role, init, init scale, zeroed row, "
+        "offset, location\n";
   for (int id : getSpecOrder(program)) {
     const Buffer &b = program.buffers[id];
-    os << "      {" << quote(b.name) << ", DType::" << runtime::dtypeName(b.dtype)
-       << ", {" << formatInts(b.shape)
-       << "}, TensorRole::" << getRuntimeRole(b.kind)
+    os << "      {" << quote(b.name)
+       << ", DType::" << runtime::dtypeName(b.dtype) << ", {"
+       << formatInts(b.shape) << "}, TensorRole::" << getRuntimeRole(b.kind)
        << ", InitKind::" << getRuntimeInit(b.init) << ", "
-       << formatDouble(b.initScale) << ", " << b.offset << ", " << quote(b.loc)
-       << "},\n";
+       << formatDouble(b.initScale) << ", " << b.initZeroRow << ", " << b.offset
+       << ", " << quote(b.loc) << "},\n";
   }
   os << "  };\n";
   // The training step's kernels, for `EXE train --profile`: named by the

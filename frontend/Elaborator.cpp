@@ -405,7 +405,8 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
     func.setArgAttr(arg, "cairn.name", builder.getStringAttr(slotNames[i]));
     func.setArgAttr(arg, "cairn.role", RoleAttr::get(context, slots[i]->role));
     func.setArgAttr(arg, "cairn.init",
-                    InitAttr::get(context, slots[i]->init, slots[i]->scale));
+                    InitAttr::get(context, slots[i]->init, slots[i]->scale,
+                                  slots[i]->zeroRow));
   }
 
   builder.setInsertionPointToStart(entry);

@@ -293,6 +293,9 @@ Result Elaborator::constructLayer(const std::string &type,
       c["padding_idx"] = EValue::ofInt(idx);
     }
     layer->slots.push_back(makeSlot("weight", {*num, *dim}, Role::param, InitKind::normal, 1.0));
+    // nn.Embedding draws N(0, 1) and then zeroes the padding row.
+    if (c["padding_idx"].kind == EValue::Kind::Int)
+      layer->slots.back().zeroRow = c["padding_idx"].i;
     return EValue::ofLayer(layer);
   }
 

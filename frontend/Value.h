@@ -116,6 +116,7 @@ struct TensorSlot {
   Role role = Role::param;
   InitKind init = InitKind::zeros;
   double scale = 0;             // uniform bound or normal std
+  int64_t zeroRow = -1;         // a row zeroed after the draw (padding_idx)
   int64_t index = -1;           // position in the model's state_dict
   ast::Loc loc;                 // where its layer is constructed (set with index)
 };

@@ -30,22 +30,26 @@ uint64_t bits(double value) { return llvm::bit_cast<uint64_t>(value); }
 } // namespace
 
 struct InitAttrStorage : public AttributeStorage {
-  using KeyTy = std::tuple<InitKind, double>;
-  InitAttrStorage(InitKind kind, double scale) : kind(kind), scale(scale) {}
-  KeyTy getAsKey() const { return KeyTy(kind, scale); }
+  using KeyTy = std::tuple<InitKind, double, int64_t>;
+  InitAttrStorage(InitKind kind, double scale, int64_t zeroRow)
+      : kind(kind), scale(scale), zeroRow(zeroRow) {}
+  KeyTy getAsKey() const { return KeyTy(kind, scale, zeroRow); }
   bool operator==(const KeyTy &key) const {
-    return kind == std::get<0>(key) && bits(scale) == bits(std::get<1>(key));
+    return kind == std::get<0>(key) && bits(scale) == bits(std::get<1>(key)) &&
+           zeroRow == std::get<2>(key);
   }
   static llvm::hash_code hashKey(const KeyTy &key) {
-    return llvm::hash_combine(std::get<0>(key), bits(std::get<1>(key)));
+    return llvm::hash_combine(std::get<0>(key), bits(std::get<1>(key)),
+                              std::get<2>(key));
   }
   static InitAttrStorage *construct(AttributeStorageAllocator &allocator,
                                     KeyTy &&key) {
     return new (allocator.allocate<InitAttrStorage>())
-        InitAttrStorage(std::get<0>(key), std::get<1>(key));
+        InitAttrStorage(std::get<0>(key), std::get<1>(key), std::get<2>(key));
   }
   InitKind kind;
   double scale;
+  int64_t zeroRow;
 };
 
 struct SGDAttrStorage : public AttributeStorage {
@@ -119,6 +123,7 @@ struct AdamAttrStorage : public AttributeStorage {
 // Accessors of the hand-written storages.
 InitKind InitAttr::getKind() const { return getImpl()->kind; }
 double InitAttr::getScale() const { return getImpl()->scale; }
+int64_t InitAttr::getZeroRow() const { return getImpl()->zeroRow; }
 double SGDAttr::getLr() const { return getImpl()->lr; }
 double SGDAttr::getMomentum() const { return getImpl()->momentum; }
 double SGDAttr::getDampening() const { return getImpl()->dampening; }
@@ -193,10 +198,13 @@ static std::string str(double value) {
 
 /// Each check is written so that NaN fails it.
 LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               InitKind, double scale) {
+                               InitKind, double scale, int64_t zeroRow) {
   if (!(scale >= 0) || std::isinf(scale))
     return emitError() << "expected a finite scale >= 0 but got "
                        << str(scale);
+  if (zeroRow < -1)
+    return emitError() << "expected zero_row >= 0 (or -1: none) but got "
+                       << zeroRow;
   return success();
 }
 

@@ -137,15 +137,19 @@ def Cairn_InitAttr : Cairn_Attr<"Init", "init"> {
   let summary = "initializer of a parameter: `#cairn.init<uniform, 0.0357>`";
   let description = [{
     `zeros` and `ones` ignore the scale; `uniform` draws from
-    U(-scale, scale) and `normal` from N(0, scale^2).
+    U(-scale, scale) and `normal` from N(0, scale^2). `zero_row = r` then
+    zeroes row r (along the first dimension), as nn.Embedding does for its
+    padding_idx; -1 (the default, not printed): none.
 
     ```mlir
-    func.func @f(%w: tensor<10x784xf32> {cairn.init = #cairn.init<uniform, 0.0357>})
+    func.func @f(%w: tensor<10x784xf32> {cairn.init = #cairn.init<uniform, 0.0357>},
+                 %e: tensor<10x12xf32> {cairn.init = #cairn.init<normal, 1.0, zero_row = 0>})
     ```
   }];
   let parameters = (ins EnumParameter<Cairn_InitKind>:$kind,
-                        Cairn_DoubleParameter:$scale);
-  let assemblyFormat = "`<` $kind `,` $scale `>`";
+                        Cairn_DoubleParameter:$scale,
+                        DefaultValuedParameter<"int64_t", "-1">:$zero_row);
+  let assemblyFormat = "`<` $kind `,` $scale (`,` `zero_row` `=` $zero_row^)? `>`";
   let genVerifyDecl = 1;
   // Hand-written in CairnAttrs.cpp: LLVM cannot hash a double.
   let genStorageClass = 0;

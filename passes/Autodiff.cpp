@@ -316,14 +316,14 @@ void TrainStepBuilder::addOptimizerState() {
     trained.push_back({i, grad, next});
     for (StringRef suffix : suffixes) {
       NamedAttribute attributes[] = {
-          builder.getNamedAttr(CairnDialect::kInitAttrName,
-                               InitAttr::get(context, InitKind::zeros, 0.0)),
+          builder.getNamedAttr(
+              CairnDialect::kInitAttrName,
+              InitAttr::get(context, InitKind::zeros, 0.0, -1)),
           builder.getNamedAttr(
               CairnDialect::kNameAttrName,
               builder.getStringAttr(nameOf(i).getValue() + suffix)),
-          builder.getNamedAttr(
-              CairnDialect::kRoleAttrName,
-              RoleAttr::get(context, Role::optimizer_state))};
+          builder.getNamedAttr(CairnDialect::kRoleAttrName,
+                               RoleAttr::get(context, Role::optimizer_state))};
       indices.push_back(stateArgs.size());
       types.push_back(param.getType());
       attrs.push_back(builder.getDictionaryAttr(attributes));

@@ -57,6 +57,9 @@ struct Buffer {
   /// N(0, scale^2).
   std::optional<InitKind> init;
   double initScale = 0;
+  /// A row (along the first dimension) zeroed after the draw, as
+  /// nn.Embedding's padding_idx; -1: none.
+  int64_t initZeroRow = -1;
   /// The step whose kernels use a per-step buffer, and the indices of the
   /// kernels in that step's list that define it and use it last (a buffer
   /// no kernel reads has lastUse == definedBy). Persistent buffers live for

@@ -168,9 +168,10 @@ Value ProgramWriter::declare(int id) {
       buffer.offset >= 0 && graph.arenaBytes > 0
           ? b.getI64IntegerAttr(buffer.offset)
           : IntegerAttr();
-  InitAttr init = buffer.init ? InitAttr::get(b.getContext(), *buffer.init,
-                                              buffer.initScale)
-                              : InitAttr();
+  InitAttr init = buffer.init
+                      ? InitAttr::get(b.getContext(), *buffer.init,
+                                      buffer.initScale, buffer.initZeroRow)
+                      : InitAttr();
   values[id] = BufferOp::create(b, loc, type, buffer.kind, buffer.name, offset,
                                 inPlace, init);
   return values[id];
@@ -331,6 +332,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
     if (InitAttr init = op.getInitAttr()) {
       buffer.init = init.getKind();
       buffer.initScale = init.getScale();
+      buffer.initZeroRow = init.getZeroRow();
     }
     buffer.offset = op.getOffset().value_or(-1);
     if (Value over = op.getInPlace())

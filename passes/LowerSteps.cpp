@@ -295,6 +295,7 @@ LogicalResult StepLowering::bindArguments(func::FuncOp func) {
             func.getArgAttrOfType<InitAttr>(i, CairnDialect::kInitAttrName)) {
       buffer.init = init.getKind();
       buffer.initScale = init.getScale();
+      buffer.initZeroRow = init.getZeroRow();
     }
     int id = builder.lookupPersistent(buffer.name);
     if (id == kNoBuffer) {

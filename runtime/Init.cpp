@@ -45,6 +45,14 @@ void initializeTensor(const TensorInfo &tensor, uint64_t seed, unsigned char *ar
     }
     storeScalar(tensor.dtype, value, dst + i * size);
   }
+  // nn.Embedding zeroes its padding row after drawing every row, so the
+  // other rows are the same draws as without it.
+  if (kind != InitKind::None && tensor.initZeroRow >= 0 && !tensor.shape.empty() &&
+      tensor.initZeroRow < tensor.shape[0]) {
+    const int64_t row = numel / tensor.shape[0];
+    for (int64_t i = tensor.initZeroRow * row; i < (tensor.initZeroRow + 1) * row; ++i)
+      storeScalar(tensor.dtype, 0.0, dst + i * size);
+  }
 }
 
 } // namespace

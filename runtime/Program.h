@@ -42,6 +42,7 @@ struct TensorInfo {
   TensorRole role = TensorRole::Input;
   InitKind init = InitKind::None;
   double initScale = 0;
+  int64_t initZeroRow = -1; // zeroed after the draw (Embedding's padding_idx)
   size_t offset = 0; // bytes from the arena's start
   std::string loc;   // "model.cairn:12:3", where the model declares it
 };

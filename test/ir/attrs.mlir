@@ -82,3 +82,15 @@ module attributes {test.init = #cairn.init<normal, 1.0>, test.role = #cairn.role
 // CHECK: module attributes {test.a = #cairn.init<uniform, 0.30000000000000004>, test.b = #cairn.init<normal, 1.0e-300>, test.c = #cairn.init<normal, 1.5e+20>, test.d = #cairn.init<normal, 3.0>}
 module attributes {test.a = #cairn.init<uniform, 0.30000000000000004>, test.b = #cairn.init<normal, 1.0e-300>, test.c = #cairn.init<normal, 150000000000000000000.0>, test.d = #cairn.init<normal, 3.000>} {
 }
+
+// -----
+
+// Tests that an initializer with a zeroed row (Embedding's padding_idx)
+// round-trips, and that the row is printed only when there is one.
+// CHECK-LABEL: func.func @zero_row
+// CHECK-SAME: cairn.init = #cairn.init<normal, 1.0, zero_row = 2>
+// CHECK-SAME: cairn.init = #cairn.init<normal, 1.0>
+func.func @zero_row(%e: tensor<10x4xf32> {cairn.init = #cairn.init<normal, 1.0, zero_row = 2>},
+                    %f: tensor<10x4xf32> {cairn.init = #cairn.init<normal, 1.0, zero_row = -1>}) {
+  return
+}

@@ -925,6 +925,13 @@ module attributes {test.a = #cairn.init<normal, -1.0>} {
 
 // -----
 
+// Tests that a zeroed row is a row (or -1: none).
+// expected-error @+1 {{expected zero_row >= 0 (or -1: none) but got -2}}
+module attributes {test.a = #cairn.init<normal, 1.0, zero_row = -2>} {
+}
+
+// -----
+
 // Tests that SGD's lr is > 0.
 // expected-error @+1 {{expected lr > 0 but got 0}}
 module attributes {test.a = #cairn.sgd<lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {

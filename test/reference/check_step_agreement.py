@@ -56,11 +56,11 @@ from philox import dropout_keep_mask, dropout_scale  # noqa: E402
 from pytorch_models import MODELS, model_file  # noqa: E402
 
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
-# Models of test/codegen/Inputs checked by default too: the layers the examples do not use.
-LAYERS = ["activations", "tensors"]
-# Checked with --models only (not by default): "ops" fails the init check, as Cairn does not
-# zero Embedding's padding_idx row at init (PyTorch does); its step agrees.
-OPTIONAL = ["ops"]
+# Models of test/codegen/Inputs checked by default too: the ops and layers the examples do
+# not use.
+LAYERS = ["ops", "activations", "tensors"]
+# Checked with --models only (not by default).
+OPTIONAL = []
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
 DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,

@@ -130,6 +130,29 @@ TEST(Init, DependsOnlyOnSeedAndName) {
   EXPECT_NE(values(a.tensors[0], arenaA), values(a.tensors[0], again));
 }
 
+// nn.Embedding(padding_idx=p): every row drawn, then row p zeroed; the
+// other rows are the very draws of the same tensor without a padding row.
+TEST(Init, EmbeddingPaddingRowIsZeroAndTheOthersUnchanged) {
+  ProgramSpec plain, padded;
+  plain.tensors = {tensor("embed.weight", DType::F32, {5, 3}, TensorRole::Param,
+                          InitKind::Normal, 1, 0)};
+  padded.tensors = plain.tensors;
+  padded.tensors[0].initZeroRow = 3;
+  std::vector<unsigned char> a(64), b(64);
+  initializeState(plain, 4, a.data());
+  initializeState(padded, 4, b.data());
+  std::vector<double> want = values(plain.tensors[0], a),
+                      got = values(padded.tensors[0], b);
+  for (int i = 0; i < 15; ++i) {
+    if (i / 3 == 3)
+      EXPECT_EQ(got[i], 0.0) << i;
+    else
+      EXPECT_EQ(got[i], want[i]) << i;
+  }
+  for (int i = 9; i < 12; ++i)
+    EXPECT_NE(want[i], 0.0);
+}
+
 TEST(Init, Fnv1a64KnownValues) {
   EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
   EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
