@@ -29,7 +29,7 @@ const char *const kLayerNames[] = {"Linear",      "Conv2d",
                                    "Identity",    "Parameter",
                                    "SiLU",        "Hardswish",
                                    "LeakyReLU",   "Hardtanh",
-                                   "ReLU6"};
+                                   "ReLU6",       "Upsample"};
 
 TensorSlot makeSlot(const char *name, llvm::ArrayRef<int64_t> shape, Role role,
                     InitKind init, double scale = 0) {
@@ -398,6 +398,15 @@ Result Elaborator::constructLayer(const std::string &type,
     }
     return EValue::ofLayer(layer);
   }
+  if (type == "Upsample") {
+    // Checked by interpolate() when called, against the input's shape.
+    ParamDecl params[] = {opt("size", EValue::none()),
+                          opt("scale_factor", EValue::none()),
+                          opt("mode", EValue::ofString("nearest"))};
+    if (!bindArgs(args, params, c, what, loc))
+      return std::nullopt;
+    return EValue::ofLayer(layer);
+  }
   if (type == "Flatten") {
     ParamDecl params[] = {opt("start_dim", EValue::ofInt(1)), opt("end_dim", EValue::ofInt(-1))};
     if (!bindArgs(args, params, c, what, loc) ||
@@ -645,6 +654,7 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
                              .Case("ReLU6", "relu6")
                              .Case("LeakyReLU", "leaky_relu")
                              .Case("Hardtanh", "hardtanh")
+                             .Case("Upsample", "interpolate")
                              .Case("Flatten", "flatten")
                              .Case("Softmax", "softmax")
                              .Case("LogSoftmax", "log_softmax")

@@ -17,12 +17,13 @@ using llvm::StringRef;
 
 namespace {
 const char *const kTensorFunctions[] = {
-    "relu",     "gelu",    "sigmoid",   "tanh",      "softmax", "log_softmax",
-    "matmul",   "add",     "sub",       "mul",       "div",     "reshape",
-    "view",     "flatten", "transpose", "permute",   "mean",    "sum",
-    "dropout",  "size",    "silu",      "hardswish", "relu6",   "leaky_relu",
-    "hardtanh", "clamp",   "expand",    "repeat",    "unbind",  "chunk",
-    "split"};
+    "relu",        "gelu",       "sigmoid", "tanh",       "softmax",
+    "log_softmax", "matmul",     "add",     "sub",        "mul",
+    "div",         "reshape",    "view",    "flatten",    "transpose",
+    "permute",     "mean",       "sum",     "dropout",    "size",
+    "silu",        "hardswish",  "relu6",   "leaky_relu", "hardtanh",
+    "clamp",       "expand",     "repeat",  "unbind",     "chunk",
+    "split",       "interpolate"};
 const char *const kOtherFunctions[] = {
     "cat", "concat", "cross_entropy", "mse_loss", "sqrt",  "min",  "max",
     "int", "float",  "abs",           "len",      "zeros", "ones", "full"};
@@ -480,6 +481,83 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
         return fail(why);
       out.push_back(r * padded[i]);
     }
+    if (out == shapes::Shape(in.begin(), in.end()))
+      return EValue::ofTensor(*x);
+    mlir::Value r = ReshapeOp::create(b, location, typeLike(*x, split), *x);
+    r = BroadcastOp::create(b, location, typeLike(*x, tiled), r);
+    return EValue::ofTensor(
+        ReshapeOp::create(b, location, typeLike(*x, out), r));
+  }
+  if (name == "interpolate") {
+    // F.interpolate / nn.Upsample, mode "nearest" by a whole factor per
+    // spatial dimension: out[.., i, j] = x[.., i / s, j / s], which is the
+    // input tiled: a reshape to [N, C, H, 1, W, 1], a broadcast to
+    // [N, C, H, s, W, s] and a reshape to [N, C, H s, W s].
+    ParamDecl params[] = {req("x"), opt("size", EValue::none()),
+                          opt("scale_factor", EValue::none()),
+                          opt("mode", EValue::ofString("nearest"))};
+    if (!bindArgs(args, params, a, what, loc))
+      return std::nullopt;
+    auto x = floatTensorArg("x");
+    auto mode = x ? toString(a["mode"], loc, "mode of " + what) : std::nullopt;
+    if (!mode)
+      return std::nullopt;
+    if (*mode != "nearest")
+      return fail("mode \"" + *mode +
+                  "\" is not supported; only \"nearest\" is");
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    if (in.size() < 3 || in.size() > 5)
+      return fail("expected a tensor of 3 to 5 dimensions (batch, channels, "
+                  "then 1 to 3 "
+                  "spatial) but got shape " +
+                  shapes::format(in));
+    const size_t spatial = in.size() - 2;
+    bool hasSize = a["size"].kind != EValue::Kind::None,
+         hasScale = a["scale_factor"].kind != EValue::Kind::None;
+    if (hasSize == hasScale)
+      return fail("expected either size or scale_factor");
+    const std::string key = hasSize ? "size" : "scale_factor";
+    const EValue &v = a[key];
+    // One value for every spatial dimension, or a list of them.
+    std::vector<double> given;
+    if (v.kind == EValue::Kind::Tuple) {
+      if (v.elems.size() != spatial)
+        return fail("expected " + std::to_string(spatial) + " values of " +
+                    key + " but got " + std::to_string(v.elems.size()));
+      for (const EValue &e : v.elems) {
+        auto d = toFloat(e, loc, key + " of " + what);
+        if (!d)
+          return std::nullopt;
+        given.push_back(*d);
+      }
+    } else {
+      auto d = toFloat(v, loc, key + " of " + what);
+      if (!d)
+        return std::nullopt;
+      given.assign(spatial, *d);
+    }
+    llvm::SmallVector<int64_t, 3> factors;
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t have = in[2 + d];
+      double factor = hasSize ? given[d] / double(have) : given[d];
+      if (!(factor >= 1) || factor != std::floor(factor) ||
+          factor > double(int64_t(1) << 20))
+        return fail("only whole scale factors of 1 or more are supported, but "
+                    "spatial dimension " +
+                    std::to_string(d) + " goes from " + std::to_string(have) +
+                    " to " +
+                    formatNumber(hasSize ? given[d] : given[d] * double(have)));
+      factors.push_back(int64_t(factor));
+    }
+    shapes::Shape split(in.begin(), in.begin() + 2), tiled = split, out = split;
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t have = in[2 + d];
+      split.append({have, 1});
+      tiled.append({have, factors[d]});
+      out.push_back(have * factors[d]);
+    }
+    if (!shapes::numElements(tiled, why))
+      return fail(why);
     if (out == shapes::Shape(in.begin(), in.end()))
       return EValue::ofTensor(*x);
     mlir::Value r = ReshapeOp::create(b, location, typeLike(*x, split), *x);
