@@ -17,19 +17,20 @@ using namespace cairn;
 using llvm::StringRef;
 
 namespace {
-const char *const kLayerNames[] = {"Linear",      "Conv2d",
-                                   "BatchNorm1d", "BatchNorm2d",
-                                   "LayerNorm",   "Embedding",
-                                   "Dropout",     "MaxPool2d",
-                                   "AvgPool2d",   "AdaptiveAvgPool2d",
-                                   "Sequential",  "ReLU",
-                                   "GELU",        "Sigmoid",
-                                   "Tanh",        "Flatten",
-                                   "Softmax",     "LogSoftmax",
-                                   "Identity",    "Parameter",
-                                   "SiLU",        "Hardswish",
-                                   "LeakyReLU",   "Hardtanh",
-                                   "ReLU6",       "Upsample"};
+const char *const kLayerNames[] = {"Linear",         "Conv2d",
+                                   "BatchNorm1d",    "BatchNorm2d",
+                                   "LayerNorm",      "Embedding",
+                                   "Dropout",        "MaxPool2d",
+                                   "AvgPool2d",      "AdaptiveAvgPool2d",
+                                   "Sequential",     "ReLU",
+                                   "GELU",           "Sigmoid",
+                                   "Tanh",           "Flatten",
+                                   "Softmax",        "LogSoftmax",
+                                   "Identity",       "Parameter",
+                                   "SiLU",           "Hardswish",
+                                   "LeakyReLU",      "Hardtanh",
+                                   "ReLU6",          "Upsample",
+                                   "ConvTranspose2d"};
 
 TensorSlot makeSlot(const char *name, llvm::ArrayRef<int64_t> shape, Role role,
                     InitKind init, double scale = 0) {
@@ -206,6 +207,85 @@ Result Elaborator::constructLayer(const std::string &type,
     layer->slots.push_back(makeSlot("weight", weightShape, Role::param, InitKind::uniform, bound));
     if (*bias)
       layer->slots.push_back(makeSlot("bias", {*out}, Role::param, InitKind::uniform, bound));
+    return EValue::ofLayer(layer);
+  }
+
+  if (type == "ConvTranspose2d") {
+    // nn.ConvTranspose2d: the adjoint of a Conv2d from out_channels to
+    // in_channels, whose weight [in, out / groups, kh, kw] it shares.
+    ParamDecl params[] = {req("in_channels"),
+                          req("out_channels"),
+                          req("kernel_size"),
+                          opt("stride", EValue::ofInt(1)),
+                          opt("padding", EValue::ofInt(0)),
+                          opt("output_padding", EValue::ofInt(0)),
+                          opt("groups", EValue::ofInt(1)),
+                          opt("bias", EValue::ofBool(true)),
+                          opt("dilation", EValue::ofInt(1))};
+    if (!bindArgs(args, params, c, what, loc))
+      return std::nullopt;
+    auto in = positive("in_channels"), out = positive("out_channels");
+    auto groups = positive("groups");
+    auto kernel =
+        toInts(c["kernel_size"], 2, loc, "kernel_size of ConvTranspose2d");
+    auto stride = toInts(c["stride"], 2, loc, "stride of ConvTranspose2d");
+    auto padding = toInts(c["padding"], 2, loc, "padding of ConvTranspose2d");
+    auto outputPadding = toInts(c["output_padding"], 2, loc,
+                                "output_padding of ConvTranspose2d");
+    auto dilation =
+        toInts(c["dilation"], 2, loc, "dilation of ConvTranspose2d");
+    auto bias = toBool(c["bias"], loc, "bias of ConvTranspose2d");
+    if (!in || !out || !groups || !kernel || !stride || !padding ||
+        !outputPadding || !dilation || !bias)
+      return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const char *bad = (*kernel)[i] < 1     ? "kernel_size"
+                        : (*stride)[i] < 1   ? "stride"
+                        : (*dilation)[i] < 1 ? "dilation"
+                        : (*padding)[i] < 0  ? "padding"
+                                             : nullptr;
+      if (bad) {
+        error(loc) << "expected " << bad
+                   << " of ConvTranspose2d to be at least "
+                   << (std::string(bad) == "padding" ? 0 : 1);
+        return std::nullopt;
+      }
+      // The output then convolves back to the input's size exactly.
+      if ((*outputPadding)[i] < 0 || (*outputPadding)[i] >= (*stride)[i]) {
+        error(loc) << "expected output_padding of ConvTranspose2d in [0, "
+                      "stride) but got "
+                   << (*outputPadding)[i] << " with stride " << (*stride)[i];
+        return std::nullopt;
+      }
+    }
+    if (*in % *groups || *out % *groups) {
+      error(loc) << "ConvTranspose2d: in_channels (" << *in
+                 << ") and out_channels (" << *out
+                 << ") must be divisible by groups (" << *groups << ")";
+      return std::nullopt;
+    }
+    llvm::SmallVector<int64_t, 4> weightShape = {*in, *out / *groups,
+                                                 (*kernel)[0], (*kernel)[1]};
+    if (!checkShape(weightShape))
+      return std::nullopt;
+    auto pair = [](llvm::ArrayRef<int64_t> v) {
+      return EValue::ofTuple({EValue::ofInt(v[0]), EValue::ofInt(v[1])});
+    };
+    c["kernel_size"] = pair(*kernel);
+    c["stride"] = pair(*stride);
+    c["padding"] = pair(*padding);
+    c["output_padding"] = pair(*outputPadding);
+    c["dilation"] = pair(*dilation);
+    // PyTorch's fan-in of the transposed weight: its dimension 1 times the
+    // kernel's area.
+    double fanIn =
+        double(*out / *groups) * double((*kernel)[0]) * double((*kernel)[1]);
+    double bound = 1.0 / std::sqrt(fanIn);
+    layer->slots.push_back(
+        makeSlot("weight", weightShape, Role::param, InitKind::uniform, bound));
+    if (*bias)
+      layer->slots.push_back(
+          makeSlot("bias", {*out}, Role::param, InitKind::uniform, bound));
     return EValue::ofLayer(layer);
   }
 
@@ -578,6 +658,40 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
         b, opLocation, tensorType(*out), input, weight, bias,
         b.getDenseI64ArrayAttr(stride), b.getDenseI64ArrayAttr(padding),
         b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups)));
+  }
+  if (type == "ConvTranspose2d") {
+    mlir::Value weight = slot("weight"), bias = slot("bias");
+    auto stride = pairOf("stride"), padding = pairOf("padding"),
+         dilation = pairOf("dilation"),
+         outputPadding = pairOf("output_padding");
+    int64_t groups = layer.config["groups"].i;
+    llvm::ArrayRef<int64_t> w = shapeOf(weight);
+    if (inShape.size() != 4 || inShape[1] != w[0])
+      return shapeError("expected an input [N, " + std::to_string(w[0]) +
+                        ", H, W] but got " + shapes::format(inShape));
+    shapes::Shape out = {inShape[0], w[1] * groups};
+    for (int i = 0; i < 2; ++i) {
+      int64_t size = (inShape[2 + i] - 1) * stride[i] - 2 * padding[i] +
+                     dilation[i] * (w[2 + i] - 1) + outputPadding[i] + 1;
+      if (size < 1)
+        return shapeError("the output would have " + std::to_string(size) +
+                          " rows or columns along spatial dimension " +
+                          std::to_string(i) + " for an input of shape " +
+                          shapes::format(inShape));
+      out.push_back(size);
+    }
+    if (!shapes::numElements(out, why))
+      return shapeError(why);
+    mlir::Value r = Conv2dGradInputOp::create(
+        b, opLocation, tensorType(out), input, weight,
+        b.getDenseI64ArrayAttr(stride), b.getDenseI64ArrayAttr(padding),
+        b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups));
+    if (bias) {
+      mlir::Value column =
+          ReshapeOp::create(b, opLocation, tensorType({out[1], 1, 1}), bias);
+      r = AddOp::create(b, opLocation, tensorType(out), r, column);
+    }
+    return EValue::ofTensor(r);
   }
   if (type == "BatchNorm1d" || type == "BatchNorm2d") {
     bool is2d = type == "BatchNorm2d";

@@ -292,6 +292,22 @@ static LogicalResult rule(Conv2dOp op, Value dy, Rule &r) {
   return success();
 }
 
+/// ConvTranspose2d is conv2d_grad_input, the adjoint of a convolution A_w:
+/// y = A_w^T x, so dx = A_w dy (a convolution) and dw is conv2d_grad_weight
+/// with the roles of x and dy exchanged.
+static LogicalResult rule(Conv2dGradInputOp op, Value dy, Rule &r) {
+  Value x = op.getDy(), w = op.getWeight();
+  if (r.needs(x))
+    r.add(x, Conv2dOp::create(r.b, r.loc, x.getType(), dy, w, Value(),
+                              op.getStride(), op.getPadding(), op.getDilation(),
+                              op.getGroups()));
+  if (r.needs(w))
+    r.add(w, Conv2dGradWeightOp::create(r.b, r.loc, w.getType(), x, dy,
+                                        op.getStride(), op.getPadding(),
+                                        op.getDilation(), op.getGroups()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization, embedding, dropout
 //===----------------------------------------------------------------------===//
@@ -477,7 +493,7 @@ LogicalResult cairn::emitGradient(Operation *op, Value dy,
       .Case<AddOp, SubOp, MulOp, DivOp,                             //
             ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp, //
             ClampOp, LeakyReluOp, SoftmaxOp, LogSoftmaxOp,          //
-            MatmulOp, LinearOp, Conv2dOp,                           //
+            MatmulOp, LinearOp, Conv2dOp, Conv2dGradInputOp,        //
             BatchNormOp, LayerNormOp, EmbeddingOp, DropoutOp,       //
             MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp,          //
             ReshapeOp, PermuteOp, ConcatOp, SliceOp, BroadcastOp,   //

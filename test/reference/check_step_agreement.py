@@ -199,7 +199,7 @@ def check_init(model, weights):
     covered = set()
     for prefix, m in model.named_modules():
         dot = prefix + "." if prefix else ""
-        if isinstance(m, (nn.Linear, nn.Conv2d)):
+        if isinstance(m, (nn.Linear, nn.Conv2d, nn.ConvTranspose2d)):
             bound = 1.0 / math.sqrt(m.weight[0].numel())
             for pname, _ in m.named_parameters(recurse=False):
                 name = dot + pname
