@@ -17,20 +17,34 @@ using namespace cairn;
 using llvm::StringRef;
 
 namespace {
-const char *const kLayerNames[] = {"Linear",         "Conv2d",
-                                   "BatchNorm1d",    "BatchNorm2d",
-                                   "LayerNorm",      "Embedding",
-                                   "Dropout",        "MaxPool2d",
-                                   "AvgPool2d",      "AdaptiveAvgPool2d",
-                                   "Sequential",     "ReLU",
-                                   "GELU",           "Sigmoid",
-                                   "Tanh",           "Flatten",
-                                   "Softmax",        "LogSoftmax",
-                                   "Identity",       "Parameter",
-                                   "SiLU",           "Hardswish",
-                                   "LeakyReLU",      "Hardtanh",
-                                   "ReLU6",          "Upsample",
-                                   "ConvTranspose2d"};
+const char *const kLayerNames[] = {"Linear",
+                                   "Conv2d",
+                                   "BatchNorm1d",
+                                   "BatchNorm2d",
+                                   "LayerNorm",
+                                   "Embedding",
+                                   "Dropout",
+                                   "MaxPool2d",
+                                   "AvgPool2d",
+                                   "AdaptiveAvgPool2d",
+                                   "Sequential",
+                                   "ReLU",
+                                   "GELU",
+                                   "Sigmoid",
+                                   "Tanh",
+                                   "Flatten",
+                                   "Softmax",
+                                   "LogSoftmax",
+                                   "Identity",
+                                   "Parameter",
+                                   "SiLU",
+                                   "Hardswish",
+                                   "LeakyReLU",
+                                   "Hardtanh",
+                                   "ReLU6",
+                                   "Upsample",
+                                   "ConvTranspose2d",
+                                   "GroupNorm"};
 
 TensorSlot makeSlot(const char *name, llvm::ArrayRef<int64_t> shape, Role role,
                     InitKind init, double scale = 0) {
@@ -322,6 +336,37 @@ Result Elaborator::constructLayer(const std::string &type,
     return EValue::ofLayer(layer);
   }
 
+  if (type == "GroupNorm") {
+    ParamDecl params[] = {req("num_groups"), req("num_channels"),
+                          opt("eps", EValue::ofFloat(1e-5)),
+                          opt("affine", EValue::ofBool(true))};
+    if (!bindArgs(args, params, c, what, loc))
+      return std::nullopt;
+    auto groups = positive("num_groups"), channels = positive("num_channels");
+    auto eps = toFloat(c["eps"], loc, "eps of GroupNorm");
+    auto affine = toBool(c["affine"], loc, "affine of GroupNorm");
+    if (!groups || !channels || !eps || !affine)
+      return std::nullopt;
+    if (*channels % *groups) {
+      error(loc) << "GroupNorm: num_channels (" << *channels
+                 << ") must be divisible by "
+                 << "num_groups (" << *groups << ")";
+      return std::nullopt;
+    }
+    if (!(*eps > 0)) {
+      error(loc) << "expected eps of GroupNorm > 0 but got "
+                 << formatNumber(*eps);
+      return std::nullopt;
+    }
+    c["eps"] = EValue::ofFloat(*eps);
+    if (*affine) {
+      layer->slots.push_back(
+          makeSlot("weight", {*channels}, Role::param, InitKind::ones));
+      layer->slots.push_back(
+          makeSlot("bias", {*channels}, Role::param, InitKind::zeros));
+    }
+    return EValue::ofLayer(layer);
+  }
   if (type == "LayerNorm") {
     ParamDecl params[] = {req("normalized_shape"), opt("eps", EValue::ofFloat(1e-5)),
                           opt("elementwise_affine", EValue::ofBool(true)),
@@ -707,6 +752,39 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
         b, opLocation, tensorType(*out), input, slot("weight"), slot("bias"), mean, var,
         b.getF64FloatAttr(layer.config["eps"].f),
         b.getF64FloatAttr(layer.config["momentum"].f), b.getBoolAttr(training)));
+  }
+  if (type == "GroupNorm") {
+    // nn.GroupNorm: each sample's channels in num_groups groups, each group
+    // normalized over its channels and positions (biased variance, eps
+    // inside the root) as one row of a layer norm without affine; then the
+    // per-channel weight and bias.
+    int64_t groups = layer.config["num_groups"].i,
+            channels = layer.config["num_channels"].i;
+    if (inShape.size() < 2 || inShape[1] != channels)
+      return shapeError("expected an input [N, " + std::to_string(channels) +
+                        ", ...] but got " + shapes::format(inShape));
+    int64_t perGroup = 1;
+    for (size_t i = 1; i < inShape.size(); ++i)
+      perGroup *= inShape[i];
+    perGroup /= groups;
+    shapes::Shape rows = {inShape[0], groups, perGroup};
+    mlir::Value r = ReshapeOp::create(b, opLocation, tensorType(rows), input);
+    r = LayerNormOp::create(b, opLocation, tensorType(rows), r, mlir::Value(),
+                            mlir::Value(), b.getI64IntegerAttr(1),
+                            b.getF64FloatAttr(layer.config["eps"].f));
+    r = ReshapeOp::create(b, opLocation, tensorType(inShape), r);
+    if (mlir::Value weight = slot("weight")) {
+      // [C, 1, ...]: aligned with dimension 1 of the input.
+      shapes::Shape column(inShape.size() - 1, 1);
+      column[0] = channels;
+      r = MulOp::create(
+          b, opLocation, tensorType(inShape), r,
+          ReshapeOp::create(b, opLocation, tensorType(column), weight));
+      r = AddOp::create(
+          b, opLocation, tensorType(inShape), r,
+          ReshapeOp::create(b, opLocation, tensorType(column), slot("bias")));
+    }
+    return EValue::ofTensor(r);
   }
   if (type == "LayerNorm") {
     auto normalized = toIntList(layer.config["normalized_shape"], loc, "normalized_shape");

@@ -213,7 +213,7 @@ def check_init(model, weights):
                     if abs(w.std() / want - 1) > 0.2:
                         problems.append(f"init {name}: std {w.std():.6g}, PyTorch's "
                                         f"U(-bound, bound) has {want:.6g}")
-        elif isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm)):
+        elif isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm)):
             for bname, t in itertools.chain(m.named_parameters(recurse=False),
                                             m.named_buffers(recurse=False)):
                 name = dot + bname

@@ -243,6 +243,8 @@ class Tensors(nn.Module):
         self.deconv = nn.ConvTranspose2d(1, 2, 3, stride=2, padding=1, output_padding=1)
         self.deconv2 = nn.ConvTranspose2d(2, 4, (2, 3), stride=(2, 1), groups=2, bias=False,
                                           dilation=(1, 2))
+        self.norm = nn.GroupNorm(2, 4)
+        self.plain = nn.GroupNorm(1, 2, affine=False)
 
     def forward(self, image):
         b = image.shape[0]
@@ -262,7 +264,7 @@ class Tensors(nn.Module):
         g = self.up(x.reshape(b, 1, 29, 16))
         h2 = F.interpolate(g[:, :, 0:29, 0:8], size=(58, 16))
         z = z + (h2.reshape(b, 58, 16) * g[:, :, :, 0:16].reshape(b, 58, 16)).mean(dim=1)
-        d = self.deconv2(F.relu(self.deconv(g[:, :, 0:8, 0:8])))
+        d = self.norm(self.deconv2(F.relu(self.plain(self.deconv(g[:, :, 0:8, 0:8])))))
         z = z + (d.reshape(b, -1) * d.reshape(b, -1)).mean(dim=1, keepdim=True)
         return self.head(t.mean(dim=1) * 0.5 + u.mean(dim=0)[0, :] + z)
 
