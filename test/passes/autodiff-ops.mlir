@@ -352,3 +352,23 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.9, dampen
 // CHECK-SAME: -> (tensor<f32> {cairn.name = "loss", cairn.role = #cairn.role<output>}) {
 // CHECK-NEXT: %[[L:.+]] = cairn.sum %[[X]]
 // CHECK-NEXT: return %[[L]] : tensor<f32>
+
+// -----
+
+// ConvTranspose2d is conv2d_grad_input, the adjoint of a convolution: the
+// gradient of its input is that convolution of dy (no bias), the gradient of
+// its weight conv2d_grad_weight with its input and dy exchanged.
+module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
+  func.func @loss(%x: tensor<2x4x5x5xf32> {cairn.name = "x", cairn.role = #cairn.role<param>},
+                  %w: tensor<4x3x3x3xf32> {cairn.name = "w", cairn.role = #cairn.role<param>}) -> tensor<f32> {
+    %0 = cairn.conv2d_grad_input %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x10x10xf32>
+    %1 = cairn.sum %0 {dims = array<i64: 0, 1, 2, 3>, keepdim = false} : tensor<2x3x10x10xf32> -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK:      %[[Y:.+]] = cairn.conv2d_grad_input %[[X:[^,]+]], %[[W:[^ ]+]] {{.*}} -> tensor<2x3x10x10xf32>
+// CHECK:      %[[DY:.+]] = cairn.broadcast %{{.+}} -> tensor<2x3x10x10xf32>
+// CHECK-DAG:  cairn.conv2d %[[DY]], %[[W]] {{.*}}stride = array<i64: 2, 2>{{.*}} -> tensor<2x4x5x5xf32>
+// CHECK-DAG:  cairn.conv2d_grad_weight %[[X]], %[[DY]] {{.*}} : (tensor<2x4x5x5xf32>, tensor<2x3x10x10xf32>) -> tensor<4x3x3x3xf32>
