@@ -17,34 +17,13 @@ using namespace cairn;
 using llvm::StringRef;
 
 namespace {
-const char *const kLayerNames[] = {"Linear",
-                                   "Conv2d",
-                                   "BatchNorm1d",
-                                   "BatchNorm2d",
-                                   "LayerNorm",
-                                   "Embedding",
-                                   "Dropout",
-                                   "MaxPool2d",
-                                   "AvgPool2d",
-                                   "AdaptiveAvgPool2d",
-                                   "Sequential",
-                                   "ReLU",
-                                   "GELU",
-                                   "Sigmoid",
-                                   "Tanh",
-                                   "Flatten",
-                                   "Softmax",
-                                   "LogSoftmax",
-                                   "Identity",
-                                   "Parameter",
-                                   "SiLU",
-                                   "Hardswish",
-                                   "LeakyReLU",
-                                   "Hardtanh",
-                                   "ReLU6",
-                                   "Upsample",
-                                   "ConvTranspose2d",
-                                   "GroupNorm"};
+const char *const kLayerNames[] = {
+    "Linear",    "Conv2d",   "BatchNorm1d",       "BatchNorm2d", "LayerNorm",
+    "Embedding", "Dropout",  "MaxPool2d",         "AvgPool2d",   "AdaptiveAvgPool2d",
+    "Sequential", "ReLU",    "GELU",              "Sigmoid",     "Tanh",
+    "Flatten",   "Softmax",  "LogSoftmax",        "Identity",    "Parameter",
+    "SiLU",      "Hardswish", "LeakyReLU",        "Hardtanh",    "ReLU6",
+    "Upsample",  "ConvTranspose2d", "GroupNorm"};
 
 TensorSlot makeSlot(const char *name, llvm::ArrayRef<int64_t> shape, Role role,
                     InitKind init, double scale = 0) {

@@ -411,23 +411,37 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
                   mlir::FloatAttr::get(f32Type(), value)});
     return EValue::ofTensor(ConstantOp::create(b, location, type, attr));
   }
+  // x.expand(*sizes) and x.repeat(*repeats): a tensor, then one number per
+  // dimension of the result, at least as many as the tensor has.
+  auto tensorAndCounts = [&](const char *noun)
+      -> std::optional<std::pair<mlir::Value, llvm::SmallVector<int64_t, 4>>> {
+    if (args.empty() || !args[0].name.empty()) {
+      fail(std::string("expected a tensor and ") + noun);
+      return std::nullopt;
+    }
+    a["x"] = args[0].value;
+    auto x = tensorArg("x");
+    auto counts = x ? restAsInts(1, noun) : std::nullopt;
+    if (!counts) return std::nullopt;
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    if (counts->size() < in.size()) {
+      fail("expected at least " + std::to_string(in.size()) + " " + noun +
+           " for a tensor of shape " + shapes::format(in) + " but got " +
+           std::to_string(counts->size()));
+      return std::nullopt;
+    }
+    return std::make_pair(*x, *counts);
+  };
   if (name == "expand") {
     // x.expand(*sizes): -1 keeps a dimension, new ones go in front, and a
     // dimension of 1 repeats; a view in PyTorch, a broadcast here.
-    if (args.empty() || !args[0].name.empty())
-      return fail("expected a tensor and sizes");
-    a["x"] = args[0].value;
-    auto x = tensorArg("x");
-    auto sizes = x ? restAsInts(1, "sizes") : std::nullopt;
-    if (!sizes)
-      return std::nullopt;
-    llvm::ArrayRef<int64_t> in = shapeOf(*x);
-    if (sizes->size() < in.size())
-      return fail("expected at least " + std::to_string(in.size()) +
-                  " sizes for a tensor of shape " + shapes::format(in) +
-                  " but got " + std::to_string(sizes->size()));
-    size_t lead = sizes->size() - in.size();
-    shapes::Shape out(sizes->begin(), sizes->end());
+    auto given = tensorAndCounts("sizes");
+    if (!given) return std::nullopt;
+    mlir::Value x = given->first;
+    const llvm::SmallVector<int64_t, 4> &sizes = given->second;
+    llvm::ArrayRef<int64_t> in = shapeOf(x);
+    size_t lead = sizes.size() - in.size();
+    shapes::Shape out(sizes.begin(), sizes.end());
     for (size_t i = 0; i < out.size(); ++i) {
       if (i < lead) {
         if (out[i] < 1)
@@ -447,31 +461,24 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     if (!shapes::numElements(out, why))
       return fail(why);
     if (out == shapes::Shape(in.begin(), in.end()))
-      return EValue::ofTensor(*x);
+      return EValue::ofTensor(x);
     return EValue::ofTensor(
-        BroadcastOp::create(b, location, typeLike(*x, out), *x));
+        BroadcastOp::create(b, location, typeLike(x, out), x));
   }
   if (name == "repeat") {
     // x.repeat(*repeats): the tensor tiled; shape [r0 * s0, r1 * s1, ...]
     // after padding x's shape with leading 1s. As a reshape to [1, s0, 1,
     // s1, ...], a broadcast to [r0, s0, r1, s1, ...] and a reshape back.
-    if (args.empty() || !args[0].name.empty())
-      return fail("expected a tensor and repeats");
-    a["x"] = args[0].value;
-    auto x = tensorArg("x");
-    auto repeats = x ? restAsInts(1, "repeats") : std::nullopt;
-    if (!repeats)
-      return std::nullopt;
-    llvm::ArrayRef<int64_t> in = shapeOf(*x);
-    if (repeats->size() < in.size())
-      return fail("expected at least " + std::to_string(in.size()) +
-                  " repeats for a tensor of shape " + shapes::format(in) +
-                  " but got " + std::to_string(repeats->size()));
-    shapes::Shape padded(repeats->size() - in.size(), 1);
+    auto given = tensorAndCounts("repeats");
+    if (!given) return std::nullopt;
+    mlir::Value x = given->first;
+    const llvm::SmallVector<int64_t, 4> &repeats = given->second;
+    llvm::ArrayRef<int64_t> in = shapeOf(x);
+    shapes::Shape padded(repeats.size() - in.size(), 1);
     padded.append(in.begin(), in.end());
     shapes::Shape split, tiled, out;
     for (size_t i = 0; i < padded.size(); ++i) {
-      int64_t r = (*repeats)[i];
+      int64_t r = repeats[i];
       if (r < 1)
         return fail("expected every repeat to be at least 1 but got " +
                     std::to_string(r));
@@ -482,11 +489,11 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
       out.push_back(r * padded[i]);
     }
     if (out == shapes::Shape(in.begin(), in.end()))
-      return EValue::ofTensor(*x);
-    mlir::Value r = ReshapeOp::create(b, location, typeLike(*x, split), *x);
-    r = BroadcastOp::create(b, location, typeLike(*x, tiled), r);
+      return EValue::ofTensor(x);
+    mlir::Value r = ReshapeOp::create(b, location, typeLike(x, split), x);
+    r = BroadcastOp::create(b, location, typeLike(x, tiled), r);
     return EValue::ofTensor(
-        ReshapeOp::create(b, location, typeLike(*x, out), r));
+        ReshapeOp::create(b, location, typeLike(x, out), r));
   }
   if (name == "interpolate") {
     // F.interpolate / nn.Upsample, mode "nearest" by a whole factor per

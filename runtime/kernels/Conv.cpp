@@ -161,25 +161,24 @@ void splitGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
       /*align=*/16);
 }
 
-/// matrix[c, i p + q] = nchw[i, c, q] for the `images` images from nchw (`c`
-/// counting `channels` planes of p elements, `stride` planes from one image
-/// to the next): the planes of one group of channels side by side.
-template <typename T>
-void gatherPlanes(const T *nchw, int64_t stride, int64_t images,
-                  int64_t channels, int64_t p, T *matrix) {
-  parallelForEach(channels, images * p, [&](int64_t c) {
-    for (int64_t i = 0; i < images; ++i)
-      std::copy_n(nchw + (i * stride + c) * p, p, matrix + (c * images + i) * p);
-  });
-}
+/// Where plane (image i, channel c) of p elements lies, in planes: i * image
+/// + c * channel. NCHW with `stride` channels an image is {stride, 1}; the
+/// planes of one group of channels side by side ([channels, images * p]) are
+/// {1, images}.
+struct PlaneLayout {
+  int64_t image, channel;
+};
 
-/// The inverse of gatherPlanes: nchw[i, c, q] = matrix[c, i p + q].
+/// Copies `images` x `channels` planes of p elements from one layout to the
+/// other: gathers a group's NCHW planes side by side for a GEMM, or scatters
+/// its product back.
 template <typename T>
-void scatterPlanes(const T *matrix, int64_t stride, int64_t images,
-                   int64_t channels, int64_t p, T *nchw) {
+void copyPlanes(const T *from, PlaneLayout in, T *to, PlaneLayout out,
+                int64_t images, int64_t channels, int64_t p) {
   parallelForEach(channels, images * p, [&](int64_t c) {
     for (int64_t i = 0; i < images; ++i)
-      std::copy_n(matrix + (c * images + i) * p, p, nchw + (i * stride + c) * p);
+      std::copy_n(from + (i * in.image + c * in.channel) * p, p,
+                  to + (i * out.image + c * out.channel) * p);
   });
 }
 
@@ -219,7 +218,7 @@ void conv2dForward(const Conv2dShape &s, const T *x, const T *w, const T *bias,
       splitGemm<T>(false, false, d.og, cols, d.k, T(1), w + g * d.og * d.k,
                    d.k, col, cols, bias ? T(1) : T(0), out, cols);
       if (images > 1)
-        scatterPlanes(out, s.o, nb, d.og, d.p, yg);
+        copyPlanes(out, {1, nb}, yg, {s.o, 1}, nb, d.og, d.p);
     }
   }
 }
@@ -240,7 +239,7 @@ void conv2dBackwardInput(const Conv2dShape &s, const T *dy, const T *w, T *dx,
       const T *wg = w + g * d.og * d.k;
       if (images > 1) {
         T *gathered = workspace + d.k * images * d.p;
-        gatherPlanes(dyg, s.o, nb, d.og, d.p, gathered);
+        copyPlanes(dyg, {s.o, 1}, gathered, {1, nb}, nb, d.og, d.p);
         dyg = gathered;
       }
       // dcol[k, cols] = W_g^T dY_g; in the direct case dcol is dx itself.
@@ -274,7 +273,7 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
       }
       if (images > 1) {
         T *gathered = workspace + d.k * images * d.p;
-        gatherPlanes(dyg, s.o, nb, d.og, d.p, gathered);
+        copyPlanes(dyg, {s.o, 1}, gathered, {1, nb}, nb, d.og, d.p);
         dyg = gathered;
       }
       // dW_g += dY_g col^T over these images; the first images overwrite.

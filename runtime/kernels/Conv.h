@@ -29,10 +29,11 @@ enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 /// Output columns below which a GEMM per image spends its time repacking the
 /// weights (an og x k panel for every image): the forward pass and the input
 /// gradient of smaller output planes put several images side by side in one
-/// GEMM of at least this many columns. Measured on two threads at batch 32:
+/// GEMM of at least this many columns. bench/conv_kernels/run.sh measures it
+/// (bench/results/conv-kernels-2026-11-26-03ba65e.md, two threads, batch 32):
 /// ResNet-18's 4x4 layer (512 channels) runs forward and input gradient in
-/// 13.5 ms instead of 20.6 with 8 images a GEMM, and gains little beyond;
-/// its 8x8 layer gains 3%, and its 16x16 one loses from grouping.
+/// 14.0 ms instead of 20.2 with 8 images a GEMM, and gains little beyond;
+/// its 8x8 layer gains 4% with 2, and its 16x16 one loses from grouping.
 constexpr int64_t kConvGemmColumns = 128;
 
 /// How many images one GEMM takes: a rule of the shape alone, so that every
