@@ -59,6 +59,12 @@ private:
     return value ? identifiers[graph.ids.lookup(value)] : "nullptr";
   }
   /// `cairn::kernels::name<float>` for the element type of `value`.
+  /// An update's lr: times the step's scheduled factor when there is a
+  /// schedule.
+  std::string formatLr(double lr) const {
+    std::string text = formatDouble(lr);
+    return program.lrSchedule.empty() ? text : text + " * ctx.lrFactor";
+  }
   std::string call(Value value, llvm::StringRef name) const {
     return ("cairn::kernels::" + name + "<" + getElementCType(value) + ">")
         .str();
@@ -464,7 +470,7 @@ void CpuEmitter::emitKernel(Operation *op) {
           .Case([&](SgdUpdateKernelOp k) {
             // Momentum starts from the gradient on the run's first step.
             line() << call(k.getNewParam(), "sgdUpdate") << "(" << k.getN()
-                   << ", " << formatDouble(k.getLr()) << ", "
+                   << ", " << formatLr(k.getLr()) << ", "
                    << formatDouble(k.getMomentum()) << ", "
                    << formatDouble(k.getDampening()) << ", "
                    << formatDouble(k.getWeightDecay()) << ", "
@@ -476,7 +482,7 @@ void CpuEmitter::emitKernel(Operation *op) {
           .Case([&](AdamUpdateKernelOp k) {
             // Adam's bias correction counts steps from 1.
             line() << call(k.getNewParam(), "adamUpdate") << "(" << k.getN()
-                   << ", " << formatDouble(k.getLr()) << ", "
+                   << ", " << formatLr(k.getLr()) << ", "
                    << formatDouble(k.getBeta1()) << ", "
                    << formatDouble(k.getBeta2()) << ", "
                    << formatDouble(k.getEps()) << ", "

@@ -4,6 +4,7 @@
 #include "codegen/KernelCalls.h"
 
 #include "ir/CairnKernelOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -364,8 +365,21 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
      << "  s.sourceFile = " << quote(program.sourceFile) << ";\n"
      << "  s.batch = " << program.batch << ";\n"
      << "  s.arenaBytes = " << program.arenaBytes << ";\n"
-     << "  s.optimizer = " << quote(program.optimizer) << ";\n"
-     << "  s.tensors = {\n"
+     << "  s.optimizer = " << quote(program.optimizer) << ";\n";
+  if (!program.lrSchedule.empty()) {
+    os << "  s.baseLr = " << formatDouble(program.baseLr) << ";\n"
+       << "  s.lrSchedule = {\n"
+       << "      // kind, step_size, gamma, T_max, eta_min, start_factor, "
+          "end_factor, total_iters\n";
+    for (const runtime::LrScheduler &s : program.lrSchedule)
+      os << "      {cairn::runtime::LrSchedulerKind::"
+         << getLrSchedulerName(s.kind) << ", " << s.stepSize << ", "
+         << formatDouble(s.gamma) << ", " << s.tMax << ", "
+         << formatDouble(s.etaMin) << ", " << formatDouble(s.startFactor)
+         << ", " << formatDouble(s.endFactor) << ", " << s.totalIters << "},\n";
+    os << "  };\n";
+  }
+  os << "  s.tensors = {\n"
      << "      // name, dtype, shape, role, init, init scale, zeroed row, "
         "offset, location\n";
   for (int id : getSpecOrder(program)) {
@@ -400,8 +414,8 @@ void cairn::codegen::emitMain(llvm::raw_ostream &os) {
 }
 
 bool cairn::codegen::isTableKernel(Operation *op) {
-  return isa<PermuteKernelOp, SliceKernelOp, SliceGradKernelOp,
-             ConcatKernelOp, BroadcastKernelOp, ReduceSumKernelOp>(op);
+  return isa<PermuteKernelOp, SliceKernelOp, SliceGradKernelOp, ConcatKernelOp,
+             BroadcastKernelOp, ReduceSumKernelOp, ClipCoefficientKernelOp>(op);
 }
 
 void cairn::codegen::emitTableKernel(
@@ -504,6 +518,24 @@ void cairn::codegen::emitTableKernel(
         line() << "  " << typed("reduceSum") << in.size()
                << ", kShape, kReduced, " << real(k.getAlpha()) << ", "
                << pointer(k.getInput()) << ", " << out << ");\n";
+        line() << "}\n";
+      })
+      .Case([&](ClipCoefficientKernelOp k) {
+        // The gradients' addresses and sizes in tables.
+        line() << "{\n";
+        line() << "  const " << type << " *const kGrads[] = {";
+        llvm::interleaveComma(k.getGrads(), os,
+                              [&](Value grad) { os << pointer(grad); });
+        os << "};\n";
+        line() << "  static const int64_t kSizes[] = {";
+        llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
+          os << cast<MemRefType>(grad.getType()).getNumElements();
+        });
+        os << "};\n";
+        line() << "  " << typed("clipCoefficient") << k.getGrads().size()
+               << ", kGrads, kSizes, " << formatDouble(k.getMaxNorm()) << ", "
+               << formatDouble(k.getNormType()) << ", "
+               << pointer(k.getWorkspace()) << ", " << out << ");\n";
         line() << "}\n";
       })
       .Default([](Operation *) {

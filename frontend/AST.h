@@ -189,7 +189,7 @@ public:
     Input,      // input x: f32[B, 784]
     Batch,      // batch B = 64
     Function,   // forward(x) { },  loss(x, y) { }
-    Optimizer,  // optimizer SGD(lr=0.1)
+    Optimizer,  // optimizer SGD(lr=0.1), scheduler StepLR(...), clip_grad_norm(...)
   };
   Stmt(Kind kind, Loc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
@@ -306,10 +306,15 @@ struct FunctionStmt : Stmt {
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Function; }
 };
 
+/// What a model-level training statement sets.
+enum class TrainingSetting { Optimizer, Scheduler, ClipGradNorm };
+
 struct OptimizerStmt : Stmt {
-  OptimizerStmt(Loc loc, ExprPtr call)
-      : Stmt(Kind::Optimizer, loc), call(std::move(call)) {}
-  ExprPtr call; // a CallExpr: SGD(...) or Adam(...)
+  OptimizerStmt(Loc loc, TrainingSetting setting, ExprPtr call)
+      : Stmt(Kind::Optimizer, loc), setting(setting), call(std::move(call)) {}
+  TrainingSetting setting;
+  /// A CallExpr: SGD(...), StepLR(...), or clip_grad_norm(...) itself.
+  ExprPtr call;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Optimizer; }
 };
 

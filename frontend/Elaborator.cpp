@@ -158,6 +158,14 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::ModelFile &program)
     error(optimizerLoc) << "an optimizer needs a loss(...) { ... } to minimise";
     return nullptr;
   }
+  if (!schedule.empty() && !optimizer) {
+    error(scheduleLoc) << "a scheduler needs an optimizer whose lr it schedules";
+    return nullptr;
+  }
+  if (clipGradNorm && !optimizer) {
+    error(clipGradNormLoc) << "clip_grad_norm needs an optimizer to clip the gradients for";
+    return nullptr;
+  }
   assignSlotIndices(*root);
 
   mlir::Builder b(context);
@@ -165,7 +173,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::ModelFile &program)
   if (batch)
     module->setAttr("cairn.batch", b.getI64IntegerAttr(*batch));
   if (optimizer)
-    module->setAttr("cairn.optimizer", optimizer);
+    module->setAttr(CairnDialect::kOptimizerAttrName, optimizer);
+  if (!schedule.empty())
+    module->setAttr(CairnDialect::kLrScheduleAttrName, getLrScheduleAttr(context, schedule));
+  if (clipGradNorm)
+    module->setAttr(CairnDialect::kClipGradNormAttrName,
+                    getClipGradNormAttr(context, *clipGradNorm));
 
   if (!emitFunction(*root->forward, /*training=*/false, "forward"))
     return nullptr;

@@ -13,6 +13,7 @@
 #include "frontend/Elaborator.h"
 #include "frontend/Value.h"
 #include "ir/CairnOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -111,6 +112,13 @@ public:
 
   //===--- Helpers shared by the three files ------------------------------===//
 
+  /// `scheduler` and `clip_grad_norm` statements (Statements.cpp).
+  bool bindSettingArgs(const ast::OptimizerStmt &s, Scope &scope,
+                       llvm::ArrayRef<ParamDecl> params, llvm::StringRef callee,
+                       std::map<std::string, EValue> &bound);
+  bool executeScheduler(const ast::OptimizerStmt &s, Scope &scope);
+  bool executeClipGradNorm(const ast::OptimizerStmt &s, Scope &scope);
+
   /// Binds `args` to `params` (Python rules), or reports against `what`.
   bool bindArgs(std::vector<CallArg> &args, llvm::ArrayRef<ParamDecl> params,
                 std::map<std::string, EValue> &out, const std::string &what,
@@ -203,6 +211,10 @@ private:
   std::optional<int64_t> batch;
   mlir::Attribute optimizer;
   ast::Loc optimizerLoc;
+  std::vector<runtime::LrScheduler> schedule; // `scheduler` statements, in order
+  ast::Loc scheduleLoc;                       // of the first
+  std::optional<ClipGradNorm> clipGradNorm;
+  ast::Loc clipGradNormLoc;
   mlir::ModuleOp module;
   int64_t nextCheckpointId = 0;
   ast::Loc lastReturnLoc; // of the `return` that ended the latest function

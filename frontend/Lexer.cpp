@@ -25,6 +25,8 @@ llvm::StringRef cairn::spellingOf(TokenKind kind) {
   case TokenKind::KwBatch: return "'batch'";
   case TokenKind::KwInput: return "'input'";
   case TokenKind::KwOptimizer: return "'optimizer'";
+  case TokenKind::KwScheduler: return "'scheduler'";
+  case TokenKind::KwClipGradNorm: return "'clip_grad_norm'";
   case TokenKind::KwForward: return "'forward'";
   case TokenKind::KwLoss: return "'loss'";
   case TokenKind::KwReturn: return "'return'";
@@ -284,6 +286,8 @@ Token Lexer::lexIdentifierOrKeyword(const char *start) {
                        .Case("batch", TokenKind::KwBatch)
                        .Case("input", TokenKind::KwInput)
                        .Case("optimizer", TokenKind::KwOptimizer)
+                       .Case("scheduler", TokenKind::KwScheduler)
+                       .Case("clip_grad_norm", TokenKind::KwClipGradNorm)
                        .Case("forward", TokenKind::KwForward)
                        .Case("loss", TokenKind::KwLoss)
                        .Case("return", TokenKind::KwReturn)

@@ -38,7 +38,8 @@ enum class TokenKind {
   String,
 
   // Keywords.
-  KwModule, KwModel, KwBatch, KwInput, KwOptimizer, KwForward, KwLoss,
+  KwModule, KwModel, KwBatch, KwInput, KwOptimizer, KwScheduler, KwClipGradNorm,
+  KwForward, KwLoss,
   KwReturn, KwIf, KwElse, KwFor, KwIn, KwRange, KwCheckpoint, KwOn, KwDevice,
   KwPrecision, KwAnd, KwOr, KwNot, KwTrue, KwFalse, KwNone,
 

@@ -82,7 +82,7 @@ llvm::SmallVector<llvm::StringRef> statementKeywords(const Scope &scope) {
   } else if (!scope.nested) {
     keywords.push_back("forward");
     if (scope.body == BodyKind::Model)
-      keywords.append({"batch", "input", "optimizer", "loss"});
+      keywords.append({"batch", "input", "optimizer", "scheduler", "clip_grad_norm", "loss"});
   }
   return keywords;
 }
@@ -403,7 +403,8 @@ void Parser::parseStatements(Scope scope, Block &body) {
 }
 
 /// member     ::= assign | if-member | for-member | function
-/// model-only ::= 'batch' ... | 'input' ... | 'optimizer' ...
+/// model-only ::= 'batch' ... | 'input' ... | 'optimizer' ... | 'scheduler' ...
+///              | 'clip_grad_norm' ...
 /// stmt       ::= assign | expr | 'return' expr { ',' expr } | if | for
 ///              | 'checkpoint' block | 'on' 'device' expr block
 ///              | 'precision' DTYPE block
@@ -426,6 +427,8 @@ StmtPtr Parser::parseStatement(Scope scope) {
   case TokenKind::KwBatch:
   case TokenKind::KwInput:
   case TokenKind::KwOptimizer:
+  case TokenKind::KwScheduler:
+  case TokenKind::KwClipGradNorm:
     if (!directlyInModel)
       return misplaced(tok.text, "a model body");
     if (tok.is(TokenKind::KwBatch))
@@ -559,15 +562,23 @@ StmtPtr Parser::parseInput() {
 }
 
 /// model-only ::= 'optimizer' IDENT '(' [ args ] ')'
+///              | 'scheduler' IDENT '(' [ args ] ')'
+///              | 'clip_grad_norm' '(' [ args ] ')'
 StmtPtr Parser::parseOptimizer() {
   Loc loc = tok.loc;
+  TrainingSetting setting = tok.is(TokenKind::KwOptimizer)   ? TrainingSetting::Optimizer
+                            : tok.is(TokenKind::KwScheduler) ? TrainingSetting::Scheduler
+                                                             : TrainingSetting::ClipGradNorm;
+  std::string keyword = tok.text.str();
   consume();
-  Loc nameLoc = tok.loc;
-  std::string name;
-  if (!parseIdentifier(name, "optimizer name after 'optimizer'"))
+  Loc nameLoc = setting == TrainingSetting::ClipGradNorm ? loc : tok.loc;
+  std::string name = keyword;
+  if (setting != TrainingSetting::ClipGradNorm &&
+      !parseIdentifier(name, keyword + " name after '" + keyword + "'"))
     return nullptr;
   if (!tok.is(TokenKind::LParen)) {
-    errorExpected("'(' after optimizer name");
+    errorExpected(setting == TrainingSetting::ClipGradNorm ? "'(' after 'clip_grad_norm'"
+                                                           : "'(' after " + keyword + " name");
     return nullptr;
   }
   Loc openLoc = tok.loc;
@@ -578,7 +589,7 @@ StmtPtr Parser::parseOptimizer() {
   auto callee = std::make_unique<NameExpr>(nameLoc, name);
   auto call =
       std::make_unique<CallExpr>(nameLoc, std::move(callee), std::move(args));
-  return std::make_unique<OptimizerStmt>(loc, std::move(call));
+  return std::make_unique<OptimizerStmt>(loc, setting, std::move(call));
 }
 
 /// stmt ::= 'return' expr { ',' expr }

@@ -7,6 +7,7 @@
 
 #include "frontend/ElaboratorImpl.h"
 #include "ir/ShapeFunctions.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -195,6 +196,10 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
   }
   case ast::Stmt::Kind::Optimizer: {
     const auto &s = llvm::cast<ast::OptimizerStmt>(stmt);
+    if (s.setting == ast::TrainingSetting::Scheduler)
+      return executeScheduler(s, scope);
+    if (s.setting == ast::TrainingSetting::ClipGradNorm)
+      return executeClipGradNorm(s, scope);
     if (optimizer) {
       error(s.getLoc()) << "the optimizer is declared twice";
       return false;
@@ -266,6 +271,107 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
     return false;
   }
   return false;
+}
+
+/// The bound arguments of a training statement's call.
+bool Elaborator::bindSettingArgs(const ast::OptimizerStmt &s, Scope &scope,
+                                 llvm::ArrayRef<ParamDecl> params, llvm::StringRef callee,
+                                 std::map<std::string, EValue> &bound) {
+  const auto &callExpr = llvm::cast<ast::CallExpr>(*s.call);
+  std::vector<CallArg> args;
+  for (const ast::Argument &a : callExpr.args) {
+    Result v = evaluate(*a.value, scope);
+    if (!v) return false;
+    args.push_back({a.loc, a.name, *v});
+  }
+  return bindArgs(args, params, bound, callee.str(), s.call->getLoc());
+}
+
+/// scheduler StepLR(...) | CosineAnnealingLR(...) | LinearLR(...)
+bool Elaborator::executeScheduler(const ast::OptimizerStmt &s, Scope &scope) {
+  const auto &callExpr = llvm::cast<ast::CallExpr>(*s.call);
+  const auto *callee = llvm::dyn_cast<ast::NameExpr>(callExpr.callee.get());
+  ast::Loc loc = s.call->getLoc();
+  runtime::LrScheduler scheduler;
+  std::map<std::string, EValue> bound;
+  if (callee && callee->name == "StepLR") {
+    scheduler.kind = runtime::LrSchedulerKind::StepLR;
+    ParamDecl params[] = {req("step_size"), opt("gamma", EValue::ofFloat(0.1))};
+    if (!bindSettingArgs(s, scope, params, "StepLR", bound)) return false;
+    auto stepSize = toInt(bound["step_size"], loc, "step_size");
+    auto gamma = toFloat(bound["gamma"], loc, "gamma");
+    if (!stepSize || !gamma) return false;
+    scheduler.stepSize = *stepSize;
+    scheduler.gamma = *gamma;
+  } else if (callee && callee->name == "CosineAnnealingLR") {
+    scheduler.kind = runtime::LrSchedulerKind::CosineAnnealingLR;
+    ParamDecl params[] = {req("T_max"), opt("eta_min", EValue::ofFloat(0))};
+    if (!bindSettingArgs(s, scope, params, "CosineAnnealingLR", bound)) return false;
+    auto tMax = toInt(bound["T_max"], loc, "T_max");
+    auto etaMin = toFloat(bound["eta_min"], loc, "eta_min");
+    if (!tMax || !etaMin) return false;
+    scheduler.tMax = *tMax;
+    scheduler.etaMin = *etaMin;
+  } else if (callee && callee->name == "LinearLR") {
+    scheduler.kind = runtime::LrSchedulerKind::LinearLR;
+    ParamDecl params[] = {opt("start_factor", EValue::ofFloat(1.0 / 3)),
+                          opt("end_factor", EValue::ofFloat(1.0)),
+                          opt("total_iters", EValue::ofInt(5))};
+    if (!bindSettingArgs(s, scope, params, "LinearLR", bound)) return false;
+    auto start = toFloat(bound["start_factor"], loc, "start_factor");
+    auto end = toFloat(bound["end_factor"], loc, "end_factor");
+    auto total = toInt(bound["total_iters"], loc, "total_iters");
+    if (!start || !end || !total) return false;
+    scheduler.startFactor = *start;
+    scheduler.endFactor = *end;
+    scheduler.totalIters = *total;
+  } else {
+    error(loc) << "expected a scheduler: StepLR(...), CosineAnnealingLR(...) or LinearLR(...)";
+    return false;
+  }
+  schedule.push_back(scheduler);
+  if (std::string why = checkLrSchedule(schedule); !why.empty()) {
+    error(loc) << why;
+    return false;
+  }
+  if (schedule.size() == 1)
+    scheduleLoc = s.getLoc();
+  return true;
+}
+
+/// clip_grad_norm(max_norm, norm_type=2.0): norm_type a number or "inf".
+bool Elaborator::executeClipGradNorm(const ast::OptimizerStmt &s, Scope &scope) {
+  if (clipGradNorm) {
+    error(s.getLoc()) << "clip_grad_norm is declared twice";
+    return false;
+  }
+  ast::Loc loc = s.call->getLoc();
+  std::map<std::string, EValue> bound;
+  ParamDecl params[] = {req("max_norm"), opt("norm_type", EValue::ofFloat(2.0))};
+  if (!bindSettingArgs(s, scope, params, "clip_grad_norm", bound)) return false;
+  auto maxNorm = toFloat(bound["max_norm"], loc, "max_norm");
+  if (!maxNorm) return false;
+  const EValue &norm = bound["norm_type"];
+  std::optional<double> normType;
+  if (norm.kind == EValue::Kind::String) {
+    if (norm.s != "inf") {
+      error(loc) << "expected norm_type to be a number or \"inf\" but got \"" << norm.s
+                 << "\"";
+      return false;
+    }
+    normType = std::numeric_limits<double>::infinity();
+  } else {
+    normType = toFloat(norm, loc, "norm_type");
+    if (!normType) return false;
+  }
+  ClipGradNorm clip{*maxNorm, *normType};
+  if (std::string why = checkClipGradNorm(clip); !why.empty()) {
+    error(loc) << why;
+    return false;
+  }
+  clipGradNorm = clip;
+  clipGradNormLoc = s.getLoc();
+  return true;
 }
 
 bool Elaborator::execute(const ast::Block &block, Scope &scope,

@@ -221,6 +221,14 @@ int64_t CrossEntropyGradOp::getFlops() {
 // subtract, scale.
 int64_t MseLossGradOp::getFlops() { return perResultElement(*this, 2); }
 
+int64_t ClipCoefficientOp::getFlops() {
+  // |g|^p and the sum, per element.
+  int64_t flops = 0;
+  for (Value grad : getGrads())
+    flops = saturatingAdd(flops, saturatingMul(numel(grad), 2));
+  return flops;
+}
+
 int64_t SGDUpdateOp::getFlops() {
   int64_t perElement = 2; // p -= lr * g
   if (getWeightDecay() != 0)

@@ -10,6 +10,7 @@
 #include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
 #include "ir/CairnProgramOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -232,6 +233,22 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  // The lr schedule and gradient clipping (TrainingSettings.h): on the
+  // builtin module beside the optimizer; the schedule also on the program.
+  if (name == kLrScheduleAttrName || name == kClipGradNormAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "expected '" << name
+                             << "' on the builtin module but found it on '"
+                             << op->getName() << "'";
+    if (!op->hasAttr(kOptimizerAttrName))
+      return op->emitError() << "expected '" << name << "' only with '"
+                             << kOptimizerAttrName << "'";
+    auto emitError = [&] { return op->emitError(); };
+    if (name == kLrScheduleAttrName)
+      return success(succeeded(readLrSchedule(value, emitError)));
+    return success(succeeded(readClipGradNorm(value, emitError)));
+  }
+
   // Attributes of function arguments, misplaced on an op.
   if (name == kNameAttrName || name == kRoleAttrName || name == kInitAttrName)
     return op->emitError() << "expected '" << name
@@ -241,6 +258,7 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown attribute '" << name
                          << "' (expected one of cairn.checkpoint, "
                             "cairn.device, cairn.precision on ops; "
-                            "cairn.model, cairn.batch, cairn.optimizer on the "
+                            "cairn.model, cairn.batch, cairn.optimizer, "
+                            "cairn.lr_schedule, cairn.clip_grad_norm on the "
                             "module)";
 }

@@ -707,6 +707,19 @@ def Cairn_MseLossGradKernelOp : Cairn_KernelOp<"mse_loss_grad", 3, 1, 0, 0, "111
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
+def Cairn_ClipCoefficientKernelOp : Cairn_KernelOp<"clip_coefficient", 1, 1, 1, 1, "+1?"> {
+  let summary = "clip_grad_norm_'s coefficient of the gradients";
+  let description = [{
+    The workspace holds one f64 partial per kGradNormChunk elements of each
+    gradient (runtime/kernels/Optimizer.h).
+  }];
+  let arguments = (ins Variadic<Cairn_MemRef>:$grads,
+                       Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
+                       Cairn_F64Attr:$max_norm,
+                       Cairn_F64Attr:$norm_type);
+}
+
 def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1, "11?1?"> {
   let summary = "torch.optim.SGD's update of one param, in place";
   let arguments = (ins Cairn_MemRef:$param,

@@ -9,6 +9,7 @@
 
 #include "ir/CairnProgramOps.h"
 #include "ir/CairnKernelOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -48,6 +49,13 @@ LogicalResult ProgramOp::verify() {
   if (getArenaBytes() && *getArenaBytes() < 0)
     return emitOpError() << "expected arena_bytes >= 0 but got "
                          << *getArenaBytes();
+  if (getLrSchedule().has_value() != getLr().has_value())
+    return emitOpError() << "expected lr_schedule and lr together";
+  if (getLr() && !(*getLr() > 0))
+    return emitOpError() << "expected lr > 0 but got " << *getLr();
+  if (auto schedule = getLrScheduleAttr())
+    if (failed(readLrSchedule(schedule, [&] { return emitOpError(); })))
+      return failure();
   return success();
 }
 

@@ -31,6 +31,10 @@ def Cairn_ProgramOp : Cairn_ProgramOp<"program", [
     arena every buffer's offset lies in; `plan_method` and `plan_optimal`
     say how the planner got there. `optimizer` is the optimizer's settings
     as torch.optim spells them, for people; the kernels hold the numbers.
+    With a learning-rate schedule, `lr_schedule` holds its schedulers as
+    the module's `cairn.lr_schedule` does (ir/TrainingSettings.h) and `lr`
+    the declared lr it scales; the runtime gives the updates each step's
+    factor.
 
     ```mlir
     cairn.program "MLP" attributes {batch = 64 : i64, optimizer = "SGD(lr=0.05)",
@@ -49,7 +53,9 @@ def Cairn_ProgramOp : Cairn_ProgramOp<"program", [
                        StrAttr:$optimizer, StrAttr:$target,
                        OptionalAttr<Cairn_I64Attr>:$arena_bytes,
                        OptionalAttr<StrAttr>:$plan_method,
-                       UnitAttr:$plan_optimal);
+                       UnitAttr:$plan_optimal,
+                       OptionalAttr<ArrayAttr>:$lr_schedule,
+                       OptionalAttr<Cairn_F64Attr>:$lr);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -10,6 +10,7 @@
 
 #include "ir/CairnOps.h"
 #include "ir/ShapeFunctions.h"
+#include "ir/TrainingSettings.h"
 #include "ir/VerifierHelpers.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -341,6 +342,21 @@ LogicalResult MseLossGradOp::verify() {
 //===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//
+
+LogicalResult ClipCoefficientOp::verify() {
+  if (getGrads().empty())
+    return emitOpError() << "expected at least one gradient";
+  Type element = elementTypeOf(getGrads().front());
+  for (Value grad : getGrads())
+    if (elementTypeOf(grad) != element)
+      return emitOpError() << "expected gradients of one element type, "
+                           << element << ", but got " << grad.getType();
+  if (std::string why = checkClipGradNorm({getMaxNorm(), getNormType()});
+      !why.empty())
+    return emitOpError() << why;
+  return verifyType(*this, "result", getResult(),
+                    RankedTensorType::get({}, element));
+}
 
 /// Every operand and result of an optimizer op has the parameter's type.
 static LogicalResult verifyParamTypes(Operation *op) {

@@ -488,6 +488,29 @@ def Cairn_MseLossGradOp : Cairn_Op<"mse_loss_grad", [Pure]> {
 // Optimizers
 //===----------------------------------------------------------------------===//
 
+def Cairn_ClipCoefficientOp : Cairn_Op<"clip_coefficient", [Pure]> {
+  let summary = "torch.nn.utils.clip_grad_norm_'s scale of every gradient";
+  let description = [{
+    The gradients' total `norm_type`-norm (the norm of their norms; infinity
+    is the largest magnitude), then
+    `min(max_norm / (total + 1e-6), 1)` in the gradients' element type, which
+    autodiff multiplies every gradient by before the updates. All gradients
+    share one element type; the result is a rank-0 tensor of it.
+
+    ```mlir
+    %c = cairn.clip_coefficient %dw, %db {max_norm = 1.000000e+00 : f64, norm_type = 2.000000e+00 : f64}
+        : (tensor<10x784xf32>, tensor<10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Cairn_FloatTensor>:$grads,
+                       Cairn_F64Attr:$max_norm, Cairn_F64Attr:$norm_type);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grads attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Cairn_SGDUpdateOp : Cairn_Op<"sgd_update", [Pure]> {
   let summary = "one torch.optim.SGD step for one parameter";
   let description = [{

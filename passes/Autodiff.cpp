@@ -16,6 +16,7 @@
 
 #include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -75,6 +76,7 @@ private:
   LogicalResult emitRunningUpdate(BatchNormOp bn);
   LogicalResult emitBackward();
   void addOptimizerState();
+  LogicalResult emitClipGradNorm();
   void emitOptimizer();
   void emitReturn();
 
@@ -137,6 +139,8 @@ LogicalResult TrainStepBuilder::run() {
   if (failed(cloneForward()) || failed(emitBackward()))
     return failure();
   addOptimizerState();
+  if (failed(emitClipGradNorm()))
+    return failure();
   emitOptimizer();
   emitReturn();
   return success();
@@ -336,6 +340,37 @@ void TrainStepBuilder::addOptimizerState() {
 
 /// One sgd_update or adam_update per trained param, at its argument's
 /// location (the module's when it has none).
+/// clip_grad_norm: every trained gradient times the clip coefficient of
+/// them all, before any update reads one (and what `step` reports).
+LogicalResult TrainStepBuilder::emitClipGradNorm() {
+  Attribute attr = module->getAttr(CairnDialect::kClipGradNormAttrName);
+  if (!attr || trained.empty())
+    return success();
+  FailureOr<ClipGradNorm> clip =
+      readClipGradNorm(attr, [&] { return module.emitError(); });
+  if (failed(clip))
+    return failure();
+  SmallVector<Value> grads;
+  for (const Trained &t : trained)
+    grads.push_back(t.grad);
+  Type element =
+      cast<RankedTensorType>(grads.front().getType()).getElementType();
+  for (Value grad : grads)
+    if (cast<RankedTensorType>(grad.getType()).getElementType() != element)
+      return module.emitError()
+             << "clip_grad_norm needs the parameters to share one element "
+                "type, but they have "
+             << element << " and "
+             << cast<RankedTensorType>(grad.getType()).getElementType();
+  Location loc = module.getLoc();
+  Value coefficient = ClipCoefficientOp::create(
+      builder, loc, RankedTensorType::get({}, element), grads, clip->maxNorm,
+      clip->normType);
+  for (Trained &t : trained)
+    t.grad = MulOp::create(builder, loc, t.grad.getType(), t.grad, coefficient);
+  return success();
+}
+
 void TrainStepBuilder::emitOptimizer() {
   for (const Trained &t : trained) {
     Value param = step.getArgument(t.arg);

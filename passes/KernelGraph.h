@@ -14,6 +14,7 @@
 
 #include "ir/CairnEnums.h"
 #include "runtime/DType.h"
+#include "runtime/LrSchedule.h"
 
 #include "mlir/IR/Location.h"
 
@@ -167,6 +168,10 @@ struct KernelGraph {
   std::string sourceFile; // the .cairn file
   int64_t batch = 0;
   std::string optimizer; // "SGD(lr=0.1, momentum=0.9)", for humans
+  /// The optimizer's lr schedule (empty: constant) and the declared lr it
+  /// scales.
+  std::vector<runtime::LrScheduler> lrSchedule;
+  double baseLr = 0;
   /// The name of the LoweringTarget the kernels are for ("CPU", "CUDA"):
   /// it decides what the plan holds (the CUDA program's GEMM workspaces).
   std::string target = "CPU";

@@ -5,6 +5,7 @@
 #include "ir/CairnAttrs.h"
 #include "ir/CairnDialect.h"
 #include "ir/CairnKernelOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -267,7 +268,11 @@ ProgramOp ProgramWriter::write() {
       graph.optimizer, target,
       graph.arenaBytes > 0 ? b.getI64IntegerAttr(graph.arenaBytes)
                            : IntegerAttr(),
-      StringAttr(), false);
+      StringAttr(), false,
+      graph.lrSchedule.empty()
+          ? ArrayAttr()
+          : getLrScheduleAttr(b.getContext(), graph.lrSchedule),
+      graph.lrSchedule.empty() ? FloatAttr() : b.getF64FloatAttr(graph.baseLr));
   Block &body = program.getBody().emplaceBlock();
   b.setInsertionPointToEnd(&body);
   for (const Buffer &buffer : graph.buffers)
@@ -306,6 +311,12 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
   graph.sourceFile = program.getSource().str();
   graph.batch = program.getBatch();
   graph.optimizer = program.getOptimizer().str();
+  if (auto schedule = program.getLrScheduleAttr()) {
+    // Checked by the program's verifier.
+    graph.lrSchedule =
+        *readLrSchedule(schedule, [&] { return program.emitOpError(); });
+    graph.baseLr = *program.getLr();
+  }
   graph.target = StringRef(program.getTarget()).upper();
   graph.arenaBytes = program.getArenaBytes().value_or(0);
   if (auto budget = program->getAttrOfType<IntegerAttr>(

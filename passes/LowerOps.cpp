@@ -12,6 +12,7 @@
 
 #include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
+#include "runtime/kernels/Optimizer.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -504,6 +505,20 @@ LogicalResult OpLowering::lower(Operation *op) {
         Kernel &k = add(MseLossGradKernelOp::getOperationName(), op,
                         {op.getDloss(), op.getInput(), op.getTarget()});
         k.attrs.set("n", numel(op.getInput()));
+        return success();
+      })
+      .Case([&](ClipCoefficientOp op) {
+        Kernel &k =
+            add(ClipCoefficientKernelOp::getOperationName(), op, op.getGrads());
+        SmallVector<int64_t> sizes;
+        for (Value grad : op.getGrads())
+          sizes.push_back(numel(grad));
+        k.workspace =
+            l.createWorkspace(op, DType::F64,
+                              kernels::clipCoefficientWorkspaceElements(
+                                  sizes.data(), sizes.size()));
+        k.attrs.set("max_norm", op.getMaxNorm());
+        k.attrs.set("norm_type", op.getNormType());
         return success();
       })
       .Case([&](SGDUpdateOp op) {

@@ -16,6 +16,7 @@
 #include "ir/CairnDialect.h"
 #include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
+#include "ir/TrainingSettings.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -574,8 +575,23 @@ cairn::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   if (auto batch =
           module->getAttrOfType<IntegerAttr>(CairnDialect::kBatchAttrName))
     program.batch = batch.getInt();
-  program.optimizer =
-      describeOptimizer(module->getAttr(CairnDialect::kOptimizerAttrName));
+  Attribute optimizer = module->getAttr(CairnDialect::kOptimizerAttrName);
+  program.optimizer = describeOptimizer(optimizer);
+  if (Attribute schedule = module->getAttr(CairnDialect::kLrScheduleAttrName)) {
+    FailureOr<std::vector<runtime::LrScheduler>> read =
+        readLrSchedule(schedule, [&] { return module.emitError(); });
+    if (failed(read))
+      return std::nullopt;
+    program.lrSchedule = *read;
+    if (auto sgd = dyn_cast_or_null<SGDAttr>(optimizer))
+      program.baseLr = sgd.getLr();
+    else if (auto adam = dyn_cast_or_null<AdamAttr>(optimizer))
+      program.baseLr = adam.getLr();
+    else {
+      module.emitError() << "an lr schedule needs an optimizer";
+      return std::nullopt;
+    }
+  }
   program.target = target.name.str();
   program.sourceFile = getModelFileName(module.getLoc());
 

@@ -2,9 +2,12 @@
 
 #include "passes/ModelSummary.h"
 #include "ir/CairnAttrs.h"
+#include "ir/CairnDialect.h"
 #include "ir/CairnInterfaces.h"
+#include "ir/TrainingSettings.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -76,6 +79,23 @@ std::optional<ModelSummary> cairn::summarizeModel(mlir::ModuleOp module) {
   if (mlir::Attribute opt = module->getAttr("cairn.optimizer")) {
     llvm::raw_string_ostream os(s.optimizer);
     os << opt;
+  }
+  auto emitError = [&] { return module.emitError(); };
+  if (mlir::Attribute attr =
+          module->getAttr(CairnDialect::kLrScheduleAttrName)) {
+    mlir::FailureOr<std::vector<runtime::LrScheduler>> schedule =
+        readLrSchedule(attr, emitError);
+    if (mlir::failed(schedule))
+      return std::nullopt;
+    for (const runtime::LrScheduler &scheduler : *schedule)
+      s.lrSchedule.push_back(describeLrScheduler(scheduler));
+  }
+  if (mlir::Attribute attr =
+          module->getAttr(CairnDialect::kClipGradNormAttrName)) {
+    mlir::FailureOr<ClipGradNorm> clip = readClipGradNorm(attr, emitError);
+    if (mlir::failed(clip))
+      return std::nullopt;
+    s.clipGradNorm = describeClipGradNorm(*clip);
   }
   s.hasLoss = static_cast<bool>(module.lookupSymbol<mlir::func::FuncOp>("loss"));
 
@@ -185,6 +205,10 @@ void cairn::printSummaryText(const ModelSummary &s, llvm::raw_ostream &os) {
   os << "training: "
      << (s.hasLoss ? "loss and " + s.optimizer : std::string("none (inference only)"))
      << "\n";
+  if (!s.lrSchedule.empty())
+    os << "lr schedule: " << llvm::join(s.lrSchedule, ", then ") << "\n";
+  if (!s.clipGradNorm.empty())
+    os << "gradient clipping: " << s.clipGradNorm << "\n";
 }
 
 void cairn::printSummaryJson(const ModelSummary &s, llvm::raw_ostream &os) {
@@ -206,14 +230,19 @@ void cairn::printSummaryJson(const ModelSummary &s, llvm::raw_ostream &os) {
                                       {"params", r.params},
                                       {"flops", r.flops},
                                       {"loc", r.loc}});
-  llvm::json::Object root{{"model", s.model},
-                          {"batch", s.batch},
-                          {"inputs", std::move(inputs)},
-                          {"parameters", s.parameters},
-                          {"buffers", s.buffers},
-                          {"forward_flops", s.forwardFlops},
-                          {"optimizer", s.optimizer},
-                          {"state_dict", std::move(state)},
-                          {"layers", std::move(rows)}};
+  llvm::json::Object root{
+      {"model", s.model},
+      {"batch", s.batch},
+      {"inputs", std::move(inputs)},
+      {"parameters", s.parameters},
+      {"buffers", s.buffers},
+      {"forward_flops", s.forwardFlops},
+      {"optimizer", s.optimizer},
+      {"lr_schedule", llvm::json::Array(s.lrSchedule)},
+      {"clip_grad_norm", s.clipGradNorm.empty()
+                             ? llvm::json::Value(nullptr)
+                             : llvm::json::Value(s.clipGradNorm)},
+      {"state_dict", std::move(state)},
+      {"layers", std::move(rows)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
 }

@@ -42,6 +42,10 @@ struct ModelSummary {
   int64_t buffers = 0;           // elements of buffers
   int64_t forwardFlops = 0;
   std::string optimizer;         // the attribute as printed
+  /// The lr schedule's schedulers as torch spells them, in order; and
+  /// clip_grad_norm's call (empty without).
+  std::vector<std::string> lrSchedule;
+  std::string clipGradNorm;
   bool hasLoss = false;
 };
 

@@ -241,8 +241,11 @@ flags (FLAG VALUE or FLAG=VALUE):
   --steps N             train for exactly N optimizer steps instead of whole epochs
   --seed S              seeds initialisation, shuffling and dropout (default 0)
   --load F              start from the weights in safetensors file F (state_dict
-                        names; optimizer state too when F has it)
-  --save F              write weights and optimizer state to F (safetensors)
+                        names; optimizer state and the count of optimizer steps
+                        taken, which the lr schedule and Adam go on from, too
+                        when F has them)
+  --save F              write weights, optimizer state and the step count to F
+                        (safetensors)
   --metrics F           write the run's metrics to F as JSON
   --normalize MEAN,STD  feed (x - MEAN) / STD, x the pixel scaled to [0, 1]
                         (default: x unchanged)

@@ -72,22 +72,39 @@ struct Session {
   unsigned char *arena() { return executor->hostArena(); }
   unsigned char *at(const TensorInfo &tensor) { return arena() + tensor.offset; }
 
+  /// Optimizer steps the --load checkpoint had taken (0 without one).
+  int64_t resumedSteps = 0;
+
   /// Fills the persistent state from --seed or --load and hands it to the
   /// executor.
   absl::Status initializeOrLoad() {
-    if (options.load.empty())
+    if (options.load.empty()) {
       initializeState(spec, options.seed, arena());
-    else if (absl::Status status = loadCheckpoint(layout, options.load, arena()); !status.ok())
-      return status;
+    } else {
+      absl::StatusOr<int64_t> steps = loadCheckpoint(layout, options.load, arena());
+      if (!steps.ok())
+        return steps.status();
+      resumedSteps = *steps;
+    }
     return executor->pushState();
   }
 };
 
-/// The context of the run's first step: --seed and --poison.
-StepContext firstStepContext(const Options &options) {
+/// Sets the context's lr factor for its optimizer step from the schedule.
+void scheduleLr(const ProgramSpec &spec, StepContext &context) {
+  context.lrFactor = spec.lrSchedule.empty()
+                         ? 1
+                         : scheduledLr(spec.baseLr, spec.lrSchedule, context.step) / spec.baseLr;
+}
+
+/// The context of the run's first step: --seed, --poison, and the
+/// optimizer steps the run resumes from.
+StepContext firstStepContext(const Session &session) {
   StepContext context;
-  context.seed = options.seed;
-  context.poison = options.poison;
+  context.seed = session.options.seed;
+  context.poison = session.options.poison;
+  context.step = session.resumedSteps;
+  scheduleLr(session.spec, context);
   return context;
 }
 
@@ -259,29 +276,32 @@ absl::Status runTrain(Session &session) {
   plan.epochs = (plan.totalSteps + stepsPerEpoch - 1) / stepsPerEpoch;
   plan.batch = batch;
   plan.logEvery = options.logEvery;
+  plan.showLr = !session.spec.lrSchedule.empty();
   Progress progress(stderr, ::isatty(STDERR_FILENO) != 0, plan);
   unsigned char *image = session.at(*layout.image), *label = session.at(*layout.label);
   const unsigned char *loss = session.at(*layout.loss);
-  StepContext context = firstStepContext(options);
+  StepContext context = firstStepContext(session);
+  int64_t done = 0; // steps of this run
   int64_t rssAfterWarmup = 0;
   Clock::time_point start = Clock::now();
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
     std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
-    for (int64_t k = 0; k < stepsPerEpoch && context.step < plan.totalSteps; ++k) {
+    for (int64_t k = 0; k < stepsPerEpoch && done < plan.totalSteps; ++k) {
       (*train)->fillBatch(&order[k * batch], batch, image, label);
       // The first step warms caches and pages up: profiled only when alone.
-      context.profile =
-          *profile && (context.step > 0 || plan.totalSteps == 1) ? &**profile : nullptr;
+      context.profile = *profile && (done > 0 || plan.totalSteps == 1) ? &**profile : nullptr;
+      scheduleLr(session.spec, context);
       if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
         return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
-                                                   context.step + 1, epoch + 1,
-                                                   status.message()));
+                                                   done + 1, epoch + 1, status.message()));
       if (context.profile)
         context.profile->endStep();
+      const double lr = session.spec.baseLr * context.lrFactor;
       ++context.step;
-      if (context.step == std::min(kWarmupSteps, plan.totalSteps))
+      ++done;
+      if (done == std::min(kWarmupSteps, plan.totalSteps))
         rssAfterWarmup = currentRssBytes();
-      progress.step(epoch, loadScalar(layout.loss->dtype, loss));
+      progress.step(epoch, loadScalar(layout.loss->dtype, loss), lr);
     }
     progress.endEpoch(epoch);
   }
@@ -292,15 +312,15 @@ absl::Status runTrain(Session &session) {
   report.rssAfterWarmupBytes = rssAfterWarmup;
   report.rssAtEndBytes = currentRssBytes();
   report.epochs = plan.epochs;
-  report.steps = context.step;
+  report.steps = done;
   report.examplesPerSecond =
-      report.seconds > 0 ? static_cast<double>(context.step * batch) / report.seconds : 0;
+      report.seconds > 0 ? static_cast<double>(done * batch) / report.seconds : 0;
   report.finalLoss = progress.lastEpochMeanLoss();
   if (!options.save.empty()) {
     if (absl::Status status = session.executor->pullState(); !status.ok())
       return status;
     if (absl::Status status = saveCheckpoint(layout, session.arena(), options.save,
-                                             /*optimizerState=*/true);
+                                             /*optimizerState=*/true, context.step);
         !status.ok())
       return status;
   }
@@ -332,7 +352,7 @@ absl::Status runEval(Session &session) {
   if (absl::Status status = session.initializeOrLoad(); !status.ok())
     return status;
   absl::StatusOr<Evaluation> evaluation =
-      evaluate(session, **test, firstStepContext(session.options));
+      evaluate(session, **test, firstStepContext(session));
   if (!evaluation.ok())
     return evaluation.status();
   RunReport report = startReport(session, "eval");
@@ -391,7 +411,7 @@ absl::Status runStep(Session &session) {
     return status;
   if (absl::Status status = loadBatch(session); !status.ok())
     return status;
-  StepContext context = firstStepContext(session.options);
+  StepContext context = firstStepContext(session);
   TensorMap results;
   // Gradients are valid only right after the kernel computing them.
   struct Observer {

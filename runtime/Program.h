@@ -14,6 +14,7 @@
 #define CAIRN_RUNTIME_PROGRAM_H
 
 #include "runtime/KernelProfile.h"
+#include "runtime/LrSchedule.h"
 #include "runtime/Tensor.h"
 
 #include <cstddef>
@@ -51,9 +52,13 @@ struct TensorInfo {
 /// two hooks for checking the memory plan.
 struct StepContext {
   uint64_t seed = 0;
-  /// Optimizer steps taken before this one in this run (0 on the first;
-  /// SGD's momentum starts from the gradient then, Adam uses step + 1).
+  /// Optimizer steps taken before this one, those of the checkpoint the run
+  /// resumed from included (0 on the first; SGD's momentum starts from the
+  /// gradient then, Adam uses step + 1).
   int64_t step = 0;
+  /// The optimizer's lr this step over its declared lr (ProgramSpec::lrSchedule
+  /// at `step`; 1 without a schedule). The updates multiply their lr by it.
+  double lrFactor = 1;
   /// --poison: after each kernel, the step overwrites the bytes of every
   /// buffer whose lifetime ends there with 0xFF (NaN in floats, -1 in
   /// integers). A plan that let a live buffer share those bytes, or a kernel
@@ -89,6 +94,9 @@ struct ProgramSpec {
   /// The training step's kernels in order, as `--profile` names them.
   std::vector<KernelInfo> trainKernels;
   std::string optimizer;  // for humans: "SGD(lr=0.05, momentum=0.9)"
+  /// The optimizer's declared lr and its schedule (empty: constant).
+  double baseLr = 0;
+  std::vector<LrScheduler> lrSchedule;
   /// Forward, loss, backward and optimizer update: reads the inputs, writes
   /// "loss", updates params, buffers and optimizer state (the gradients are
   /// visible through StepContext::observe only).

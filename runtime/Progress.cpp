@@ -30,14 +30,16 @@ void Progress::printLine(int64_t epoch, double loss, const char *lossNote) {
   double eta = done > 0 ? elapsed / static_cast<double>(done) *
                               static_cast<double>(plan.totalSteps - done)
                         : 0;
-  absl::FPrintF(out, "%sepoch %d/%d  step %d/%d  loss %.4f%s  %.0f ex/s  ETA %s%s",
+  std::string lr = plan.showLr ? absl::StrFormat("  lr %.9g", lastLr) : "";
+  absl::FPrintF(out, "%sepoch %d/%d  step %d/%d  loss %.4f%s%s  %.0f ex/s  ETA %s%s",
                 terminal ? "\r\033[K" : "", epoch + 1, plan.epochs, done, plan.totalSteps,
-                loss, lossNote, rate, formatDuration(eta), terminal ? "" : "\n");
+                loss, lossNote, lr, rate, formatDuration(eta), terminal ? "" : "\n");
   std::fflush(out);
 }
 
-void Progress::step(int64_t epoch, double loss) {
+void Progress::step(int64_t epoch, double loss, double lr) {
   ++done;
+  lastLr = lr;
   ++epochSteps;
   epochLoss += loss;
   ++windowSteps;

@@ -4,7 +4,8 @@
 //   epoch 1/3  step 120/2811  loss 0.5234  10234 ex/s  ETA 1:02
 // where loss is the running mean of the epoch. Elsewhere (a log file, a
 // pipe) a plain line every `logEvery` steps, its loss the mean of those
-// steps. Both print a summary line at the end of each epoch.
+// steps. Both print a summary line at the end of each epoch. With an lr
+// schedule, each line also shows the lr of the step it ends on.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_PROGRESS_H
@@ -22,6 +23,7 @@ struct TrainingPlan {
   int64_t totalSteps = 0;
   int64_t batch = 1;
   int64_t logEvery = 100;
+  bool showLr = false; // the model schedules its lr
 };
 
 /// "0:42", "12:05", "3:02:11" (seconds rounded to the nearest).
@@ -31,8 +33,9 @@ class Progress {
 public:
   Progress(std::FILE *out, bool terminal, const TrainingPlan &plan);
 
-  /// After each optimizer step of epoch `epoch` (0-based).
-  void step(int64_t epoch, double loss);
+  /// After each optimizer step of epoch `epoch` (0-based), which ran with
+  /// learning rate `lr`.
+  void step(int64_t epoch, double loss, double lr);
   /// After the last step of epoch `epoch`, whole or cut short by --steps.
   void endEpoch(int64_t epoch);
 
@@ -54,6 +57,7 @@ private:
   int64_t windowSteps = 0;
   double windowLoss = 0;
   double lastEpochLoss = 0;
+  double lastLr = 0;
 };
 
 } // namespace cairn::runtime

@@ -8,8 +8,8 @@
 // cuBLASLt plan of each GEMM.
 //
 // Step scalars. A CUDA graph bakes kernel arguments in when it is captured,
-// so what changes from step to step (the optimizer's step count, the dropout
-// key) is read by the kernels from `scalars`: device memory just past the
+// so what changes from step to step (the optimizer's step count and lr, the
+// dropout key) is read by the kernels from `scalars`: device memory just past the
 // planned arena (in the same cudaMalloc, outside the plan's bytes), copied
 // from pinned host memory on the step's stream before each step. (Mapped
 // host memory, read once per block, crossed the bus once per block: 5 ms
@@ -37,6 +37,7 @@ namespace cairn::cuda {
 struct StepScalars {
   uint64_t seed = 0; // --seed: the dropout key
   int64_t step = 0;  // optimizer steps before this one (StepContext::step)
+  double lrFactor = 1; // the scheduled lr over the declared one (StepContext::lrFactor)
 };
 
 /// Per call-site state a library wrapper keeps between steps (an algorithm,

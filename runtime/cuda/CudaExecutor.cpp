@@ -266,6 +266,7 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
   // Written while the GPU is idle: the previous step ended with a sync.
   hostScalars->seed = ctx.seed;
   hostScalars->step = ctx.step;
+  hostScalars->lrFactor = ctx.lrFactor;
   // Ahead of the step on its stream, outside the graph: every kernel then
   // reads device memory (reading mapped host memory, each thread crossed
   // PCIe: a dropout over 3 M elements took 5 ms).

@@ -200,6 +200,12 @@ struct UpdateTensor {
   void *state1; // Adam: exp_avg_sq
   int64_t n;
 };
+/// As kernels::clipCoefficient, `grads` the device addresses of the
+/// gradients (a host array); `workspace` (device) holds
+/// kernels::clipCoefficientWorkspaceElements doubles.
+template <typename T>
+void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_t *sizes,
+                     double maxNorm, double normType, double *workspace, T *coefficient);
 /// As kernels::sgdUpdate; the first step (momentum from the gradient) is
 /// cx.scalars->step == 0.
 template <typename T>

@@ -13,15 +13,17 @@
 // a few waves however many parameters there are.
 //
 // Each element is updated by ScalarOps.h's sgdElement / adamElement, the
-// bodies of the CPU kernels. The step number is read on the device from the
-// step scalars (the first SGD step is step 0; Adam's bias correction counts
-// from 1), so a captured graph replays correctly every step.
+// bodies of the CPU kernels. The step number and the scheduled lr's factor
+// are read on the device from the step scalars (the first SGD step is step 0;
+// Adam's bias correction counts from 1), so a captured graph replays
+// correctly every step.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Kernels.h"
 
 #include "runtime/cuda/Launch.h"
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/Optimizer.h"
 #include "runtime/kernels/ScalarOps.h"
 
 #include <algorithm>
@@ -82,16 +84,25 @@ __host__ __device__ __forceinline__ int tensorOf(const UpdateBatch &b, int64_t c
   return lo;
 }
 
+/// What an update reads of the step scalars.
+struct UpdateScalars {
+  int64_t step;
+  double lrFactor;
+};
+
 /// The step scalars (device memory the executor writes before each step),
 /// read once per block. Volatile, so a read is never served from a cache
 /// filled by an earlier step. Called by every thread of the block, before
 /// any of them returns.
-__device__ int64_t loadStep(const StepScalars *scalars) {
-  __shared__ int64_t step;
-  if (threadIdx.x == 0)
-    step = static_cast<const volatile StepScalars *>(scalars)->step;
+__device__ UpdateScalars loadUpdateScalars(const StepScalars *scalars) {
+  __shared__ UpdateScalars loaded;
+  if (threadIdx.x == 0) {
+    const volatile StepScalars *s = scalars;
+    loaded.step = s->step;
+    loaded.lrFactor = s->lrFactor;
+  }
   __syncthreads();
-  return step;
+  return loaded;
 }
 
 /// Calls f(tensor, begin, end) for every chunk of the batch this block owns.
@@ -111,7 +122,9 @@ template <typename F> __device__ void forEachChunk(const UpdateBatch &b, F f) {
 template <typename T>
 __global__ void sgdKernel(const __grid_constant__ UpdateBatch batch, ops::SgdHyper h,
                           const StepScalars *scalars) {
-  const bool firstStep = loadStep(scalars) == 0;
+  const UpdateScalars u = loadUpdateScalars(scalars);
+  const bool firstStep = u.step == 0;
+  h.lr *= u.lrFactor;
   forEachChunk(batch, [&](int t, int64_t begin, int64_t end) {
     T *param = static_cast<T *>(batch.param[t]);
     const T *grad = static_cast<const T *>(batch.grad[t]);
@@ -124,7 +137,9 @@ __global__ void sgdKernel(const __grid_constant__ UpdateBatch batch, ops::SgdHyp
 template <typename T>
 __global__ void adamKernel(const __grid_constant__ UpdateBatch batch, ops::AdamHyper h,
                            const StepScalars *scalars) {
-  const ops::AdamBias bias = ops::adamBias(h, loadStep(scalars) + 1);
+  const UpdateScalars u = loadUpdateScalars(scalars);
+  h.lr *= u.lrFactor;
+  const ops::AdamBias bias = ops::adamBias(h, u.step + 1);
   forEachChunk(batch, [&](int t, int64_t begin, int64_t end) {
     T *param = static_cast<T *>(batch.param[t]);
     const T *grad = static_cast<const T *>(batch.grad[t]);
@@ -158,7 +173,100 @@ void forEachBatch(const char *what, int count, const UpdateTensor *tensors, int 
   }
 }
 
+/// clip_grad_norm_'s gradients in one launch: a chunk of kGradNormChunk
+/// elements per block, as kernels::clipCoefficient cuts them.
+struct NormBatch {
+  int count = 0;
+  const void *grad[kMaxUpdateTensorsPerLaunch];
+  int64_t n[kMaxUpdateTensorsPerLaunch];
+  int64_t firstChunk[kMaxUpdateTensorsPerLaunch + 1];
+};
+static_assert(sizeof(NormBatch) + 128 <= 4096, "a NormBatch must fit the kernel parameters");
+
+/// The block's threads' values combined in a fixed order (a tree over
+/// kThreadsPerBlock), so the result has the same bits on every run. Called
+/// by every thread; the result is valid in thread 0.
+__device__ double combineInBlock(double v, double normType) {
+  __shared__ double shared[kThreadsPerBlock];
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int stride = kThreadsPerBlock / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      shared[threadIdx.x] =
+          ops::combineGradNormTerms(shared[threadIdx.x], shared[threadIdx.x + stride], normType);
+    __syncthreads();
+  }
+  return shared[0];
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    gradNormPartialsKernel(const __grid_constant__ NormBatch batch, double normType,
+                           double *partials) {
+  const int64_t chunks = batch.firstChunk[batch.count];
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    int t = 0;
+    while (t + 1 < batch.count && batch.firstChunk[t + 1] <= c)
+      ++t;
+    const T *g = static_cast<const T *>(batch.grad[t]);
+    const int64_t begin = (c - batch.firstChunk[t]) * kernels::kGradNormChunk;
+    const int64_t end = min(begin + kernels::kGradNormChunk, batch.n[t]);
+    double v = 0;
+    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+      v = ops::combineGradNormTerms(v, ops::gradNormTerm(double(g[i]), normType), normType);
+    const double combined = combineInBlock(v, normType);
+    if (threadIdx.x == 0)
+      partials[c] = combined;
+    __syncthreads(); // `shared` is reused by the next chunk
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    clipCoefficientKernel(const double *partials, int64_t chunks, double normType,
+                          double maxNorm, T *coefficient) {
+  double v = 0;
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x)
+    v = ops::combineGradNormTerms(v, partials[c], normType);
+  const double combined = combineInBlock(v, normType);
+  if (threadIdx.x == 0)
+    coefficient[0] = ops::clipCoefficientOf<T>(combined, normType, maxNorm);
+}
+
 } // namespace
+
+template <typename T>
+void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_t *sizes,
+                     double maxNorm, double normType, double *workspace, T *coefficient) {
+  int64_t done = 0; // chunks of the launches so far: where the next writes
+  for (int first = 0; first < count; first += kMaxUpdateTensorsPerLaunch) {
+    NormBatch batch;
+    batch.count = std::min(kMaxUpdateTensorsPerLaunch, count - first);
+    int64_t chunks = 0;
+    for (int t = 0; t < batch.count; ++t) {
+      batch.grad[t] = grads[first + t];
+      batch.n[t] = std::max<int64_t>(0, sizes[first + t]);
+      batch.firstChunk[t] = chunks;
+      chunks += (batch.n[t] + kernels::kGradNormChunk - 1) / kernels::kGradNormChunk;
+    }
+    batch.firstChunk[batch.count] = chunks;
+    if (chunks == 0)
+      continue;
+    gradNormPartialsKernel<T>
+        <<<static_cast<unsigned>(std::min(chunks, kMaxBlocks)), kThreadsPerBlock, 0, cx.stream>>>(
+            batch, normType, workspace + done);
+    CAIRN_CUDA_CHECK_LAUNCH();
+    done += chunks;
+  }
+  clipCoefficientKernel<T>
+      <<<1, kThreadsPerBlock, 0, cx.stream>>>(workspace, done, normType, maxNorm, coefficient);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template void clipCoefficient<float>(Context &, int, const float *const *, const int64_t *, double,
+                                     double, double *, float *);
+template void clipCoefficient<double>(Context &, int, const double *const *, const int64_t *,
+                                      double, double, double *, double *);
 
 template <typename T>
 void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double momentum,

@@ -11,7 +11,11 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Optimizer.h"
 
+#include "runtime/kernels/LaneSum.h"
+#include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/ScalarOps.h"
+
+#include <cmath>
 
 namespace cairn::kernels {
 
@@ -34,6 +38,43 @@ void adamUpdate(int64_t n, double lr, double beta1, double beta2, double eps,
   for (int64_t i = 0; i < n; ++i)
     ops::adamElement(h, bias, param, grad, expAvg, expAvgSq, i);
 }
+
+template <typename T>
+void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
+                     double normType, double *workspace, T *coefficient) {
+  // One partial per chunk, in parallel; then all of them in order.
+  double *partial = workspace;
+  for (int t = 0; t < count; ++t) {
+    const T *g = grads[t];
+    const int64_t n = sizes[t];
+    const int64_t chunks = (n + kGradNormChunk - 1) / kGradNormChunk;
+    parallelForEach(chunks, kGradNormChunk, [&](int64_t c) {
+      const int64_t begin = c * kGradNormChunk;
+      const int64_t end = begin + kGradNormChunk < n ? begin + kGradNormChunk : n;
+      double sum = 0;
+      if (!std::isinf(normType)) {
+        sum = laneSum(end - begin, [&](int64_t i) {
+          return ops::gradNormTerm(double(g[begin + i]), normType);
+        });
+      } else {
+        for (int64_t i = begin; i < end; ++i)
+          sum = ops::combineGradNormTerms(sum, ops::gradNormTerm(double(g[i]), normType),
+                                          normType);
+      }
+      partial[c] = sum;
+    });
+    partial += chunks;
+  }
+  double combined = 0;
+  for (const double *p = workspace; p != partial; ++p)
+    combined = ops::combineGradNormTerms(combined, *p, normType);
+  coefficient[0] = ops::clipCoefficientOf<T>(combined, normType, maxNorm);
+}
+
+template void clipCoefficient<float>(int, const float *const *, const int64_t *, double, double,
+                                     double *, float *);
+template void clipCoefficient<double>(int, const double *const *, const int64_t *, double, double,
+                                      double *, double *);
 
 template void sgdUpdate<float>(int64_t, double, double, double, double, bool,
                                bool, float *, const float *, float *);

@@ -10,6 +10,13 @@
 //   AdamW: as Adam with g = grad, after p *= 1 - lr * wd
 // where t is the 1-based step number.
 //
+// Before them, torch.nn.utils.clip_grad_norm_'s coefficient (clipCoefficient):
+// the gradients' total p-norm, then min(max_norm / (total + 1e-6), 1), which
+// every gradient is multiplied by. The sum runs over fixed chunks of
+// kGradNormChunk elements, one partial each in the workspace, added in order:
+// the same bits for any number of threads, and the rule the CUDA kernel and
+// the compiler's workspace size share.
+//
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_OPTIMIZER_H
 #define CAIRN_RUNTIME_KERNELS_OPTIMIZER_H
@@ -17,6 +24,27 @@
 #include <cstdint>
 
 namespace cairn::kernels {
+
+/// Elements of one gradient-norm partial.
+constexpr int64_t kGradNormChunk = int64_t(1) << 16;
+
+/// Workspace elements (double) clipCoefficient takes for gradients of
+/// `sizes`: one partial per chunk of each.
+inline int64_t clipCoefficientWorkspaceElements(const int64_t *sizes, int count) {
+  int64_t chunks = 0;
+  for (int t = 0; t < count; ++t)
+    chunks += (sizes[t] + kGradNormChunk - 1) / kGradNormChunk;
+  return chunks;
+}
+
+/// clip_grad_norm_'s coefficient of the `count` gradients grads[t] of
+/// sizes[t] elements, written to coefficient[0]: their total `normType`-norm
+/// (infinity: the largest magnitude; a NaN anywhere makes it NaN), then, in
+/// T as PyTorch computes it, min(maxNorm * (1 / (total + 1e-6)), 1).
+/// `workspace` holds clipCoefficientWorkspaceElements doubles.
+template <typename T>
+void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
+                     double normType, double *workspace, T *coefficient);
 
 /// momentumBuffer may be null when momentum == 0.
 template <typename T>

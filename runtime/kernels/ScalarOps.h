@@ -329,6 +329,36 @@ CAIRN_HOST_DEVICE inline void sgdElement(const SgdHyper &h, bool firstStep,
   param[i] = T(p - h.lr * g);
 }
 
+/// clip_grad_norm_'s norm, in three pieces: each element's term, terms
+/// combined (partials too), and the coefficient from the combination of all.
+/// The infinity norm's terms are magnitudes combined by a max that keeps NaN.
+CAIRN_HOST_DEVICE inline double gradNormTerm(double g, double normType) {
+  double a = g < 0 ? -g : g;
+  if (normType == 2)
+    return g * g;
+  if (normType == 1 || std::isinf(normType))
+    return a;
+  return std::pow(a, normType);
+}
+
+CAIRN_HOST_DEVICE inline double combineGradNormTerms(double a, double b, double normType) {
+  if (!std::isinf(normType))
+    return a + b;
+  return (b > a || b != b) ? b : a;
+}
+
+/// min(maxNorm / (norm + 1e-6), 1) as PyTorch computes it in T: the norm
+/// rounded to T, then (1 / (norm + 1e-6)) * max_norm; NaN stays NaN.
+template <typename T>
+CAIRN_HOST_DEVICE inline T clipCoefficientOf(double combined, double normType, double maxNorm) {
+  double norm = std::isinf(normType) || normType == 1 ? combined
+                : normType == 2                     ? std::sqrt(combined)
+                                                    : std::pow(combined, 1 / normType);
+  T denominator = T(norm) + T(1e-6);
+  T coefficient = (T(1) / denominator) * T(maxNorm);
+  return coefficient > T(1) ? T(1) : coefficient;
+}
+
 struct AdamHyper {
   double lr, beta1, beta2, eps, weightDecay;
   /// AdamW: the decay scales the param (p *= 1 - lr * wd) instead of being

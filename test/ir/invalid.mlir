@@ -825,7 +825,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Tests that an unknown cairn attribute on an op is an error naming it.
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown attribute 'cairn.stage' (expected one of cairn.checkpoint, cairn.device, cairn.precision on ops; cairn.model, cairn.batch, cairn.optimizer on the module)}}
+  // expected-error @+1 {{unknown attribute 'cairn.stage' (expected one of cairn.checkpoint, cairn.device, cairn.precision on ops; cairn.model, cairn.batch, cairn.optimizer, cairn.lr_schedule, cairn.clip_grad_norm on the module)}}
   %0 = cairn.relu %x {cairn.stage = 1} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -859,6 +859,43 @@ module attributes {cairn.model = 1} {
 // Tests that cairn.batch is > 0.
 // expected-error @+1 {{expected 'cairn.batch' to be an i64 integer > 0 but got 0 : i64}}
 module attributes {cairn.batch = 0} {
+}
+
+// -----
+
+// Tests that an lr schedule comes with an optimizer.
+// expected-error @+1 {{expected 'cairn.lr_schedule' only with 'cairn.optimizer'}}
+module attributes {cairn.lr_schedule = [{name = "StepLR", step_size = 3 : i64, gamma = 0.5 : f64}]} {
+}
+
+// -----
+
+// Tests that the schedule's schedulers are torch's, with their fields.
+// expected-error @+1 {{unknown scheduler 'ExponentialLR'; expected StepLR, CosineAnnealingLR or LinearLR}}
+module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>,
+                   cairn.lr_schedule = [{name = "ExponentialLR", gamma = 0.5 : f64}]} {
+}
+
+// -----
+
+// expected-error @+1 {{StepLR: unexpected field 'T_max'}}
+module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>,
+                   cairn.lr_schedule = [{name = "StepLR", step_size = 3 : i64, gamma = 0.5 : f64, T_max = 3 : i64}]} {
+}
+
+// -----
+
+// expected-error @+1 {{StepLR: step_size must be at least 1, not 0}}
+module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>,
+                   cairn.lr_schedule = [{name = "StepLR", step_size = 0 : i64, gamma = 0.5 : f64}]} {
+}
+
+// -----
+
+// Tests gradient clipping's settings.
+// expected-error @+1 {{clip_grad_norm: norm_type must be positive or 'inf', not 0}}
+module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>,
+                   cairn.clip_grad_norm = {max_norm = 1.0 : f64, norm_type = 0.0 : f64}} {
 }
 
 // -----

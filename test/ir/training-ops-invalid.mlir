@@ -528,3 +528,30 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<8xf32>) -> (tensor<4xf32> {cairn.upda
 func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {cairn.role = "output"}) {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// Tests that the clip coefficient's gradients share one element type.
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf64>) -> tensor<f32> {
+  // expected-error @+1 {{expected gradients of one element type, 'f32', but got 'tensor<4xf64>'}}
+  %0 = cairn.clip_coefficient %a, %b {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<4xf32>, tensor<4xf64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that the clip coefficient is a rank-0 tensor of the gradients' type.
+func.func @f(%a: tensor<4xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{expected result of type 'tensor<f32>' but got 'tensor<1xf32>'}}
+  %0 = cairn.clip_coefficient %a {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<4xf32>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// Tests that max_norm is positive.
+func.func @f(%a: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{clip_grad_norm: max_norm must be positive, not 0}}
+  %0 = cairn.clip_coefficient %a {max_norm = 0.0 : f64, norm_type = 2.0 : f64} : (tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -134,6 +134,16 @@ func.func @optimizers(%p: tensor<10x784xf32>, %g: tensor<10x784xf32>, %b: tensor
   return
 }
 
+// clip_grad_norm's coefficient of a step's gradients (infinity norm too).
+// CHECK-LABEL: func.func @clip
+func.func @clip(%a: tensor<10x784xf32>, %b: tensor<10xf32>) -> (tensor<f32>, tensor<f32>) {
+  // CHECK: cairn.clip_coefficient %{{.+}}, %{{.+}} {max_norm = 1.000000e+00 : f64, norm_type = 2.000000e+00 : f64} : (tensor<10x784xf32>, tensor<10xf32>) -> tensor<f32>
+  %0 = cairn.clip_coefficient %a, %b {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<10x784xf32>, tensor<10xf32>) -> tensor<f32>
+  // CHECK: cairn.clip_coefficient %{{.+}} {max_norm = 5.000000e-01 : f64, norm_type = 0x7FF0000000000000 : f64} : (tensor<10xf32>) -> tensor<f32>
+  %1 = cairn.clip_coefficient %b {max_norm = 0.5 : f64, norm_type = 0x7FF0000000000000 : f64} : (tensor<10xf32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
+
 // The attributes of a training step: the new roles on arguments, and
 // cairn.role and cairn.updates on results.
 // CHECK-LABEL: func.func @step

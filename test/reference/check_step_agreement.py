@@ -40,6 +40,7 @@ import re
 import struct
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 
@@ -58,14 +59,17 @@ from pytorch_models import MODELS, model_file  # noqa: E402
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
 # Models of test/codegen/Inputs checked by default too: the ops and layers the examples do
 # not use.
-LAYERS = ["ops", "activations", "tensors"]
+LAYERS = ["ops", "activations", "tensors", "schedule"]
 # Checked with --models only (not by default).
 OPTIONAL = []
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
 DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,
                  "ops": 4, "activations": None,
-                 "tensors": None}
+                 "tensors": None, "schedule": None}
+# Optimizer steps the weights `EXE step` loads record (the file's "cairn.optimizer_steps"),
+# so that its step is that many steps into the run: the lr schedule, Adam's bias correction.
+RESUMED_STEPS = {"schedule": 7}
 INIT_SEED, STEP_SEED, DATA_SEED = 1, 5, 0
 TINY = 1e-30
 
@@ -93,11 +97,12 @@ def read_safetensors(path):
     return tensors
 
 
-def write_safetensors(path, tensors):
-    """Writes {name: tensor} as safetensors, tensors in name order."""
+def write_safetensors(path, tensors, metadata=None):
+    """Writes {name: tensor} as safetensors, tensors in name order, with `metadata`
+    ({str: str}) besides "format"."""
     names = sorted(tensors)
     inv = {v: k for k, v in ST_DTYPES.items()}
-    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
+    header, offset, blobs = {"__metadata__": {"format": "pt", **(metadata or {})}}, 0, []
     for name in names:
         t = tensors[name].contiguous()
         blob = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
@@ -131,17 +136,38 @@ def build(cairn, source, exe, batch=None):
     run(cmd, timeout=1800)
 
 
-def make_optimizer(source, params):
-    """torch.optim.<Name>(params, **kwargs) from the model file's `optimizer Name(...)` line;
-    the language gives these arguments torch.optim's names and defaults."""
+def model_calls(source, keyword):
+    """[(name, kwargs)] of the model file's `keyword Name(...)` lines (`clip_grad_norm(...)`:
+    name "clip_grad_norm"); the language gives these arguments torch's names and defaults."""
     with open(source) as f:
-        match = re.search(r"^\s*optimizer\s+(\w+\(.*\))", f.read(), flags=re.M)
-    if not match:
+        text = f.read()
+    pattern = (r"^\s*(clip_grad_norm\(.*\))" if keyword == "clip_grad_norm"
+               else r"^\s*" + keyword + r"\s+(\w+\(.*\))")
+    calls = []
+    for match in re.finditer(pattern, text, flags=re.M):
+        line = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", match.group(1)))
+        call = ast.parse(line, mode="eval").body
+        calls.append((call.func.id, {k.arg: ast.literal_eval(k.value) for k in call.keywords}))
+    return calls
+
+
+def make_optimizer(source, params):
+    """torch.optim.<Name>(params, **kwargs) from the model file's `optimizer Name(...)` line."""
+    calls = model_calls(source, "optimizer")
+    if not calls:
         raise RuntimeError(f"{source}: no `optimizer` line")
-    text = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", match.group(1)))
-    call = ast.parse(text, mode="eval").body
-    kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-    return getattr(torch.optim, call.func.id)(params, **kwargs)
+    name, kwargs = calls[0]
+    return getattr(torch.optim, name)(params, **kwargs)
+
+
+def make_scheduler(source, opt):
+    """The model file's `scheduler` lines as torch's: one scheduler, or a LinearLR warm-up
+    then another as SequentialLR with the warm-up's total_iters as milestone; None without."""
+    calls = model_calls(source, "scheduler")
+    made = [getattr(torch.optim.lr_scheduler, name)(opt, **kwargs) for name, kwargs in calls]
+    if len(made) < 2:
+        return made[0] if made else None
+    return torch.optim.lr_scheduler.SequentialLR(opt, made, milestones=[made[0].total_iters])
 
 
 def make_model_and_optimizer(name, examples):
@@ -263,6 +289,8 @@ def torch_step(model, source, batch, seed):
     with philox_dropout(seed, step=0):
         loss = train_loss(model, image, batch["label"])
     loss.backward()
+    for _, kwargs in model_calls(source, "clip_grad_norm"):
+        torch.nn.utils.clip_grad_norm_(model.parameters(), **kwargs)
     expected["loss"] = loss.detach()
     for pname, p in model.named_parameters():
         expected["grad." + pname] = p.grad.clone()
@@ -270,15 +298,29 @@ def torch_step(model, source, batch, seed):
     return expected
 
 
-def torch_update(source, initial, grads):
+def torch_update(source, initial, grads, resumed=0):
     """The optimizer update by torch.optim (settings from the model file) from the initial
-    weights with the given gradients: {param: new value, "<param>.<state>": optimizer state,
-    "delta.<param>": new minus initial, in float64}."""
+    weights with the given gradients, as the optimizer's step number `resumed` (0: the first)
+    from zero optimizer state, the lr scheduler (if any) stepped as many times:
+    {param: new value, "<param>.<state>": optimizer state, "delta.<param>": new minus
+    initial, in float64}."""
     names = [n[len("grad."):] for n in grads]
     params = [initial[n].clone().requires_grad_() for n in names]
     for n, p in zip(names, params):
         p.grad = grads["grad." + n].clone()
     opt = make_optimizer(source, params)
+    scheduler = make_scheduler(source, opt)
+    if resumed:
+        with warnings.catch_warnings():  # "lr_scheduler.step() before optimizer.step()"
+            warnings.simplefilter("ignore")
+            for _ in range(resumed):
+                scheduler and scheduler.step()
+        for p in params:  # Cairn's state after loading weights without optimizer state
+            if isinstance(opt, torch.optim.Adam) or isinstance(opt, torch.optim.AdamW):
+                opt.state[p] = {"step": torch.tensor(float(resumed)),
+                                "exp_avg": torch.zeros_like(p), "exp_avg_sq": torch.zeros_like(p)}
+            elif opt.defaults.get("momentum", 0):
+                opt.state[p] = {"momentum_buffer": torch.zeros_like(p)}
     opt.step()
     expected = {}
     for n, p in zip(names, params):
@@ -405,16 +447,21 @@ def check_one(name, args):
     batch = {"image": torch.from_numpy(rng.standard_normal((batch_size, *in_shape), dtype=np.float32)),
              "label": torch.from_numpy(rng.integers(0, 10, batch_size, dtype=np.int64))}
     write_safetensors(b_path, batch)
-    run([exe, "step", "--load", w_path, "--batch", b_path, "--out", out_path,
+    resumed = RESUMED_STEPS.get(name, 0)
+    load_path = w_path
+    if resumed:
+        load_path = os.path.join(work, "resumed.safetensors")
+        write_safetensors(load_path, weights, {"cairn.optimizer_steps": str(resumed)})
+    run([exe, "step", "--load", load_path, "--batch", b_path, "--out", out_path,
          "--seed", STEP_SEED], timeout=900)
     got = read_safetensors(out_path)
     ref, noise, tie_slack, ties = torch_references(model, source, batch, STEP_SEED)
     # The update is checked on Cairn's own gradients (themselves checked above), so that the
     # gradients' rounding, which Adam's first step amplifies where |g| ~ eps, stays out of it.
     grads = {k: got.get(k, v) for k, v in ref.items() if k.startswith("grad.")}
-    update = torch_update(source, weights, grads)
+    update = torch_update(source, weights, grads, resumed)
     update64 = torch_update(source, {k: v.double() for k, v in weights.items()},
-                            {k: v.double() for k, v in grads.items()})
+                            {k: v.double() for k, v in grads.items()}, resumed)
     for k, v in update.items():
         ref[k] = v
         noise[k] = (2.0 ** -22 * max_abs(weights[k[len("delta."):]]) if k.startswith("delta.")

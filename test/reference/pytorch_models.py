@@ -269,6 +269,19 @@ class Tensors(nn.Module):
         return self.head(t.mean(dim=1) * 0.5 + u.mean(dim=0)[0, :] + z)
 
 
+class Schedule(nn.Module):
+    """test/codegen/Inputs/schedule.cairn: a small MLP whose training schedules the lr and
+    clips the gradients (the check reads both from the file, as it reads the optimizer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
 # example file stem -> (constructor, input shape without the batch dimension)
 MODELS = {
     "mlp": (MLP, (1, 28, 28)),
@@ -281,12 +294,13 @@ MODELS = {
     "ops": (Ops, (1, 28, 28)),  # test/codegen/Inputs/ops.cairn
     "activations": (Activations, (1, 28, 28)),  # test/codegen/Inputs/activations.cairn
     "tensors": (Tensors, (1, 28, 28)),  # test/codegen/Inputs/tensors.cairn
+    "schedule": (Schedule, (1, 28, 28)),  # test/codegen/Inputs/schedule.cairn
 }
 
 # Models whose file is not <examples>/<name>.cairn, relative to the repository root.
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _MODEL_FILES = {name: os.path.join(_REPO, "test", "codegen", "Inputs", name + ".cairn")
-                for name in ("ops", "activations", "tensors")}
+                for name in ("ops", "activations", "tensors", "schedule")}
 
 
 def model_file(name, examples):

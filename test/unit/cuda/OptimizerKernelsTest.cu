@@ -7,7 +7,9 @@
 // million elements. Both sides run ScalarOps.h's per-element bodies; the
 // device may fuse a multiply and an add that the host rounds twice, so the
 // float results agree to about an ulp rather than bit for bit. The updates
-// are also replayed from a captured graph, the step changing in between.
+// are also replayed from a captured graph, the step changing in between, and
+// follow the scheduled lr's factor in the step scalars. clipCoefficient
+// against kernels::clipCoefficient over the same tensors.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Kernels.h"
@@ -16,6 +18,7 @@
 
 #include "TestContext.h"
 
+#include <limits>
 #include <random>
 #include <string>
 
@@ -210,6 +213,82 @@ TYPED_TEST(OptimizerKernels, ReplayedFromAGraph) {
   }
   CAIRN_CUDA_CHECK(cudaGraphExecDestroy(exec));
   CAIRN_CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
+/// The scheduled lr's factor comes from the step scalars, changing between
+/// replays of one graph.
+TYPED_TEST(OptimizerKernels, ScheduledLrFromTheStepScalars) {
+  using T = TypeParam;
+  TestContext tc;
+  const SgdConfig sgd = kSgdConfigs[3];
+  const AdamConfig adam = kAdamConfigs[2];
+  TensorSet<T> sSgd(600), sAdam(700);
+  const std::vector<cuda::UpdateTensor> sgdTensors = sSgd.table(1), adamTensors = sAdam.table(2);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CAIRN_CUDA_CHECK(cudaStreamBeginCapture(tc.cx.stream, cudaStreamCaptureModeThreadLocal));
+  cuda::sgdUpdate<T>(tc.cx, int(sgdTensors.size()), sgdTensors.data(), sgd.lr, sgd.momentum,
+                     sgd.dampening, sgd.weightDecay, sgd.nesterov);
+  cuda::adamUpdate<T>(tc.cx, int(adamTensors.size()), adamTensors.data(), adam.lr, adam.beta1,
+                      adam.beta2, adam.eps, adam.weightDecay, adam.decoupled);
+  CAIRN_CUDA_CHECK(cudaStreamEndCapture(tc.cx.stream, &graph));
+  CAIRN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const double factors[] = {0.25, 1.0, 0.5, 0.01};
+  for (int64_t step = 0; step < 4; ++step) {
+    sSgd.newGradients(5000 * (step + 1));
+    sAdam.newGradients(6000 * (step + 1));
+    tc.setStep(step);
+    tc.setLrFactor(factors[step]);
+    CAIRN_CUDA_CHECK(cudaGraphLaunch(exec, tc.cx.stream));
+    tc.sync();
+    SgdConfig scaledSgd = sgd;
+    scaledSgd.lr *= factors[step];
+    AdamConfig scaledAdam = adam;
+    scaledAdam.lr *= factors[step];
+    cpuSgd(sSgd, scaledSgd, step);
+    cpuAdam(sAdam, scaledAdam, step);
+    sSgd.expectMatches(1, "scheduled SGD, step " + std::to_string(step));
+    sAdam.expectMatches(2, "scheduled Adam, step " + std::to_string(step));
+  }
+  tc.setLrFactor(1.0);
+  CAIRN_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CAIRN_CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
+/// clip_grad_norm_'s coefficient of 110 gradients (three launches, a
+/// million-element one over several chunks) as on the CPU, for the 2-norm,
+/// the 1-norm and the infinity norm, with and without clamping to 1. The
+/// partials are summed in another order: an ulp or so apart.
+TYPED_TEST(OptimizerKernels, ClipCoefficientAsOnTheCpu) {
+  using T = TypeParam;
+  TestContext tc;
+  TensorSet<T> s(800);
+  s.newGradients(9000);
+  std::vector<const T *> host, device;
+  std::vector<int64_t> sizes;
+  for (size_t t = 0; t < s.sizes.size(); ++t) {
+    host.push_back(s.grad[t].data());
+    device.push_back(s.dGrad[t].get());
+    sizes.push_back(int64_t(s.sizes[t]));
+  }
+  const int count = int(sizes.size());
+  const int64_t partials = kernels::clipCoefficientWorkspaceElements(sizes.data(), count);
+  std::vector<double> cpuWorkspace(partials);
+  DeviceBuffer<double> workspace(partials);
+  DeviceBuffer<T> coefficient(1);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double normType : {2.0, 1.0, inf})
+    for (double maxNorm : {0.5, 1e9}) {
+      T want = -1;
+      kernels::clipCoefficient<T>(count, host.data(), sizes.data(), maxNorm, normType,
+                                  cpuWorkspace.data(), &want);
+      cuda::clipCoefficient<T>(tc.cx, count, device.data(), sizes.data(), maxNorm, normType,
+                               workspace.get(), coefficient.get());
+      tc.sync();
+      const Tolerance tol = updateTolerance<T>();
+      EXPECT_TRUE(allClose(coefficient.download(), std::vector<T>{want}, tol.rtol, 0))
+          << "norm " << normType << ", max_norm " << maxNorm;
+    }
 }
 
 TEST(OptimizerKernelsEdges, NothingToUpdate) {

@@ -57,6 +57,10 @@ public:
     sync();
     hostScalars->step = step;
   }
+  void setLrFactor(double factor) {
+    sync();
+    hostScalars->lrFactor = factor;
+  }
   void setSeed(uint64_t seed) {
     sync();
     hostScalars->seed = seed;

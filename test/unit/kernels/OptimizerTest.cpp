@@ -3,16 +3,23 @@
 // Several steps of each update against a double reference written op by op
 // after PyTorch 1.13's _single_tensor_sgd and _single_tensor_adam, for double
 // (carried in double over the steps) and float (each step from the stored
-// float state, to one rounding).
+// float state, to one rounding). clip_grad_norm_'s coefficient against a
+// double reference written after torch.nn.utils.clip_grad_norm_ (the norm of
+// the per-tensor norms), across chunk edges, norms, NaN and thread counts.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Optimizer.h"
 
 #include "GradCheck.h"
 
+#include <omp.h>
+
 #include <cmath>
+#include <limits>
 #include <optional>
+#include <random>
 #include <type_traits>
+#include <vector>
 
 using namespace cairn::kernels;
 using namespace cairn::kernels::testing;
@@ -223,6 +230,104 @@ TEST(Adam, AdamWDecaysTheParamNotTheGradient) {
   EXPECT_NEAR(p, 2 * 0.95 - 0.1 * 0.25 / (0.25 + 1e-8), 1e-15);
   EXPECT_NEAR(m, 0.025, 1e-15);
   EXPECT_NEAR(v, 0.001 * 0.0625, 1e-18);
+}
+
+/// clip_grad_norm_'s total norm in double: the norm of the per-tensor norms.
+double referenceGradNorm(const std::vector<std::vector<float>> &grads,
+                         double p) {
+  std::vector<double> norms;
+  for (const auto &g : grads) {
+    double n = 0;
+    for (float x : g)
+      n = std::isinf(p) ? std::max(n, std::fabs(double(x)))
+                        : n + std::pow(std::fabs(double(x)), p);
+    norms.push_back(std::isinf(p) ? n : std::pow(n, 1 / p));
+  }
+  double total = 0;
+  for (double n : norms)
+    total = std::isinf(p) ? std::max(total, n) : total + std::pow(n, p);
+  return std::isinf(p) ? total : std::pow(total, 1 / p);
+}
+
+/// Gradients of sizes that end inside, at and past the 65536-element chunks.
+std::vector<std::vector<float>> clipGradients(float scale) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0, scale);
+  std::vector<std::vector<float>> grads;
+  for (int64_t n : {int64_t(3), kGradNormChunk - 1, kGradNormChunk,
+                    2 * kGradNormChunk + 17, int64_t(1)}) {
+    grads.emplace_back(n);
+    for (float &x : grads.back())
+      x = normal(rng);
+  }
+  return grads;
+}
+
+float clipCoefficientOf(const std::vector<std::vector<float>> &grads,
+                        double maxNorm, double normType) {
+  std::vector<const float *> pointers;
+  std::vector<int64_t> sizes;
+  for (const auto &g : grads) {
+    pointers.push_back(g.data());
+    sizes.push_back(int64_t(g.size()));
+  }
+  std::vector<double> workspace(
+      clipCoefficientWorkspaceElements(sizes.data(), int(sizes.size())));
+  float coefficient = -1;
+  clipCoefficient<float>(int(grads.size()), pointers.data(), sizes.data(),
+                         maxNorm, normType, workspace.data(), &coefficient);
+  return coefficient;
+}
+
+TEST(ClipCoefficient, WorkspaceIsOnePartialPerChunk) {
+  int64_t sizes[] = {1, kGradNormChunk, kGradNormChunk + 1, 0};
+  EXPECT_EQ(clipCoefficientWorkspaceElements(sizes, 4), 1 + 1 + 2 + 0);
+}
+
+TEST(ClipCoefficient, MatchesTorchsNormOfNormsForEachNormType) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double p : {2.0, 1.0, 3.0, inf}) {
+    auto grads = clipGradients(0.01f);
+    // A max_norm below the norm, so that the coefficient is not clamped.
+    double norm = referenceGradNorm(grads, p);
+    double maxNorm = 0.25 * norm;
+    double want = maxNorm / (norm + 1e-6);
+    float got = clipCoefficientOf(grads, maxNorm, p);
+    EXPECT_NEAR(got, want, 2e-6 * want) << "p " << p;
+  }
+}
+
+TEST(ClipCoefficient, IsOneWhenTheNormIsBelowMaxNorm) {
+  auto grads = clipGradients(1e-4f);
+  EXPECT_EQ(clipCoefficientOf(grads, 1e3, 2.0), 1.0f);
+  // Zero gradients: max_norm / 1e-6, clamped.
+  std::vector<std::vector<float>> zeros = {std::vector<float>(10, 0.0f)};
+  EXPECT_EQ(clipCoefficientOf(zeros, 1.0, 2.0), 1.0f);
+}
+
+TEST(ClipCoefficient, ANaNOrInfiniteGradientGivesNaNOrZero) {
+  // As torch with error_if_nonfinite=False: NaN anywhere makes the norm and
+  // the coefficient NaN, for the 2-norm and the infinity norm alike; an
+  // infinite one makes the coefficient 0.
+  for (double p : {2.0, std::numeric_limits<double>::infinity()}) {
+    auto grads = clipGradients(0.01f);
+    grads[2][kGradNormChunk / 2] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_TRUE(std::isnan(clipCoefficientOf(grads, 1.0, p))) << "p " << p;
+    grads = clipGradients(0.01f);
+    grads[0][1] = -std::numeric_limits<float>::infinity();
+    EXPECT_EQ(clipCoefficientOf(grads, 1.0, p), 0.0f) << "p " << p;
+  }
+}
+
+TEST(ClipCoefficient, SameBitsForAnyNumberOfThreads) {
+  auto grads = clipGradients(0.05f);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  float one = clipCoefficientOf(grads, 0.5, 2.0);
+  omp_set_num_threads(std::max(threads, 3));
+  float many = clipCoefficientOf(grads, 0.5, 2.0);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one, many);
 }
 
 } // namespace

@@ -148,13 +148,13 @@ TEST(Progress, PlainLinesEveryLogEveryStepsAndPerEpoch) {
   plan.batch = 4;
   plan.logEvery = 2;
   Progress progress(out, /*terminal=*/false, plan);
-  progress.step(0, 1.0);
-  progress.step(0, 3.0);
-  progress.step(0, 5.0);
+  progress.step(0, 1.0, 0.1);
+  progress.step(0, 3.0, 0.1);
+  progress.step(0, 5.0, 0.1);
   progress.endEpoch(0);
   EXPECT_EQ(progress.lastEpochMeanLoss(), 3.0);
-  progress.step(1, 1.0);
-  progress.step(1, 2.0);
+  progress.step(1, 1.0, 0.1);
+  progress.step(1, 2.0, 0.1);
   progress.endEpoch(1);
   EXPECT_EQ(progress.lastEpochMeanLoss(), 1.5);
   std::rewind(out);
@@ -170,6 +170,30 @@ TEST(Progress, PlainLinesEveryLogEveryStepsAndPerEpoch) {
       << text;
   EXPECT_NE(text.find("epoch 2/2 done  loss 1.5000"), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(text.find("lr"), std::string::npos)
+      << "no schedule, no lr: " << text;
+}
+
+TEST(Progress, ScheduledLrIsTheLastStepsOfTheLine) {
+  std::FILE *out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  TrainingPlan plan;
+  plan.totalSteps = 2;
+  plan.logEvery = 2;
+  plan.showLr = true;
+  Progress progress(out, /*terminal=*/false, plan);
+  progress.step(0, 1.0, 0.25);
+  progress.step(0, 3.0, 0.0625);
+  progress.endEpoch(0);
+  std::rewind(out);
+  std::string text;
+  char buffer[256];
+  while (std::fgets(buffer, sizeof(buffer), out))
+    text += buffer;
+  std::fclose(out);
+  EXPECT_NE(text.find("step 2/2  loss 2.0000 (mean of 2 steps)  lr 0.0625  "),
+            std::string::npos)
+      << text;
 }
 
 TEST(BlasSetup, RestartsOnlyForAnUnrecognisedAvx512Cpu) {

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 using namespace cairn::runtime;
 using namespace cairn::runtime::test;
@@ -324,14 +325,25 @@ TEST_F(RunMain, ContinuesFromACheckpointWithItsOptimizerState) {
                        file("a.safetensors")})
                 .code,
             0);
+  std::map<std::string, std::string> metadata;
+  ASSERT_TRUE(loadSafetensors(file("a.safetensors"), &metadata).ok());
+  EXPECT_EQ(metadata["cairn.optimizer_steps"], "5");
   Result resumed = run(spec, {"train", "--data", data.path, "--steps", "5", "--load",
                               file("a.safetensors"), "--save", file("b.safetensors")});
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  absl::StatusOr<TensorMap> b = loadSafetensors(file("b.safetensors"));
+  absl::StatusOr<TensorMap> b =
+      loadSafetensors(file("b.safetensors"), &metadata);
   ASSERT_TRUE(b.ok());
   int64_t count;
   std::memcpy(&count, b->at("num_batches_tracked").bytes.data(), sizeof(count));
   EXPECT_EQ(count, 10);
+  // The run counted on from the checkpoint's steps.
+  EXPECT_EQ(metadata["cairn.optimizer_steps"], "10");
+  // init writes a state_dict: no optimizer state, no step count.
+  ASSERT_EQ(run(spec, {"init", "--save", file("i.safetensors")}).code, 0);
+  metadata.clear();
+  ASSERT_TRUE(loadSafetensors(file("i.safetensors"), &metadata).ok());
+  EXPECT_FALSE(metadata.count("cairn.optimizer_steps"));
 }
 
 TEST_F(RunMain, InitAndStepWriteEveryTensor) {
@@ -440,6 +452,14 @@ TEST_F(RunMain, BadCheckpointsNameFileAndTensor) {
   writeBytes(file("cut.safetensors"), bytes.substr(0, bytes.size() - 3));
   expectFailure(train(file("cut.safetensors")),
                 {file("cut.safetensors"), "'num_batches_tracked'"});
+
+  ASSERT_TRUE(saveSafetensors(file("steps.safetensors"), *good,
+                              {{"cairn.optimizer_steps", "-3"}})
+                  .ok());
+  expectFailure(train(file("steps.safetensors")),
+                {file("steps.safetensors"),
+                 "metadata 'cairn.optimizer_steps' is '-3'",
+                 "expected a count of steps"});
 
   expectFailure(train(file("absent.safetensors")), {file("absent.safetensors"), "cannot open"});
   expectFailure({"eval", "--data", data.path, "--load", file("missing.safetensors"),
