@@ -506,7 +506,8 @@ Result Elaborator::constructLayer(const std::string &type,
     // Checked by interpolate() when called, against the input's shape.
     ParamDecl params[] = {opt("size", EValue::none()),
                           opt("scale_factor", EValue::none()),
-                          opt("mode", EValue::ofString("nearest"))};
+                          opt("mode", EValue::ofString("nearest")),
+                          opt("align_corners", EValue::none())};
     if (!bindArgs(args, params, c, what, loc))
       return std::nullopt;
     return EValue::ofLayer(layer);

@@ -27,6 +27,35 @@ const char *const kTensorFunctions[] = {
 const char *const kOtherFunctions[] = {
     "cat", "concat", "cross_entropy", "mse_loss", "sqrt",  "min",  "max",
     "int", "float",  "abs",           "len",      "zeros", "ones", "full"};
+
+/// upsample_bilinear2d's weights along one dimension of `in` elements
+/// upsampled to `out`, as the matrix M [in, out] with y = x M: output j
+/// reads inputs i0 and i1 = min(i0 + 1, in - 1) with 1 - l and l, where
+/// the source index is area_pixel_compute_source_index's, computed in T
+/// (the tensor's opmath type) as PyTorch does. `scale` is the scale_factor
+/// when one was given (PyTorch then uses 1 / scale_factor, not in / out).
+template <typename T>
+std::vector<double> linearInterpolationMatrix(int64_t in, int64_t out, bool alignCorners,
+                                              std::optional<double> scale) {
+  T ratio;
+  if (alignCorners)
+    ratio = out > 1 ? T(in - 1) / T(out - 1) : T(0);
+  else
+    ratio = scale && *scale > 0 ? T(1.0 / *scale) : T(in) / T(out);
+  std::vector<double> m(in * out, 0.0);
+  for (int64_t j = 0; j < out; ++j) {
+    T source = alignCorners ? ratio * T(j) : ratio * (T(j) + T(0.5)) - T(0.5);
+    if (!alignCorners && source < T(0))
+      source = T(0);
+    int64_t i0 = std::min<int64_t>(int64_t(source), in - 1);
+    int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+    T l1 = std::min(std::max(source - T(i0), T(0)), T(1));
+    T l0 = T(1) - l1;
+    m[i0 * out + j] += double(l0);
+    m[i1 * out + j] += double(l1);
+  }
+  return m;
+}
 } // namespace
 
 void cairn::forEachBuiltinFunction(llvm::function_ref<void(StringRef)> fn) {
@@ -500,18 +529,35 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     // spatial dimension: out[.., i, j] = x[.., i / s, j / s], which is the
     // input tiled: a reshape to [N, C, H, 1, W, 1], a broadcast to
     // [N, C, H, s, W, s] and a reshape to [N, C, H s, W s].
+    //
+    // Mode "bilinear" (4-d tensors): each output is a weighted mean of the
+    // 2 x 2 inputs around its source point, which is x times a constant
+    // [W, Wo] matrix along the width, then a constant [Ho, H] matrix times
+    // that along the height (the products PyTorch sums, in its order; the
+    // gradient is the matmuls' own).
     ParamDecl params[] = {req("x"), opt("size", EValue::none()),
                           opt("scale_factor", EValue::none()),
-                          opt("mode", EValue::ofString("nearest"))};
+                          opt("mode", EValue::ofString("nearest")),
+                          opt("align_corners", EValue::none())};
     if (!bindArgs(args, params, a, what, loc))
       return std::nullopt;
     auto x = floatTensorArg("x");
     auto mode = x ? toString(a["mode"], loc, "mode of " + what) : std::nullopt;
     if (!mode)
       return std::nullopt;
-    if (*mode != "nearest")
+    if (*mode != "nearest" && *mode != "bilinear")
       return fail("mode \"" + *mode +
-                  "\" is not supported; only \"nearest\" is");
+                  "\" is not supported; \"nearest\" and \"bilinear\" are");
+    const bool bilinear = *mode == "bilinear";
+    bool alignCorners = false;
+    if (a["align_corners"].kind != EValue::Kind::None) {
+      if (!bilinear)
+        return fail("align_corners can only be set with mode \"bilinear\"");
+      auto flag = toBool(a["align_corners"], loc, "align_corners of " + what);
+      if (!flag)
+        return std::nullopt;
+      alignCorners = *flag;
+    }
     llvm::ArrayRef<int64_t> in = shapeOf(*x);
     if (in.size() < 3 || in.size() > 5)
       return fail("expected a tensor of 3 to 5 dimensions (batch, channels, "
@@ -542,6 +588,52 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
       if (!d)
         return std::nullopt;
       given.assign(spatial, *d);
+    }
+    if (bilinear) {
+      if (spatial != 2)
+        return fail("mode \"bilinear\" expects a 4-d tensor (batch, channels, "
+                    "height, width) but got shape " +
+                    shapes::format(in));
+      shapes::Shape out(in.begin(), in.end());
+      for (size_t d = 0; d < 2; ++d) {
+        // PyTorch's output size: the given size, or floor(in * scale).
+        double size = hasSize ? given[d] : std::floor(double(in[2 + d]) * given[d]);
+        if (hasSize && size != std::floor(size))
+          return fail("expected whole numbers of size but got " + formatNumber(given[d]));
+        if (!(size >= 1) || size > double(int64_t(1) << 24))
+          return fail("spatial dimension " + std::to_string(d) + " of " +
+                      std::to_string(in[2 + d]) + " would become " + formatNumber(size));
+        out[2 + d] = int64_t(size);
+      }
+      if (!shapes::numElements(out, why))
+        return fail(why);
+      mlir::Type element = elementTypeOf(*x);
+      auto matrix = [&](size_t d) {
+        std::optional<double> scale = hasScale ? std::optional<double>(given[d]) : std::nullopt;
+        return element.isF64()
+                   ? linearInterpolationMatrix<double>(in[2 + d], out[2 + d], alignCorners, scale)
+                   : linearInterpolationMatrix<float>(in[2 + d], out[2 + d], alignCorners, scale);
+      };
+      auto constant = [&](llvm::ArrayRef<int64_t> shape, const std::vector<double> &values) {
+        auto type = mlir::RankedTensorType::get(shape, element);
+        llvm::SmallVector<mlir::Attribute> elements;
+        for (double v : values)
+          elements.push_back(mlir::FloatAttr::get(element, v));
+        return ConstantOp::create(b, location, type,
+                                  mlir::DenseElementsAttr::get(type, elements));
+      };
+      const int64_t h = in[2], w = in[3], ho = out[2], wo = out[3];
+      // Along the width: [N, C, H, W] x [W, Wo].
+      shapes::Shape wide = {in[0], in[1], h, wo};
+      mlir::Value r = MatmulOp::create(b, location, typeLike(*x, wide), *x,
+                                       constant({w, wo}, matrix(1)));
+      // Along the height: [Ho, H] x [N, C, H, Wo], M^T as the left side.
+      std::vector<double> down = matrix(0), left(ho * h);
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < ho; ++j)
+          left[j * h + i] = down[i * ho + j];
+      return EValue::ofTensor(
+          MatmulOp::create(b, location, typeLike(*x, out), constant({ho, h}, left), r));
     }
     llvm::SmallVector<int64_t, 3> factors;
     for (size_t d = 0; d < spatial; ++d) {

@@ -240,6 +240,7 @@ class Tensors(nn.Module):
         self.qkv = nn.Linear(width, heads * width)
         self.head = nn.Linear(width, 10)
         self.up = nn.Upsample(scale_factor=2)
+        self.smooth = nn.Upsample(scale_factor=1.5, mode="bilinear")
         self.deconv = nn.ConvTranspose2d(1, 2, 3, stride=2, padding=1, output_padding=1)
         self.deconv2 = nn.ConvTranspose2d(2, 4, (2, 3), stride=(2, 1), groups=2, bias=False,
                                           dilation=(1, 2))
@@ -264,6 +265,10 @@ class Tensors(nn.Module):
         g = self.up(x.reshape(b, 1, 29, 16))
         h2 = F.interpolate(g[:, :, 0:29, 0:8], size=(58, 16))
         z = z + (h2.reshape(b, 58, 16) * g[:, :, :, 0:16].reshape(b, 58, 16)).mean(dim=1)
+        bl = self.smooth(x.reshape(b, 1, 29, 16))
+        ac = F.interpolate(x.reshape(b, 1, 29, 16), size=(20, 11), mode="bilinear",
+                           align_corners=True)
+        z = z + bl.reshape(b, -1)[:, 100:116] * ac.reshape(b, -1)[:, 50:66]
         d = self.norm(self.deconv2(F.relu(self.plain(self.deconv(g[:, :, 0:8, 0:8])))))
         z = z + (d.reshape(b, -1) * d.reshape(b, -1)).mean(dim=1, keepdim=True)
         return self.head(t.mean(dim=1) * 0.5 + u.mean(dim=0)[0, :] + z)
