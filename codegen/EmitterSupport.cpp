@@ -379,6 +379,16 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
          << ", " << formatDouble(s.endFactor) << ", " << s.totalIters << "},\n";
     os << "  };\n";
   }
+  if (program.loss.kind != runtime::LossKind::Unknown)
+    os << "  s.loss = {cairn::runtime::LossKind::"
+       << (program.loss.kind == runtime::LossKind::CrossEntropy ? "CrossEntropy"
+                                                                : "MseLoss")
+       << ", " << quote(program.loss.target) << ", "
+       << formatDouble(program.loss.labelSmoothing) << "};\n";
+  os << "  s.forwardInputs = {";
+  llvm::interleaveComma(program.getStepInputs(StepKind::forward), os,
+                        [&](const std::string &name) { os << quote(name); });
+  os << "};\n";
   os << "  s.tensors = {\n"
      << "      // name, dtype, shape, role, init, init scale, zeroed row, "
         "offset, location\n";

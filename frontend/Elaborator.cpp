@@ -471,6 +471,8 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
       return nullptr;
     }
   }
+  if (name == "loss")
+    recordEvalLoss(results.front(), state.modelOutputs);
   builder.setListener(nullptr);
   mlir::func::ReturnOp::create(builder, diag.loc(def.getLoc()), results);
   llvm::SmallVector<mlir::Type> resultTypes;
@@ -478,6 +480,36 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
     resultTypes.push_back(v.getType());
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
   return func;
+}
+
+void Elaborator::recordEvalLoss(mlir::Value loss, llvm::ArrayRef<mlir::Value> outputs) {
+  // The input `value` is, by name; empty for anything else.
+  auto inputName = [](mlir::Value value) -> std::string {
+    auto arg = llvm::dyn_cast<mlir::BlockArgument>(value);
+    auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
+                    : mlir::func::FuncOp();
+    auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "cairn.name")
+                     : mlir::StringAttr();
+    return name ? name.str() : std::string();
+  };
+  runtime::LossForm form;
+  mlir::Operation *op = loss.getDefiningOp();
+  if (auto ce = llvm::dyn_cast_or_null<CrossEntropyOp>(op)) {
+    if (!llvm::is_contained(outputs, ce.getLogits()))
+      return;
+    form.kind = runtime::LossKind::CrossEntropy;
+    form.target = inputName(ce.getLabels());
+    form.labelSmoothing = ce.getLabelSmoothing();
+  } else if (auto mse = llvm::dyn_cast_or_null<MseLossOp>(op)) {
+    form.kind = runtime::LossKind::MseLoss;
+    if (llvm::is_contained(outputs, mse.getInput()))
+      form.target = inputName(mse.getTarget());
+    else if (llvm::is_contained(outputs, mse.getTarget()))
+      form.target = inputName(mse.getInput());
+  }
+  if (form.kind == runtime::LossKind::Unknown || form.target.empty())
+    return;
+  module->setAttr(CairnDialect::kEvalLossAttrName, getEvalLossAttr(context, form));
 }
 
 Result Elaborator::callFunction(Layer &owner, const ast::FunctionStmt &def,

@@ -63,6 +63,9 @@ struct FunctionState {
   int64_t nextDropoutStream = 0;
   unsigned callDepth = 0;
   uint64_t opCount = 0; // ops created so far, counted by the builder listener
+  /// In loss: the results of `self(...)` called with the loss's own inputs
+  /// as forward's parameters, i.e. what the eval-mode forward step outputs.
+  llvm::SmallVector<mlir::Value, 1> modelOutputs;
 };
 
 /// Calls `fn` with the name of every builtin function (TensorFunctions.cpp).
@@ -117,6 +120,10 @@ public:
                        llvm::ArrayRef<ParamDecl> params, llvm::StringRef callee,
                        std::map<std::string, EValue> &bound);
   bool executeScheduler(const ast::OptimizerStmt &s, Scope &scope);
+  /// Sets the module's cairn.eval_loss when `loss` is cross_entropy or
+  /// mse_loss of one of `outputs` (self(...) of the loss's inputs) against
+  /// an input (runtime/LossForm.h).
+  void recordEvalLoss(mlir::Value loss, llvm::ArrayRef<mlir::Value> outputs);
   bool executeClipGradNorm(const ast::OptimizerStmt &s, Scope &scope);
 
   /// Binds `args` to `params` (Python rules), or reports against `what`.

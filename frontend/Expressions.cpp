@@ -390,8 +390,27 @@ Result Elaborator::call(const EValue &callee, std::vector<CallArg> &args,
       return std::nullopt;
     }
     return callLayer(*callee.layer, args, loc);
-  case EValue::Kind::Self:
-    return callFunction(*root, *root->forward, args, loc);
+  case EValue::Kind::Self: {
+    Result output = callFunction(*root, *root->forward, args, loc);
+    // self(image) with the model's input `image` where forward takes `image`:
+    // the value the forward step computes (in training mode here).
+    bool sameInputs = output && output->kind == EValue::Kind::Tensor &&
+                      args.size() == root->forward->params.size();
+    for (size_t i = 0; sameInputs && i < args.size(); ++i) {
+      auto arg = args[i].value.kind == EValue::Kind::Tensor
+                     ? llvm::dyn_cast<mlir::BlockArgument>(args[i].value.tensor)
+                     : mlir::BlockArgument();
+      auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
+                      : mlir::func::FuncOp();
+      auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "cairn.name")
+                       : mlir::StringAttr();
+      sameInputs = name && args[i].name.empty() &&
+                   name.getValue() == root->forward->params[i].name;
+    }
+    if (sameInputs)
+      fn->modelOutputs.push_back(output->tensor);
+    return output;
+  }
   default:
     error(loc) << describe(callee) << " is not callable";
     return std::nullopt;

@@ -249,6 +249,16 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success(succeeded(readClipGradNorm(value, emitError)));
   }
 
+  // What eval computes the loss from (TrainingSettings.h).
+  if (name == kEvalLossAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "expected '" << name
+                             << "' on the builtin module but found it on '"
+                             << op->getName() << "'";
+    return success(
+        succeeded(readEvalLoss(value, [&] { return op->emitError(); })));
+  }
+
   // Attributes of function arguments, misplaced on an op.
   if (name == kNameAttrName || name == kRoleAttrName || name == kInitAttrName)
     return op->emitError() << "expected '" << name
@@ -259,6 +269,6 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
                          << "' (expected one of cairn.checkpoint, "
                             "cairn.device, cairn.precision on ops; "
                             "cairn.model, cairn.batch, cairn.optimizer, "
-                            "cairn.lr_schedule, cairn.clip_grad_norm on the "
-                            "module)";
+                            "cairn.lr_schedule, cairn.clip_grad_norm, "
+                            "cairn.eval_loss on the module)";
 }

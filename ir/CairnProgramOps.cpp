@@ -56,6 +56,9 @@ LogicalResult ProgramOp::verify() {
   if (auto schedule = getLrScheduleAttr())
     if (failed(readLrSchedule(schedule, [&] { return emitOpError(); })))
       return failure();
+  if (auto loss = getEvalLossAttr())
+    if (failed(readEvalLoss(loss, [&] { return emitOpError(); })))
+      return failure();
   return success();
 }
 

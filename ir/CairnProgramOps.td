@@ -34,7 +34,8 @@ def Cairn_ProgramOp : Cairn_ProgramOp<"program", [
     With a learning-rate schedule, `lr_schedule` holds its schedulers as
     the module's `cairn.lr_schedule` does (ir/TrainingSettings.h) and `lr`
     the declared lr it scales; the runtime gives the updates each step's
-    factor.
+    factor. `eval_loss`, as the module's `cairn.eval_loss`, says how the
+    runtime computes the test loss from the forward step's output.
 
     ```mlir
     cairn.program "MLP" attributes {batch = 64 : i64, optimizer = "SGD(lr=0.05)",
@@ -55,7 +56,8 @@ def Cairn_ProgramOp : Cairn_ProgramOp<"program", [
                        OptionalAttr<StrAttr>:$plan_method,
                        UnitAttr:$plan_optimal,
                        OptionalAttr<ArrayAttr>:$lr_schedule,
-                       OptionalAttr<Cairn_F64Attr>:$lr);
+                       OptionalAttr<Cairn_F64Attr>:$lr,
+                       OptionalAttr<DictionaryAttr>:$eval_loss);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -255,6 +255,44 @@ readClipGradNorm(Attribute attr, function_ref<InFlightDiagnostic()> emitError) {
   return clip;
 }
 
+DictionaryAttr getEvalLossAttr(MLIRContext *context,
+                               const runtime::LossForm &loss) {
+  Builder b(context);
+  NamedAttribute fields[] = {
+      b.getNamedAttr(
+          "kind", b.getStringAttr(loss.kind == runtime::LossKind::CrossEntropy
+                                      ? "cross_entropy"
+                                      : "mse_loss")),
+      b.getNamedAttr("label_smoothing", b.getF64FloatAttr(loss.labelSmoothing)),
+      b.getNamedAttr("target", b.getStringAttr(loss.target))};
+  return b.getDictionaryAttr(fields);
+}
+
+FailureOr<runtime::LossForm>
+readEvalLoss(Attribute attr, function_ref<InFlightDiagnostic()> emitError) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+  auto target = dict ? dict.getAs<StringAttr>("target") : StringAttr();
+  auto smoothing =
+      dict ? dict.getAs<FloatAttr>("label_smoothing") : FloatAttr();
+  if (!kind || !target || !smoothing || dict.size() != 3 ||
+      (kind.getValue() != "cross_entropy" && kind.getValue() != "mse_loss") ||
+      target.getValue().empty()) {
+    emitError() << "expected the eval loss {kind = \"cross_entropy\" or "
+                   "\"mse_loss\", label_smoothing = F : f64, target = "
+                   "\"input\"} but got "
+                << attr;
+    return failure();
+  }
+  runtime::LossForm loss;
+  loss.kind = kind.getValue() == "cross_entropy"
+                  ? runtime::LossKind::CrossEntropy
+                  : runtime::LossKind::MseLoss;
+  loss.target = target.str();
+  loss.labelSmoothing = smoothing.getValueAsDouble();
+  return loss;
+}
+
 std::string describeClipGradNorm(const ClipGradNorm &clip) {
   return llvm::formatv("clip_grad_norm(max_norm={0}, norm_type={1})",
                        formatNumber(clip.maxNorm), formatNumber(clip.normType));

@@ -9,16 +9,21 @@
 //                        {name = "CosineAnnealingLR", T_max = 900 : i64,
 //                         eta_min = 0.0 : f64}]
 //   cairn.clip_grad_norm = {max_norm = 1.0 : f64, norm_type = 2.0 : f64}
+//   cairn.eval_loss = {kind = "cross_entropy", target = "label",
+//                      label_smoothing = 0.0 : f64}
 //
 // The schedule changes no op: it travels to the program (cairn.program's
 // lr_schedule) and the runtime scales the updates' lr each step
 // (runtime/LrSchedule.h). Clipping is ops: autodiff scales every gradient by
-// a clip_coefficient before the updates.
+// a clip_coefficient before the updates. The eval loss, set by the frontend
+// when the loss is one the runtime can compute from the forward step's output
+// (runtime/LossForm.h), also travels to the program and the executable.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_IR_TRAININGSETTINGS_H
 #define CAIRN_IR_TRAININGSETTINGS_H
 
+#include "runtime/LossForm.h"
 #include "runtime/LrSchedule.h"
 
 #include "mlir/IR/Attributes.h"
@@ -68,6 +73,14 @@ readClipGradNorm(mlir::Attribute attr,
 
 /// "clip_grad_norm(max_norm=1, norm_type=inf)", as the model spells it.
 std::string describeClipGradNorm(const ClipGradNorm &clip);
+
+mlir::DictionaryAttr getEvalLossAttr(mlir::MLIRContext *context,
+                                     const runtime::LossForm &loss);
+
+/// The loss form `attr` spells (its kind known, a target named).
+mlir::FailureOr<runtime::LossForm>
+readEvalLoss(mlir::Attribute attr,
+             llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 } // namespace cairn
 

@@ -56,6 +56,19 @@ int KernelGraph::getAliasRoot(int id) const {
   return id;
 }
 
+std::vector<std::string> KernelGraph::getStepInputs(StepKind step) const {
+  std::vector<bool> read(buffers.size(), false);
+  for (const Kernel &kernel : getStep(step).kernels)
+    for (int id : kernel.inputs)
+      if (id != kNoBuffer)
+        read[getAliasRoot(id)] = true;
+  std::vector<std::string> names;
+  for (const Buffer &buffer : buffers)
+    if (buffer.kind == BufferKind::input && read[buffer.id])
+      names.push_back(buffer.name);
+  return names;
+}
+
 void cairn::computeLiveness(KernelGraph &program) {
   for (Buffer &buffer : program.buffers) {
     buffer.definedBy = -1;

@@ -14,6 +14,7 @@
 
 #include "ir/CairnEnums.h"
 #include "runtime/DType.h"
+#include "runtime/LossForm.h"
 #include "runtime/LrSchedule.h"
 
 #include "mlir/IR/Location.h"
@@ -172,6 +173,9 @@ struct KernelGraph {
   /// scales.
   std::vector<runtime::LrScheduler> lrSchedule;
   double baseLr = 0;
+  /// The loss as a function of the forward step's output, where the
+  /// frontend recognised it (kind Unknown otherwise).
+  runtime::LossForm loss;
   /// The name of the LoweringTarget the kernels are for ("CPU", "CUDA"):
   /// it decides what the plan holds (the CUDA program's GEMM workspaces).
   std::string target = "CPU";
@@ -189,6 +193,9 @@ struct KernelGraph {
   }
   /// The buffer `id` is a view of, or `id` itself.
   int getAliasRoot(int id) const;
+  /// The names of the input buffers `step` reads (through their views), in
+  /// buffer order.
+  std::vector<std::string> getStepInputs(StepKind step) const;
 };
 
 /// Sets Buffer::definedBy and lastUse from the kernel lists, extending every

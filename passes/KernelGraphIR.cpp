@@ -272,7 +272,10 @@ ProgramOp ProgramWriter::write() {
       graph.lrSchedule.empty()
           ? ArrayAttr()
           : getLrScheduleAttr(b.getContext(), graph.lrSchedule),
-      graph.lrSchedule.empty() ? FloatAttr() : b.getF64FloatAttr(graph.baseLr));
+      graph.lrSchedule.empty() ? FloatAttr() : b.getF64FloatAttr(graph.baseLr),
+      graph.loss.kind == runtime::LossKind::Unknown
+          ? DictionaryAttr()
+          : getEvalLossAttr(b.getContext(), graph.loss));
   Block &body = program.getBody().emplaceBlock();
   b.setInsertionPointToEnd(&body);
   for (const Buffer &buffer : graph.buffers)
@@ -317,6 +320,8 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
         *readLrSchedule(schedule, [&] { return program.emitOpError(); });
     graph.baseLr = *program.getLr();
   }
+  if (auto loss = program.getEvalLossAttr()) // checked by the verifier
+    graph.loss = *readEvalLoss(loss, [&] { return program.emitOpError(); });
   graph.target = StringRef(program.getTarget()).upper();
   graph.arenaBytes = program.getArenaBytes().value_or(0);
   if (auto budget = program->getAttrOfType<IntegerAttr>(

@@ -592,6 +592,13 @@ cairn::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
       return std::nullopt;
     }
   }
+  if (Attribute loss = module->getAttr(CairnDialect::kEvalLossAttrName)) {
+    FailureOr<runtime::LossForm> read =
+        readEvalLoss(loss, [&] { return module.emitError(); });
+    if (failed(read))
+      return std::nullopt;
+    program.loss = *read;
+  }
   program.target = target.name.str();
   program.sourceFile = getModelFileName(module.getLoc());
 

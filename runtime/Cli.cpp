@@ -14,7 +14,7 @@ namespace cairn::runtime {
 
 namespace {
 
-constexpr unsigned kTrain = 1, kEval = 2, kInit = 4, kStep = 8;
+constexpr unsigned kTrain = 1, kEval = 2, kInit = 4, kStep = 8, kPredict = 16;
 
 struct Flag {
   const char *name;
@@ -25,14 +25,15 @@ struct Flag {
 constexpr Flag kFlags[] = {
     {"data", kTrain | kEval},   {"epochs", kTrain},
     {"steps", kTrain},          {"seed", kTrain | kInit | kStep},
-    {"load", kTrain | kEval | kStep}, {"save", kTrain | kInit},
-    {"metrics", kTrain | kEval}, {"normalize", kTrain | kEval},
-    {"threads", kTrain | kEval}, {"log-every", kTrain},
+    {"load", kTrain | kEval | kStep | kPredict}, {"save", kTrain | kInit},
+    {"metrics", kTrain | kEval}, {"normalize", kTrain | kEval | kPredict},
+    {"threads", kTrain | kEval | kPredict}, {"log-every", kTrain},
     {"profile", kTrain},
-    {"batch", kStep},           {"out", kStep},
-    {"poison", kTrain | kEval | kStep, /*takesValue=*/false},
-    {"deterministic", kTrain | kEval | kStep, /*takesValue=*/false},
-    {"no-graph", kTrain | kEval | kStep, /*takesValue=*/false},
+    {"batch", kStep},           {"out", kStep | kPredict},
+    {"input", kPredict},
+    {"poison", kTrain | kEval | kStep | kPredict, /*takesValue=*/false},
+    {"deterministic", kTrain | kEval | kStep | kPredict, /*takesValue=*/false},
+    {"no-graph", kTrain | kEval | kStep | kPredict, /*takesValue=*/false},
 };
 
 struct CommandName {
@@ -45,6 +46,7 @@ constexpr CommandName kCommands[] = {
     {"eval", Command::Eval, kEval},
     {"init", Command::Init, kInit},
     {"step", Command::Step, kStep},
+    {"predict", Command::Predict, kPredict},
 };
 
 absl::Status usageError(const std::string &message) {
@@ -106,6 +108,8 @@ absl::Status setFlag(const std::string &name, const std::string &value, Options 
     options.batch = value;
   else if (name == "out")
     options.out = value;
+  else if (name == "input")
+    options.input = value;
   else if (name == "normalize")
     return parseNormalization(value, options.normalization);
   else if (name == "threads") {
@@ -127,7 +131,7 @@ absl::Status setFlag(const std::string &name, const std::string &value, Options 
 absl::StatusOr<Options> parseCommandLine(int argc, char **argv) {
   Options options;
   if (argc < 2)
-    return usageError("no command given; expected train, eval, init or step");
+    return usageError("no command given; expected train, eval, init, step or predict");
   std::string first = argv[1];
   if (first == "--help" || first == "-h")
     return options;
@@ -141,7 +145,7 @@ absl::StatusOr<Options> parseCommandLine(int argc, char **argv) {
       command = &candidate;
   if (!command)
     return usageError(absl::StrFormat(
-        "unknown command '%s'; expected train, eval, init or step", first));
+        "unknown command '%s'; expected train, eval, init, step or predict", first));
   // "EXE train ... --help" asks for help whatever else is on the line.
   for (int i = 2; i < argc; ++i)
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h")
@@ -202,6 +206,8 @@ absl::StatusOr<Options> parseCommandLine(int argc, char **argv) {
     required = {"save"};
   else if (options.command == Command::Step)
     required = {"load", "batch", "out"};
+  else if (options.command == Command::Predict)
+    required = {"load", "input", "out"};
   for (const char *name : required)
     if (!seen.count(name))
       return usageError(absl::StrFormat("%s: --%s is required", command->name, name));
@@ -227,16 +233,26 @@ usage:
       Loads the weights in F and the inputs in B (safetensors, tensors named
       like the model's inputs), runs the forward pass and one training step
       and writes loss, output, gradients and updated state to OUT.
+  %1$s predict --load F --input X.npy --out Y.npy [--normalize MEAN,STD]
+        [--threads N]
+      Runs the eval-mode forward pass with the weights in F on every example
+      of X ([N, ...], as the data directory's arrays) and writes the outputs
+      to Y ([N, ...] NumPy); a model whose forward reads several inputs
+      takes --input NAME=X.npy,NAME=Z.npy.
   %1$s --help | -h      this text
   %1$s --version        versions of the executable and its backend
 
 flags (FLAG VALUE or FLAG=VALUE):
   --data DIR            data directory (default %5$s)
-                        holding IDX files train-images-idx3-ubyte,
+                        holding one NumPy file per input of the model and
+                        split, train_<input>.npy and test_<input>.npy, or (for
+                        one floating-point input and at most one integer one)
+                        IDX files train-images-idx3-ubyte,
                         train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
                         t10k-labels-idx1-ubyte (each plain or .gz) or NumPy files
                         train_images.npy, train_labels.npy, test_images.npy,
-                        test_labels.npy; images uint8 (scaled by 1/255) or float32
+                        test_labels.npy; floating-point inputs take uint8
+                        (scaled by 1/255) or float arrays, integer ones integers
   --epochs N            passes over the training set (default 1)
   --steps N             train for exactly N optimizer steps instead of whole epochs
   --seed S              seeds initialisation, shuffling and dropout (default 0)
@@ -248,13 +264,16 @@ flags (FLAG VALUE or FLAG=VALUE):
                         (safetensors)
   --metrics F           write the run's metrics to F as JSON
   --normalize MEAN,STD  feed (x - MEAN) / STD, x the pixel scaled to [0, 1]
-                        (default: x unchanged)
+                        (images and uint8 arrays; default: x unchanged)
   --threads N           CPU threads of BLAS and the kernels (default 0: one
                         per core)
   --log-every N         without a terminal, print progress every N steps
                         (default 100)
   --batch B             step: safetensors file with the input tensors
-  --out OUT             step: where step writes its results
+  --out OUT             step: where step writes its results; predict: the
+                        outputs' .npy file
+  --input X             predict: the .npy file of the forward pass's input,
+                        or NAME=FILE,... for each of its inputs
   --profile F           train on the CPU: time every kernel of the training step
                         (each step but the first) and write each one's median
                         seconds to F as JSON, for `cairn plan|build

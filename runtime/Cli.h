@@ -7,9 +7,11 @@
 //             [--threads N]
 //   EXE init  [--seed S] --save F
 //   EXE step  --load F --batch B.safetensors --out OUT.safetensors [--seed S]
+//   EXE predict --load F --input X.npy|NAME=X.npy,... --out Y.npy
+//             [--normalize MEAN,STD] [--threads N]
 //   EXE --help | -h      EXE --version
 // CUDA executables also take --deterministic and --no-graph (train, eval,
-// step).
+// step, predict).
 // Flags take their value as the next argument or after '='. usageText is
 // the --help text; keep both in step.
 //
@@ -30,7 +32,7 @@ namespace cairn::runtime {
 
 inline constexpr char kDefaultDataDir[] = "/usr/share/datasets/fashion-mnist";
 
-enum class Command { Train, Eval, Init, Step, Help, Version };
+enum class Command { Train, Eval, Init, Step, Predict, Help, Version };
 
 struct Options {
   Command command = Command::Help;
@@ -39,6 +41,7 @@ struct Options {
   std::optional<int64_t> steps; // --steps replaces --epochs
   uint64_t seed = 0;
   std::string load, save, metrics, batch, out; // empty when not given
+  std::string input; // predict: FILE, or NAME=FILE,NAME=FILE
   std::string profile; // --profile F: KernelProfile.h (CPU executables)
   Normalization normalization;
   int threads = 0; // 0: one per core (OpenMP's default)

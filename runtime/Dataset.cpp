@@ -25,32 +25,39 @@ std::vector<int64_t> epochPermutation(int64_t n, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-void Examples::fillBatch(const int64_t *indices, int64_t count, unsigned char *image,
-                         unsigned char *label) const {
-  size_t imageSize = dtypeSize(format.imageDType);
-  size_t labelSize = dtypeSize(format.labelDType);
-  bool scale = images.dtype == DType::U8;
-  for (int64_t row = 0; row < count; ++row) {
-    int64_t example = indices[row];
-    unsigned char *dst = image + row * exampleElements * imageSize;
-    const uint8_t *src = images.bytes.data() +
-                         example * exampleElements * static_cast<int64_t>(dtypeSize(images.dtype));
-    for (int64_t k = 0; k < exampleElements; ++k) {
-      float value;
-      if (scale) {
-        value = static_cast<float>(src[k]) / 255.0f;
-      } else {
-        std::memcpy(&value, src + 4 * k, sizeof(value));
+void Examples::fillBatch(const int64_t *indices, int64_t n,
+                         const std::vector<unsigned char *> &destinations) const {
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const Column &column = columns[c];
+    const DType to = column.format.dtype, from = column.data.dtype;
+    const size_t toSize = dtypeSize(to), fromSize = dtypeSize(from);
+    const int64_t elements = column.exampleElements;
+    const bool floating = to != DType::I32 && to != DType::I64;
+    for (int64_t row = 0; row < n; ++row) {
+      unsigned char *dst = destinations[c] + row * elements * toSize;
+      const uint8_t *src = column.data.bytes.data() + indices[row] * elements * fromSize;
+      for (int64_t k = 0; k < elements; ++k) {
+        if (!floating) {
+          storeScalar(to, loadScalar(from, src + k * fromSize), dst + k * toSize);
+          continue;
+        }
+        // In float, as torchvision's ToTensor + Normalize; a float64 array
+        // into a float64 input keeps its digits.
+        if (from == DType::F64 && to == DType::F64 && !column.normalize) {
+          std::memcpy(dst + 8 * k, src + 8 * k, 8);
+          continue;
+        }
+        float value = from == DType::U8 ? static_cast<float>(src[k]) / 255.0f
+                                        : static_cast<float>(loadScalar(from, src + k * fromSize));
+        if (column.normalize)
+          value = (value - normalization.mean) / normalization.std;
+        // The common case skips the dtype switch.
+        if (to == DType::F32)
+          std::memcpy(dst + 4 * k, &value, sizeof(value));
+        else
+          storeScalar(to, value, dst + k * toSize);
       }
-      value = (value - normalization.mean) / normalization.std;
-      // The common case skips the dtype switch.
-      if (format.imageDType == DType::F32)
-        std::memcpy(dst + 4 * k, &value, sizeof(value));
-      else
-        storeScalar(format.imageDType, value, dst + k * imageSize);
     }
-    storeScalar(format.labelDType, static_cast<double>(labels[example]),
-                label + row * labelSize);
   }
 }
 
@@ -61,7 +68,11 @@ bool exists(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-/// The two files of one split in one format.
+bool isIntegerInput(const InputFormat &input) {
+  return input.dtype == DType::I32 || input.dtype == DType::I64;
+}
+
+/// MNIST's two files of one split in one format.
 struct SplitFiles {
   std::string images, labels;
   bool idx;
@@ -87,103 +98,153 @@ absl::Status fileError(const std::string &path, const std::string &what) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: %s", path, what));
 }
 
-/// Images as U8 or F32 (F64 files are narrowed once here).
-absl::Status checkImages(const std::string &path, HostTensor &images,
-                         const InputFormat &format, int64_t &exampleElements) {
-  if (images.dtype == DType::F64) {
-    std::vector<uint8_t> narrowed(images.bytes.size() / 2);
-    for (size_t i = 0; i < narrowed.size() / 4; ++i) {
-      auto value = static_cast<float>(loadScalar(DType::F64, &images.bytes[8 * i]));
-      std::memcpy(&narrowed[4 * i], &value, sizeof(value));
-    }
-    images.bytes = std::move(narrowed);
-    images.dtype = DType::F32;
-  }
-  if (images.dtype != DType::U8 && images.dtype != DType::F32)
-    return fileError(path, absl::StrFormat("images are %s; expected uint8 (scaled by 1/255) "
-                                           "or float32",
-                                           dtypeName(images.dtype)));
+/// Checks `data` (read from `path`) against its input: dtype, elements per
+/// example, the class range.
+absl::Status checkColumn(const std::string &path, const HostTensor &data,
+                         const InputFormat &input, int64_t &exampleElements) {
+  bool integer = isIntegerInput(input);
+  DType dtype = data.dtype;
+  if (integer && dtype != DType::U8 && dtype != DType::I32 && dtype != DType::I64)
+    return fileError(path, absl::StrFormat("holds %s values; the model's input '%s' takes "
+                                           "integers (uint8, int32 or int64)",
+                                           dtypeName(dtype), input.name));
+  if (!integer && dtype != DType::U8 && dtype != DType::F32 && dtype != DType::F64)
+    return fileError(path, absl::StrFormat("holds %s values; the model's input '%s' takes "
+                                           "uint8 (scaled by 1/255), float32 or float64",
+                                           dtypeName(dtype), input.name));
   int64_t modelElements = 1;
-  for (size_t i = 1; i < format.imageShape.size(); ++i)
-    modelElements *= format.imageShape[i];
+  for (size_t i = 1; i < input.shape.size(); ++i)
+    modelElements *= input.shape[i];
   exampleElements = 1;
-  for (size_t i = 1; i < images.shape.size(); ++i)
-    exampleElements *= images.shape[i];
-  if (images.shape.empty() || exampleElements != modelElements)
+  for (size_t i = 1; i < data.shape.size(); ++i)
+    exampleElements *= data.shape[i];
+  if (data.shape.empty() || exampleElements != modelElements)
     return fileError(path, absl::StrFormat(
-                               "images of shape %s do not fit the model's input '%s' %s %s "
+                               "holds shape %s, which does not fit the model's input '%s' %s %s "
                                "(%d values per example)",
-                               formatShape(images.shape), format.imageName,
-                               dtypeName(format.imageDType), formatShape(format.imageShape),
-                               modelElements));
-  if (images.shape[0] == 0)
+                               formatShape(data.shape), input.name, dtypeName(input.dtype),
+                               formatShape(input.shape), modelElements));
+  if (data.shape[0] == 0)
     return fileError(path, "holds no examples");
+  if (input.classes > 0) {
+    size_t size = dtypeSize(dtype);
+    int64_t n = data.shape[0] * exampleElements;
+    for (int64_t i = 0; i < n; ++i) {
+      auto label = static_cast<int64_t>(loadScalar(dtype, &data.bytes[i * size]));
+      if (label < 0 || label >= input.classes)
+        return fileError(path, absl::StrFormat("label at index %d is %d, expected 0 to %d (the "
+                                               "model's output has %d classes)",
+                                               i, label, input.classes - 1, input.classes));
+    }
+  }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<int64_t>> readLabels(const std::string &path, const HostTensor &raw,
-                                                int64_t count, int64_t classes) {
-  if (raw.dtype != DType::U8 && raw.dtype != DType::I32 && raw.dtype != DType::I64)
-    return fileError(path, absl::StrFormat("labels are %s; expected integers (uint8, int32 or "
-                                           "int64)",
-                                           dtypeName(raw.dtype)));
-  if (raw.shape != std::vector<int64_t>{count})
-    return fileError(path, absl::StrFormat("labels have shape %s but the images file holds %d "
-                                           "examples, expected [%d]",
-                                           formatShape(raw.shape), count, count));
-  std::vector<int64_t> labels(static_cast<size_t>(count));
-  size_t size = dtypeSize(raw.dtype);
-  for (int64_t i = 0; i < count; ++i) {
-    auto label = static_cast<int64_t>(loadScalar(raw.dtype, &raw.bytes[i * size]));
-    if (label < 0 || label >= classes)
-      return fileError(path, absl::StrFormat("label at index %d is %d, expected 0 to %d (the "
-                                             "model's output has %d classes)",
-                                             i, label, classes - 1, classes));
-    labels[i] = label;
-  }
-  return labels;
+std::string joinNames(const std::vector<InputFormat> &inputs) {
+  std::string names;
+  for (const InputFormat &input : inputs)
+    names += (names.empty() ? "'" : ", '") + input.name + "'";
+  return names;
 }
+
+/// Where an input's examples come from, and how they read.
+struct Source {
+  std::string path;
+  bool idx = false;
+  bool image = false; // MNIST's images (normalised whatever their dtype)
+};
 
 } // namespace
 
+/// Reads and checks each input's source into Examples' columns.
+struct ExamplesReader {
+  static absl::StatusOr<Examples> read(const std::vector<InputFormat> &inputs,
+                                       const std::vector<Source> &sources,
+                                       const Normalization &normalization) {
+    Examples examples;
+    examples.normalization = normalization;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Source &source = sources[i];
+      absl::StatusOr<HostTensor> data = source.idx ? readIdx(source.path) : readNpy(source.path);
+      if (!data.ok())
+        return data.status();
+      Examples::Column column;
+      column.format = inputs[i];
+      if (absl::Status status =
+              checkColumn(source.path, *data, inputs[i], column.exampleElements);
+          !status.ok())
+        return status;
+      int64_t n = data->shape[0];
+      if (i > 0 && n != examples.count)
+        return fileError(source.path, absl::StrFormat("holds %d examples but %s holds %d", n,
+                                                      sources[0].path, examples.count));
+      examples.count = n;
+      column.normalize =
+          !isIntegerInput(inputs[i]) && (source.image || data->dtype == DType::U8);
+      column.data = std::move(*data);
+      examples.columns.push_back(std::move(column));
+    }
+    return examples;
+  }
+};
+
+absl::StatusOr<Examples> loadArrays(const std::vector<InputFormat> &inputs,
+                                    const std::vector<std::string> &paths,
+                                    const Normalization &normalization) {
+  std::vector<Source> sources;
+  for (const std::string &path : paths)
+    sources.push_back({path, false, false});
+  return ExamplesReader::read(inputs, sources, normalization);
+}
+
 absl::StatusOr<std::optional<Examples>> loadSplit(const std::string &dir, Split split,
-                                                  const InputFormat &format,
+                                                  const std::vector<InputFormat> &inputs,
                                                   const Normalization &normalization) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return absl::NotFoundError(absl::StrFormat("%s: data directory not found", dir));
-  std::optional<SplitFiles> files = findSplitFiles(dir, split);
-  if (!files)
-    return std::optional<Examples>();
-  if (!exists(files->labels)) {
-    std::string wanted = files->labels;
-    if (files->idx) // neither name exists; say both
-      wanted = wanted.substr(0, wanted.size() - 3) + "[.gz]";
-    return absl::NotFoundError(absl::StrFormat(
-        "%s: label file not found (the images are in %s)", wanted, files->images));
+  const std::string prefix = split == Split::Train ? "train_" : "test_";
+
+  std::vector<Source> sources(inputs.size());
+  std::vector<std::string> present, missing;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    sources[i].path = dir + "/" + prefix + inputs[i].name + ".npy";
+    (exists(sources[i].path) ? present : missing).push_back(prefix + inputs[i].name + ".npy");
   }
-  auto read = [&](const std::string &path) {
-    return files->idx ? readIdx(path) : readNpy(path);
-  };
-  absl::StatusOr<HostTensor> images = read(files->images);
-  if (!images.ok())
-    return images.status();
-  Examples examples;
-  if (absl::Status status = checkImages(files->images, *images, format, examples.exampleElements);
-      !status.ok())
-    return status;
-  absl::StatusOr<HostTensor> rawLabels = read(files->labels);
-  if (!rawLabels.ok())
-    return rawLabels.status();
-  absl::StatusOr<std::vector<int64_t>> labels =
-      readLabels(files->labels, *rawLabels, images->shape[0], format.classes);
-  if (!labels.ok())
-    return labels.status();
-  examples.images = std::move(*images);
-  examples.labels = std::move(*labels);
-  examples.format = format;
-  examples.normalization = normalization;
-  return std::optional<Examples>(std::move(examples));
+  if (!present.empty() && !missing.empty())
+    return absl::NotFoundError(absl::StrFormat(
+        "%s: %s not found (%s is there): a data directory holds one file per input of the model",
+        dir, missing.front(), present.front()));
+  if (present.empty()) {
+    std::optional<SplitFiles> files = findSplitFiles(dir, split);
+    if (!files)
+      return std::optional<Examples>();
+    // MNIST's layout feeds one floating-point input and at most one integer one.
+    int floating = 0, integer = 0;
+    for (const InputFormat &input : inputs)
+      (isIntegerInput(input) ? integer : floating) += 1;
+    if (floating != 1 || integer > 1)
+      return absl::NotFoundError(absl::StrFormat(
+          "%s: the model's inputs %s are each read from %s<input>.npy, which is not there (%s "
+          "feeds a model with one floating-point input and at most one integer input)",
+          dir, joinNames(inputs), prefix, files->images));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool label = isIntegerInput(inputs[i]);
+      sources[i] = {label ? files->labels : files->images, files->idx, !label};
+      if (label && !exists(files->labels)) {
+        std::string wanted = files->labels;
+        if (files->idx) // neither name exists; say both
+          wanted = wanted.substr(0, wanted.size() - 3) + "[.gz]";
+        return absl::NotFoundError(absl::StrFormat(
+            "%s: label file not found (the images are in %s)", wanted, files->images));
+      }
+    }
+  }
+
+  absl::StatusOr<Examples> examples = ExamplesReader::read(inputs, sources, normalization);
+  if (!examples.ok())
+    return examples.status();
+  return std::optional<Examples>(std::move(*examples));
 }
 
 } // namespace cairn::runtime

@@ -1,15 +1,25 @@
 //===- Dataset.h - Training and test examples, shuffled and batched -*- C++ -*-===//
 //
-// A data directory holds, per split, either IDX files (MNIST layout)
-//   train-images-idx3-ubyte  train-labels-idx1-ubyte   (training)
-//   t10k-images-idx3-ubyte   t10k-labels-idx1-ubyte    (test)
-// each plain or gzipped (".gz" preferred when both exist), or NumPy files
-//   train_images.npy train_labels.npy test_images.npy test_labels.npy.
-// Images are uint8 [N, ...] (scaled by 1/255) or floating [N, ...] (used as
-// they are), N examples whose element count must match the model's image
-// input without its batch dimension; labels are integers [N] in
-// [0, classes). The optional normalisation then maps x to (x - mean) / std,
-// computed in float like torchvision's ToTensor + Normalize.
+// A data directory holds, per split, the model's inputs as arrays [N, ...]
+// of N examples, whose element count per example must match the input's
+// without its batch dimension:
+//   - one NumPy file per input, named after it: train_<input>.npy and
+//     test_<input>.npy (a regression's train_x.npy and train_y.npy);
+//   - or, for a model with one floating-point input and at most one integer
+//     input (an image classifier, an autoencoder), MNIST's layout: IDX files
+//       train-images-idx3-ubyte  train-labels-idx1-ubyte   (training)
+//       t10k-images-idx3-ubyte   t10k-labels-idx1-ubyte    (test)
+//     each plain or gzipped (".gz" preferred when both exist), or NumPy
+//     files train_images.npy train_labels.npy test_images.npy
+//     test_labels.npy; the images feed the floating-point input, the labels
+//     (when the model has an integer input) the integer one.
+// Floating-point inputs take uint8 arrays (scaled by 1/255) or floating ones
+// (as they are); integer inputs take uint8, int32 or int64 arrays, class
+// indices in [0, classes) where the loss is a cross-entropy. The optional
+// normalisation maps the images and uint8 arrays (pixels) x to
+// (x - mean) / std, computed in float like torchvision's ToTensor +
+// Normalize; other floating arrays (a regression's targets) are fed as they
+// are.
 //
 // Shuffling: epoch e (0-based) of a run with seed s visits the examples in
 // the order p computed as follows (all arithmetic on uint64, wrapping):
@@ -46,45 +56,50 @@ struct Normalization {
   float std = 1;
 };
 
-/// What the model's inputs take, for checking and converting the data.
+/// One model input the data feeds.
 struct InputFormat {
-  std::string imageName;              // for messages: the input's name
-  DType imageDType = DType::F32;      // any floating dtype
-  std::vector<int64_t> imageShape;    // with the batch dimension
-  DType labelDType = DType::I64;      // I32 or I64
-  int64_t classes = 0;
+  std::string name;           // the model's input
+  DType dtype = DType::F32;   // floating, I32 or I64
+  std::vector<int64_t> shape; // with the batch dimension
+  int64_t classes = 0;        // > 0: class indices below it
 };
 
 enum class Split { Train, Test };
 
-/// One split, held as read (uint8 or float32) and converted per batch.
+/// One split, held as read and converted per batch.
 class Examples {
 public:
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
-  int64_t label(int64_t index) const { return labels[index]; }
+  int64_t size() const { return count; }
 
-  /// Writes examples indices[0..count) as the model's image input (in its
-  /// dtype, normalised) at `image` and its label input at `label`.
-  void fillBatch(const int64_t *indices, int64_t count, unsigned char *image,
-                 unsigned char *label) const;
+  /// Writes examples indices[0..n) of input i (in the order loadSplit got
+  /// the formats) at destinations[i], in its dtype, normalised.
+  void fillBatch(const int64_t *indices, int64_t n,
+                 const std::vector<unsigned char *> &destinations) const;
 
 private:
-  friend absl::StatusOr<std::optional<Examples>>
-  loadSplit(const std::string &dir, Split split, const InputFormat &format,
-            const Normalization &normalization);
+  friend struct ExamplesReader; // Dataset.cpp
 
-  HostTensor images; // U8 or F32, [N, exampleElements...]
-  std::vector<int64_t> labels;
-  int64_t exampleElements = 0;
-  InputFormat format;
+  struct Column {
+    InputFormat format;
+    HostTensor data; // [N, ...]: U8, I32, I64, F32 or F64
+    int64_t exampleElements = 0;
+    bool normalize = false; // images and uint8 arrays
+  };
+  std::vector<Column> columns;
+  int64_t count = 0;
   Normalization normalization;
 };
 
-/// Loads `split` from `dir`; nullopt when neither format's files for it
-/// exist (an image file without its label file is an error). Errors name
-/// the file.
+/// Examples of `inputs` read from the NumPy files paths[i] (what `predict`
+/// feeds): uint8 arrays scaled and normalised, the others as they are.
+absl::StatusOr<Examples> loadArrays(const std::vector<InputFormat> &inputs,
+                                    const std::vector<std::string> &paths,
+                                    const Normalization &normalization);
+
+/// Loads `split` of `inputs` from `dir`; nullopt when none of the files
+/// for it exist (some of them only is an error). Errors name the file.
 absl::StatusOr<std::optional<Examples>> loadSplit(const std::string &dir, Split split,
-                                                  const InputFormat &format,
+                                                  const std::vector<InputFormat> &inputs,
                                                   const Normalization &normalization);
 
 } // namespace cairn::runtime

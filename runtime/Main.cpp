@@ -18,6 +18,7 @@
 #include "runtime/KernelProfile.h"
 #include "runtime/Metrics.h"
 #include "runtime/Model.h"
+#include "runtime/Npy.h"
 #include "runtime/Program.h"
 #include "runtime/Progress.h"
 #include "runtime/Safetensors.h"
@@ -25,11 +26,13 @@
 #include "runtime/kernels/KernelError.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <unistd.h>
@@ -138,64 +141,138 @@ absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &opti
   return Session{spec, options, std::move(*layout), std::move(*executor)};
 }
 
-absl::StatusOr<std::optional<Examples>> loadData(const Session &session, Split split) {
-  const ModelLayout &layout = session.layout;
-  InputFormat format{layout.image->name, layout.image->dtype, layout.image->shape,
-                     layout.label->dtype, layout.classes};
-  return loadSplit(session.options.data, split, format, session.options.normalization);
+/// What the data feeds: every input of the model, class indices checked
+/// where the loss is a cross-entropy.
+std::vector<InputFormat> inputFormats(const ModelLayout &layout) {
+  std::vector<InputFormat> formats;
+  for (const TensorInfo *input : layout.inputs)
+    formats.push_back({input->name, input->dtype, input->shape,
+                       input == layout.target ? layout.classes : 0});
+  return formats;
 }
 
-absl::Status noSplitError(const std::string &dir, Split split) {
+/// Where fillBatch writes each input of inputFormats.
+std::vector<unsigned char *> inputDestinations(Session &session) {
+  std::vector<unsigned char *> destinations;
+  for (const TensorInfo *input : session.layout.inputs)
+    destinations.push_back(session.at(*input));
+  return destinations;
+}
+
+absl::StatusOr<std::optional<Examples>> loadData(const Session &session, Split split) {
+  return loadSplit(session.options.data, split, inputFormats(session.layout),
+                   session.options.normalization);
+}
+
+absl::Status noSplitError(const Session &session, Split split) {
+  const std::string &dir = session.options.data;
+  std::string named;
+  for (const TensorInfo *input : session.layout.inputs)
+    named += absl::StrFormat("%s%s%s.npy", named.empty() ? "" : ", ",
+                             split == Split::Train ? "train_" : "test_", input->name);
   return absl::NotFoundError(
       split == Split::Train
-          ? absl::StrFormat("%s: no training data: expected train-images-idx3-ubyte[.gz] and "
-                            "train-labels-idx1-ubyte[.gz], or train_images.npy and "
+          ? absl::StrFormat("%s: no training data: expected %s, or train-images-idx3-ubyte[.gz] "
+                            "and train-labels-idx1-ubyte[.gz], or train_images.npy and "
                             "train_labels.npy",
-                            dir)
-          : absl::StrFormat("%s: no test data: expected t10k-images-idx3-ubyte[.gz] and "
+                            dir, named)
+          : absl::StrFormat("%s: no test data: expected %s, or t10k-images-idx3-ubyte[.gz] and "
                             "t10k-labels-idx1-ubyte[.gz], or test_images.npy and "
                             "test_labels.npy",
-                            dir));
+                            dir, named));
+}
+
+/// The error of a command that needs the test loss of a model whose loss
+/// eval cannot compute.
+absl::Status noEvalLossError(const ProgramSpec &spec) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "model %s's loss is not one eval computes from the forward pass's output "
+      "(cross_entropy(self(x), label) or mse_loss(self(x), target), label and target inputs "
+      "of the model); train it, and run `predict` for its outputs",
+      spec.model));
 }
 
 struct Evaluation {
   int64_t correct = 0;
   int64_t count = 0;
-  double lossSum = 0;
+  double lossSum = 0; // summed per example
   double seconds = 0;
 };
 
-/// Forward over `test` in batches; the last batch is padded with the first
-/// examples, whose rows are ignored. Loss is cross-entropy in double.
+/// Example `row`'s term of the model's loss (runtime/LossForm.h), from the
+/// forward step's output and the target input, in double; `correct` tells
+/// whether a cross-entropy's argmax is the label.
+double exampleLoss(const ModelLayout &layout, const unsigned char *output,
+                   const unsigned char *target, int64_t row, bool &correct) {
+  const LossForm &form = layout.spec->loss;
+  const DType outputType = layout.output->dtype, targetType = layout.target->dtype;
+  const size_t outputSize = dtypeSize(outputType), targetSize = dtypeSize(targetType);
+  if (form.kind == LossKind::CrossEntropy) {
+    const int64_t classes = layout.classes;
+    const unsigned char *logits = output + row * classes * outputSize;
+    double top = loadScalar(outputType, logits);
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c) {
+      double value = loadScalar(outputType, logits + c * outputSize);
+      if (value > top) {
+        top = value;
+        best = c;
+      }
+    }
+    double sumExp = 0, sumLogits = 0;
+    for (int64_t c = 0; c < classes; ++c) {
+      double value = loadScalar(outputType, logits + c * outputSize);
+      sumExp += std::exp(value - top);
+      sumLogits += value;
+    }
+    const double logSumExp = top + std::log(sumExp);
+    auto label = static_cast<int64_t>(loadScalar(targetType, target + row * targetSize));
+    correct = best == label;
+    // torch: (1 - s) * nll + s * mean over the classes of -log p.
+    const double nll = logSumExp - loadScalar(outputType, logits + label * outputSize);
+    const double uniform = logSumExp - sumLogits / static_cast<double>(classes);
+    return (1 - form.labelSmoothing) * nll + form.labelSmoothing * uniform;
+  }
+  // mse_loss: the mean over the batch's elements is the mean of the
+  // examples' means.
+  int64_t elements = 1;
+  for (size_t d = 1; d < layout.output->shape.size(); ++d)
+    elements *= layout.output->shape[d];
+  double sum = 0;
+  for (int64_t k = row * elements; k < (row + 1) * elements; ++k) {
+    double diff = loadScalar(outputType, output + k * outputSize) -
+                  loadScalar(targetType, target + k * targetSize);
+    sum += diff * diff;
+  }
+  correct = false;
+  return sum / static_cast<double>(elements);
+}
+
+/// Forward over `test` in batches, the model's loss per example (and a
+/// classifier's accuracy); the last batch is padded with the first
+/// examples, whose rows are ignored.
 absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
                                     const StepContext &context) {
   const ModelLayout &layout = session.layout;
-  int64_t batch = session.spec.batch, n = test.size(), classes = layout.classes;
-  DType outputType = layout.output->dtype;
-  size_t outputSize = dtypeSize(outputType);
+  int64_t batch = session.spec.batch, n = test.size();
   std::vector<int64_t> indices(static_cast<size_t>(batch));
-  std::vector<double> row(static_cast<size_t>(classes));
+  std::vector<unsigned char *> destinations = inputDestinations(session);
   Evaluation result;
   Clock::time_point start = Clock::now();
   for (int64_t first = 0; first < n; first += batch) {
     int64_t real = std::min(batch, n - first);
     for (int64_t r = 0; r < batch; ++r)
       indices[r] = r < real ? first + r : (r - real) % n;
-    test.fillBatch(indices.data(), batch, session.at(*layout.image), session.at(*layout.label));
+    test.fillBatch(indices.data(), batch, destinations);
     if (absl::Status status = session.executor->run(StepKind::Forward, context); !status.ok())
       return absl::InternalError(absl::StrFormat("evaluation of test examples %d to %d: %s",
                                                  first, first + real - 1, status.message()));
     const unsigned char *output = session.at(*layout.output);
+    const unsigned char *target = session.at(*layout.target);
     for (int64_t r = 0; r < real; ++r) {
-      for (int64_t c = 0; c < classes; ++c)
-        row[c] = loadScalar(outputType, output + (r * classes + c) * outputSize);
-      int64_t best = std::max_element(row.begin(), row.end()) - row.begin();
-      double sum = 0;
-      for (double value : row)
-        sum += std::exp(value - row[best]);
-      int64_t label = test.label(first + r);
-      result.correct += best == label;
-      result.lossSum += row[best] + std::log(sum) - row[label];
+      bool correct = false;
+      result.lossSum += exampleLoss(layout, output, target, r, correct);
+      result.correct += correct;
     }
   }
   result.count = n;
@@ -203,9 +280,10 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
   return result;
 }
 
-void recordEvaluation(const Evaluation &evaluation, RunReport &report) {
+void recordEvaluation(const Session &session, const Evaluation &evaluation, RunReport &report) {
   double n = static_cast<double>(evaluation.count);
-  report.testAccuracy = static_cast<double>(evaluation.correct) / n;
+  if (session.layout.classes > 0)
+    report.testAccuracy = static_cast<double>(evaluation.correct) / n;
   report.testLoss = evaluation.lossSum / n;
   report.testExamples = evaluation.count;
 }
@@ -254,7 +332,7 @@ absl::Status runTrain(Session &session) {
   if (!train.ok())
     return train.status();
   if (!*train)
-    return noSplitError(options.data, Split::Train);
+    return noSplitError(session, Split::Train);
   absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
   if (!test.ok())
     return test.status();
@@ -278,7 +356,7 @@ absl::Status runTrain(Session &session) {
   plan.logEvery = options.logEvery;
   plan.showLr = !session.spec.lrSchedule.empty();
   Progress progress(stderr, ::isatty(STDERR_FILENO) != 0, plan);
-  unsigned char *image = session.at(*layout.image), *label = session.at(*layout.label);
+  std::vector<unsigned char *> destinations = inputDestinations(session);
   const unsigned char *loss = session.at(*layout.loss);
   StepContext context = firstStepContext(session);
   int64_t done = 0; // steps of this run
@@ -287,7 +365,7 @@ absl::Status runTrain(Session &session) {
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
     std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
     for (int64_t k = 0; k < stepsPerEpoch && done < plan.totalSteps; ++k) {
-      (*train)->fillBatch(&order[k * batch], batch, image, label);
+      (*train)->fillBatch(&order[k * batch], batch, destinations);
       // The first step warms caches and pages up: profiled only when alone.
       context.profile = *profile && (done > 0 || plan.totalSteps == 1) ? &**profile : nullptr;
       scheduleLr(session.spec, context);
@@ -332,23 +410,29 @@ absl::Status runTrain(Session &session) {
     absl::FPrintF(stdout, "kernel profile of %d steps written to %s\n",
                   (*profile)->steps(), options.profile);
   }
-  if (*test) {
+  if (!*test) {
+    absl::FPrintF(stdout, "%s has no test split; skipping evaluation\n", options.data);
+  } else if (!layout.target) {
+    absl::FPrintF(stdout,
+                  "the model's loss is not one eval computes from its output; skipping "
+                  "evaluation\n");
+  } else {
     absl::StatusOr<Evaluation> evaluation = evaluate(session, **test, context);
     if (!evaluation.ok())
       return evaluation.status();
-    recordEvaluation(*evaluation, report);
-  } else {
-    absl::FPrintF(stdout, "%s has no test split; skipping evaluation\n", options.data);
+    recordEvaluation(session, *evaluation, report);
   }
   return finishReport(session, report);
 }
 
 absl::Status runEval(Session &session) {
+  if (!session.layout.target)
+    return noEvalLossError(session.spec);
   absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
   if (!test.ok())
     return test.status();
   if (!*test)
-    return noSplitError(session.options.data, Split::Test);
+    return noSplitError(session, Split::Test);
   if (absl::Status status = session.initializeOrLoad(); !status.ok())
     return status;
   absl::StatusOr<Evaluation> evaluation =
@@ -356,7 +440,7 @@ absl::Status runEval(Session &session) {
   if (!evaluation.ok())
     return evaluation.status();
   RunReport report = startReport(session, "eval");
-  recordEvaluation(*evaluation, report);
+  recordEvaluation(session, *evaluation, report);
   report.seconds = evaluation->seconds;
   report.examplesPerSecond =
       report.seconds > 0 ? static_cast<double>(evaluation->count) / report.seconds : 0;
@@ -382,25 +466,30 @@ absl::Status loadBatch(Session &session) {
   absl::StatusOr<TensorMap> batch = loadSafetensors(path);
   if (!batch.ok())
     return batch.status();
+  std::string names;
+  for (const TensorInfo *input : layout.inputs)
+    names += (names.empty() ? "'" : ", '") + input->name + "'";
   for (const auto &[name, tensor] : *batch)
-    if (name != layout.image->name && name != layout.label->name)
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: tensor '%s' is not an input of model %s (expected '%s' and '%s')", path, name,
-          session.spec.model, layout.image->name, layout.label->name));
-  for (const TensorInfo *input : {layout.image, layout.label}) {
+    if (!layout.input(name))
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: tensor '%s' is not an input of model %s (expected %s)", path,
+                          name, session.spec.model, names));
+  for (const TensorInfo *input : layout.inputs) {
     if (absl::Status status = checkTensor(*batch, input->name, input->dtype, input->shape, path);
         !status.ok())
       return status;
     writeTensor(*input, batch->at(input->name), session.arena());
   }
-  size_t size = dtypeSize(layout.label->dtype);
+  if (layout.classes == 0)
+    return absl::OkStatus();
+  const TensorInfo &label = *layout.target;
+  size_t size = dtypeSize(label.dtype);
   for (int64_t i = 0; i < session.spec.batch; ++i) {
-    auto label = static_cast<int64_t>(loadScalar(layout.label->dtype,
-                                                 session.at(*layout.label) + i * size));
-    if (label < 0 || label >= layout.classes)
+    auto value = static_cast<int64_t>(loadScalar(label.dtype, session.at(label) + i * size));
+    if (value < 0 || value >= layout.classes)
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: tensor '%s' at index %d is %d, expected 0 to %d", path,
-                          layout.label->name, i, label, layout.classes - 1));
+                          label.name, i, value, layout.classes - 1));
   }
   return absl::OkStatus();
 }
@@ -446,6 +535,95 @@ absl::Status runStep(Session &session) {
   return absl::OkStatus();
 }
 
+/// The .npy file of each input the forward step reads, from --input: a
+/// file, or NAME=FILE,... (every forward input once).
+absl::StatusOr<std::vector<std::string>> predictInputFiles(const ModelLayout &layout,
+                                                           const std::string &value) {
+  const std::vector<const TensorInfo *> &inputs = layout.forwardInputs;
+  std::string names;
+  for (const TensorInfo *input : inputs)
+    names += (names.empty() ? "" : ", ") + input->name;
+  std::vector<std::string> paths(inputs.size());
+  if (value.find('=') == std::string::npos) {
+    if (inputs.size() != 1)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "predict: the forward pass reads %d inputs (%s); give --input NAME=FILE,... for each",
+          inputs.size(), names));
+    paths[0] = value;
+    return paths;
+  }
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    std::vector<std::string> pair = absl::StrSplit(part, absl::MaxSplits('=', 1));
+    size_t index = inputs.size();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (pair.size() == 2 && inputs[i]->name == pair[0])
+        index = i;
+    if (index == inputs.size() || pair[1].empty())
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "predict: --input '%s' is not NAME=FILE with NAME an input of the forward pass (%s)",
+          std::string(part), names));
+    if (!paths[index].empty())
+      return absl::InvalidArgumentError(
+          absl::StrFormat("predict: --input names '%s' twice", pair[0]));
+    paths[index] = pair[1];
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (paths[i].empty())
+      return absl::InvalidArgumentError(
+          absl::StrFormat("predict: --input lacks the forward pass's input '%s'", inputs[i]->name));
+  return paths;
+}
+
+/// The eval-mode forward over every example of --input, in batches (the
+/// last padded with the first examples), its outputs to --out.
+absl::Status runPredict(Session &session) {
+  const ModelLayout &layout = session.layout;
+  absl::StatusOr<std::vector<std::string>> paths =
+      predictInputFiles(layout, session.options.input);
+  if (!paths.ok())
+    return paths.status();
+  std::vector<InputFormat> formats;
+  std::vector<unsigned char *> destinations;
+  for (const TensorInfo *input : layout.forwardInputs) {
+    formats.push_back({input->name, input->dtype, input->shape, 0});
+    destinations.push_back(session.at(*input));
+  }
+  absl::StatusOr<Examples> examples =
+      loadArrays(formats, *paths, session.options.normalization);
+  if (!examples.ok())
+    return examples.status();
+  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+    return status;
+  const int64_t batch = session.spec.batch, n = examples->size();
+  const size_t rowBytes = tensorBytes(*layout.output) / static_cast<size_t>(batch);
+  HostTensor outputs;
+  outputs.dtype = layout.output->dtype;
+  outputs.shape = layout.output->shape;
+  outputs.shape[0] = n;
+  outputs.bytes.resize(rowBytes * static_cast<size_t>(n));
+  std::vector<int64_t> indices(static_cast<size_t>(batch));
+  StepContext context = firstStepContext(session);
+  Clock::time_point start = Clock::now();
+  for (int64_t first = 0; first < n; first += batch) {
+    int64_t real = std::min(batch, n - first);
+    for (int64_t r = 0; r < batch; ++r)
+      indices[r] = r < real ? first + r : (r - real) % n;
+    examples->fillBatch(indices.data(), batch, destinations);
+    if (absl::Status status = session.executor->run(StepKind::Forward, context); !status.ok())
+      return absl::InternalError(absl::StrFormat("prediction of examples %d to %d: %s", first,
+                                                 first + real - 1, status.message()));
+    std::memcpy(outputs.bytes.data() + first * rowBytes, session.at(*layout.output),
+                rowBytes * static_cast<size_t>(real));
+  }
+  double seconds = secondsSince(start);
+  if (absl::Status status = writeNpy(session.options.out, outputs); !status.ok())
+    return status;
+  absl::FPrintF(stdout, "wrote the outputs %s of %d examples to %s in %.1f s, %.0f examples/s\n",
+                formatShape(outputs.shape), n, session.options.out, seconds,
+                seconds > 0 ? static_cast<double>(n) / seconds : 0);
+  return absl::OkStatus();
+}
+
 absl::Status runCommand(const ProgramSpec &spec, const Options &options) {
   for (auto [flag, path] : {std::pair{"--save", &options.save},
                             std::pair{"--metrics", &options.metrics},
@@ -465,6 +643,8 @@ absl::Status runCommand(const ProgramSpec &spec, const Options &options) {
     return runInit(*session);
   case Command::Step:
     return runStep(*session);
+  case Command::Predict:
+    return runPredict(*session);
   case Command::Help:
   case Command::Version:
     break;

@@ -108,6 +108,8 @@ void printSummary(std::FILE *out, const RunReport &report) {
   if (report.testAccuracy)
     absl::FPrintF(out, "test accuracy %.2f%% (%d examples), test loss %.4f\n",
                   *report.testAccuracy * 100, report.testExamples, *report.testLoss);
+  else if (report.testLoss) // a loss other than a classifier's: no accuracy
+    absl::FPrintF(out, "test loss %.6g (%d examples)\n", *report.testLoss, report.testExamples);
   if (report.command == "train")
     absl::FPrintF(out, "trained %d steps (%d epochs) in %.1f s, %.0f examples/s\n",
                   report.steps, report.epochs, report.seconds, report.examplesPerSecond);

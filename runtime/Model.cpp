@@ -14,15 +14,22 @@ absl::Status specError(const std::string &what) {
   return absl::InvalidArgumentError("model spec: " + what);
 }
 
+} // namespace
+
 bool isFloating(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 ||
          dtype == DType::BF16;
 }
 
-} // namespace
-
 bool ModelLayout::isStateDict(const TensorInfo &tensor) const {
   return tensor.role == TensorRole::Param || tensor.role == TensorRole::Buffer;
+}
+
+const TensorInfo *ModelLayout::input(const std::string &name) const {
+  for (const TensorInfo *tensor : inputs)
+    if (tensor->name == name)
+      return tensor;
+  return nullptr;
 }
 
 size_t tensorBytes(const TensorInfo &tensor) {
@@ -56,20 +63,15 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
       return specError(absl::StrFormat("tensor %s at offset %d does not fit in the %d-byte arena",
                                        describeTensor(tensor), tensor.offset, spec.arenaBytes));
     switch (tensor.role) {
-    case TensorRole::Input: {
-      bool floating = isFloating(tensor.dtype);
-      if (!floating && tensor.dtype != DType::I32 && tensor.dtype != DType::I64)
+    case TensorRole::Input:
+      if (!isFloating(tensor.dtype) && tensor.dtype != DType::I32 && tensor.dtype != DType::I64)
         return specError(absl::StrFormat("input %s is neither floating-point nor I32/I64",
                                          describeTensor(tensor)));
-      const TensorInfo *&slot = floating ? layout.image : layout.label;
-      if (slot)
-        return specError(absl::StrFormat("inputs '%s' and '%s' are both %s; the runtime feeds "
-                                         "one floating-point image and one integer label",
-                                         slot->name, tensor.name,
-                                         floating ? "floating-point" : "integer"));
-      slot = &tensor;
+      if (tensor.shape.empty() || tensor.shape[0] != spec.batch)
+        return specError(absl::StrFormat("input %s does not start with the batch size %d",
+                                         describeTensor(tensor), spec.batch));
+      layout.inputs.push_back(&tensor);
       break;
-    }
     case TensorRole::Param:
     case TensorRole::Buffer:
     case TensorRole::OptimizerState:
@@ -86,23 +88,40 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
       break;
     }
   }
-  if (!layout.image || !layout.label)
-    return specError("expected a floating-point image input and an integer label input");
   if (!layout.loss || !layout.output)
     return specError("expected outputs 'loss' and 'output'");
-  if (layout.image->shape.empty() || layout.image->shape[0] != spec.batch)
-    return specError(absl::StrFormat("input %s does not start with the batch size %d",
-                                     describeTensor(*layout.image), spec.batch));
-  if (layout.label->shape != std::vector<int64_t>{spec.batch})
-    return specError(absl::StrFormat("input %s is not [%d]", describeTensor(*layout.label),
-                                     spec.batch));
   if (tensorBytes(*layout.loss) != dtypeSize(layout.loss->dtype))
     return specError(absl::StrFormat("output %s is not a scalar", describeTensor(*layout.loss)));
   const std::vector<int64_t> &out = layout.output->shape;
-  if (out.size() != 2 || out[0] != spec.batch || out[1] < 1 || !isFloating(layout.output->dtype))
-    return specError(absl::StrFormat("output %s is not floating-point [%d, classes]",
+  if (out.empty() || out[0] != spec.batch || !isFloating(layout.output->dtype))
+    return specError(absl::StrFormat("output %s is not floating-point [%d, ...]",
                                      describeTensor(*layout.output), spec.batch));
-  layout.classes = out[1];
+  for (const std::string &name : spec.forwardInputs) {
+    const TensorInfo *input = layout.input(name);
+    if (!input)
+      return specError(absl::StrFormat("the forward step reads '%s', which is not an input",
+                                       name));
+    layout.forwardInputs.push_back(input);
+  }
+  if (spec.loss.kind != LossKind::Unknown) {
+    layout.target = layout.input(spec.loss.target);
+    if (!layout.target)
+      return specError(absl::StrFormat("the loss's target '%s' is not an input",
+                                       spec.loss.target));
+    if (spec.loss.kind == LossKind::CrossEntropy) {
+      if (out.size() != 2 || out[1] < 1 || isFloating(layout.target->dtype) ||
+          layout.target->shape != std::vector<int64_t>{spec.batch})
+        return specError(absl::StrFormat(
+            "cross_entropy of output %s against %s: expected [%d, classes] and integer [%d]",
+            describeTensor(*layout.output), describeTensor(*layout.target), spec.batch,
+            spec.batch));
+      layout.classes = out[1];
+    } else if (layout.target->shape != out || !isFloating(layout.target->dtype)) {
+      return specError(absl::StrFormat("mse_loss of output %s against %s: expected one shape",
+                                       describeTensor(*layout.output),
+                                       describeTensor(*layout.target)));
+    }
+  }
   return layout;
 }
 

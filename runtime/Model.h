@@ -20,10 +20,17 @@ namespace cairn::runtime {
 
 struct ModelLayout {
   const ProgramSpec *spec = nullptr;
-  const TensorInfo *image = nullptr;  // the floating-point Input
-  const TensorInfo *label = nullptr;  // the integer (I32 or I64) Input
+  /// Every Input, in spec order; each starts with the batch dimension.
+  std::vector<const TensorInfo *> inputs;
+  /// The inputs the forward step reads (ProgramSpec::forwardInputs).
+  std::vector<const TensorInfo *> forwardInputs;
   const TensorInfo *loss = nullptr;   // Output "loss", one element
-  const TensorInfo *output = nullptr; // Output "output", [batch, classes]
+  const TensorInfo *output = nullptr; // Output "output", [batch, ...]
+  /// The input the loss compares the output with (ProgramSpec::loss), or
+  /// null when eval cannot compute the loss.
+  const TensorInfo *target = nullptr;
+  /// CrossEntropy: the output is [batch, classes] and the target holds
+  /// class indices below it; 0 otherwise (no accuracy).
   int64_t classes = 0;
   /// Every Param, Buffer and OptimizerState, in spec order.
   std::vector<const TensorInfo *> state;
@@ -31,7 +38,12 @@ struct ModelLayout {
 
   /// The Param or Buffer (not OptimizerState) tensors: a state_dict.
   bool isStateDict(const TensorInfo &tensor) const;
+  /// The Input named `name`, or null.
+  const TensorInfo *input(const std::string &name) const;
 };
+
+/// F32, F64, F16 or BF16.
+bool isFloating(DType dtype);
 
 /// Checks `spec` and sorts its tensors by role. Errors start with
 /// "model spec:" and name the tensor.

@@ -225,4 +225,36 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path) {
   return tensor;
 }
 
+absl::Status writeNpy(const std::string &path, const HostTensor &tensor) {
+  const char *descr = nullptr;
+  for (auto [name, dtype] : {std::pair{"<f2", DType::F16}, std::pair{"<f4", DType::F32},
+                             std::pair{"<f8", DType::F64}, std::pair{"<i4", DType::I32},
+                             std::pair{"<i8", DType::I64}, std::pair{"|u1", DType::U8}})
+    if (tensor.dtype == dtype)
+      descr = name;
+  if (!descr)
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: cannot write %s values as .npy", path, dtypeName(tensor.dtype)));
+  // numpy's spelling: (3, 4), (3,) and ().
+  std::string shape;
+  for (int64_t dim : tensor.shape)
+    shape += absl::StrFormat("%s%d", shape.empty() ? "" : ", ", dim);
+  if (tensor.shape.size() == 1)
+    shape += ",";
+  std::string header =
+      absl::StrFormat("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, shape);
+  // Magic, version, length, then the header padded with spaces to a
+  // multiple of 64 bytes with its newline.
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  std::string preamble = "\x93NUMPY\x01";
+  preamble += '\0';
+  preamble += static_cast<char>(header.size() & 0xFF);
+  preamble += static_cast<char>(header.size() >> 8);
+  return writeFileAtomically(
+      path, {preamble, header,
+             absl::string_view(reinterpret_cast<const char *>(tensor.bytes.data()),
+                               tensor.bytes.size())});
+}
+
 } // namespace cairn::runtime

@@ -14,6 +14,7 @@
 #define CAIRN_RUNTIME_PROGRAM_H
 
 #include "runtime/KernelProfile.h"
+#include "runtime/LossForm.h"
 #include "runtime/LrSchedule.h"
 #include "runtime/Tensor.h"
 
@@ -97,11 +98,17 @@ struct ProgramSpec {
   /// The optimizer's declared lr and its schedule (empty: constant).
   double baseLr = 0;
   std::vector<LrScheduler> lrSchedule;
+  /// How eval computes the test loss from "output" (kind Unknown: it
+  /// cannot, the loss being of another form).
+  LossForm loss;
+  /// The inputs the forward step reads (what `predict` feeds).
+  std::vector<std::string> forwardInputs;
   /// Forward, loss, backward and optimizer update: reads the inputs, writes
   /// "loss", updates params, buffers and optimizer state (the gradients are
   /// visible through StepContext::observe only).
   void (*trainStep)(unsigned char *arena, const StepContext &ctx) = nullptr;
-  /// Eval-mode forward: reads "image", params and buffers, writes "output".
+  /// Eval-mode forward: reads forwardInputs, params and buffers, writes
+  /// "output".
   void (*forward)(unsigned char *arena, const StepContext &ctx) = nullptr;
   /// Where the steps run: the CPU (arena in host memory) or CUDA (arena on
   /// the device; the step functions then take device pointers).

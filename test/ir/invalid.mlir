@@ -825,7 +825,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Tests that an unknown cairn attribute on an op is an error naming it.
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown attribute 'cairn.stage' (expected one of cairn.checkpoint, cairn.device, cairn.precision on ops; cairn.model, cairn.batch, cairn.optimizer, cairn.lr_schedule, cairn.clip_grad_norm on the module)}}
+  // expected-error @+1 {{unknown attribute 'cairn.stage' (expected one of cairn.checkpoint, cairn.device, cairn.precision on ops; cairn.model, cairn.batch, cairn.optimizer, cairn.lr_schedule, cairn.clip_grad_norm, cairn.eval_loss on the module)}}
   %0 = cairn.relu %x {cairn.stage = 1} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -896,6 +896,13 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // expected-error @+1 {{clip_grad_norm: norm_type must be positive or 'inf', not 0}}
 module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>,
                    cairn.clip_grad_norm = {max_norm = 1.0 : f64, norm_type = 0.0 : f64}} {
+}
+
+// -----
+
+// Tests the eval loss's form.
+// expected-error @+1 {{expected the eval loss {kind = "cross_entropy" or "mse_loss", label_smoothing = F : f64, target = "input"} but got {kind = "l1_loss", label_smoothing = 0.000000e+00 : f64, target = "y"}}}
+module attributes {cairn.eval_loss = {kind = "l1_loss", label_smoothing = 0.0 : f64, target = "y"}} {
 }
 
 // -----

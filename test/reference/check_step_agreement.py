@@ -56,7 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from philox import dropout_keep_mask, dropout_scale  # noqa: E402
 from pytorch_models import MODELS, model_file  # noqa: E402
 
-EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp"]
+EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp", "autoencoder"]
 # Models of test/codegen/Inputs checked by default too: the ops and layers the examples do
 # not use.
 LAYERS = ["ops", "activations", "tensors", "schedule"]
@@ -65,6 +65,7 @@ OPTIONAL = []
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
 DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,
+                 "autoencoder": 8,
                  "ops": 4, "activations": None,
                  "tensors": None, "schedule": None}
 # Optimizer steps the weights `EXE step` loads record (the file's "cairn.optimizer_steps"),
@@ -441,12 +442,15 @@ def check_one(name, args):
         if a.read() != b.read():
             problems.append(f"`init --seed {INIT_SEED}` twice gave different files")
 
+    summary = json.loads(run([args.cairn, "check", source, "--json"], 300))
     if batch_size is None:
-        batch_size = int(json.loads(run([args.cairn, "check", source, "--json"], 300))["batch"])
+        batch_size = int(summary["batch"])
     rng = np.random.default_rng(DATA_SEED)
     batch = {"image": torch.from_numpy(rng.standard_normal((batch_size, *in_shape), dtype=np.float32)),
              "label": torch.from_numpy(rng.integers(0, 10, batch_size, dtype=np.int64))}
-    write_safetensors(b_path, batch)
+    # `EXE step` takes exactly the model's inputs (an autoencoder has no label).
+    inputs = {i["name"] for i in summary["inputs"]}
+    write_safetensors(b_path, {k: v for k, v in batch.items() if k in inputs})
     resumed = RESUMED_STEPS.get(name, 0)
     load_path = w_path
     if resumed:

@@ -29,6 +29,24 @@ class MLP(nn.Module):
         return self.fc2(F.relu(self.fc1(torch.flatten(image, 1))))
 
 
+class Autoencoder(nn.Module):
+    """examples/autoencoder.cairn: the image is its own target."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Conv2d(1, 16, 3, stride=2, padding=1)
+        self.enc2 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.dec1 = nn.ConvTranspose2d(32, 16, 3, stride=2, padding=1, output_padding=1)
+        self.dec2 = nn.ConvTranspose2d(16, 1, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, image):
+        h = F.relu(self.enc2(F.relu(self.enc1(image))))
+        return torch.sigmoid(self.dec2(F.relu(self.dec1(h))))
+
+    def loss(self, image, label=None):
+        return F.mse_loss(self(image), image)
+
+
 class CNN(nn.Module):
     """examples/cnn.cairn"""
 
@@ -294,6 +312,7 @@ MODELS = {
     "resnet18": (ResNet18, (3, 32, 32)),
     "transformer": (Transformer, (1, 28, 28)),
     "deep_mlp": (DeepMLP, (1, 28, 28)),
+    "autoencoder": (Autoencoder, (1, 28, 28)),
     # The same file with `depth = 12`: the 12-layer encoder the language must express.
     "transformer12": (lambda: Transformer(depth=12), (1, 28, 28)),
     "ops": (Ops, (1, 28, 28)),  # test/codegen/Inputs/ops.cairn

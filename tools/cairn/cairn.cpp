@@ -44,6 +44,7 @@
 #include "passes/BatchFit.h"
 #include "passes/BufferCsv.h"
 #include "passes/ByteSize.h"
+#include "passes/ExecutableContract.h"
 #include "passes/IntervalPlanner.h"
 #include "passes/ModelSummary.h"
 #include "passes/Passes.h"
@@ -422,10 +423,13 @@ mlir::OwningOpRef<mlir::ModuleOp> elaborateModel(llvm::StringRef source,
 mlir::OwningOpRef<mlir::ModuleOp>
 compileModel(llvm::StringRef source, llvm::StringRef filename,
              mlir::MLIRContext &context, long long batch,
-             const PipelineOptions &options, PlanTimer *timer = nullptr) {
+             const PipelineOptions &options, PlanTimer *timer = nullptr,
+             bool executable = false) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       elaborateModel(source, filename, context, batch);
   if (!module)
+    return nullptr;
+  if (executable && llvm::failed(checkExecutableContract(*module)))
     return nullptr;
   mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
   std::string error;
@@ -504,9 +508,12 @@ llvm::LogicalResult processModel(llvm::StringRef source,
     return llvm::success();
   }
   PlanTimer timer;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      compileModel(source, filename, context, batch,
-                   getPipelineOptions(stage, kDefaultPlanSeconds), &timer);
+  // A program to run (an executable, or its C++): what the runtime feeds.
+  bool executable = buildCommand && emitKind != EmitKind::MLIR &&
+                    emitKind != EmitKind::TrainMLIR;
+  mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
+      source, filename, context, batch,
+      getPipelineOptions(stage, kDefaultPlanSeconds), &timer, executable);
   if (!module)
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)

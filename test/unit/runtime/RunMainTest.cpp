@@ -111,6 +111,8 @@ ProgramSpec makeSpec() {
   spec.sourceFile = "softmax.cairn";
   spec.batch = kBatch;
   spec.optimizer = "SGD(lr=0.5, momentum=0.9)";
+  spec.loss = {LossKind::CrossEntropy, "label", 0.0};
+  spec.forwardInputs = {"image"};
   spec.trainStep = trainStep;
   spec.forward = forward;
   size_t top = 0;
