@@ -13,7 +13,7 @@ packages=(
   # libraries
   libabsl-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libopenblas-openmp-dev
   # reference checks and data
-  python3 python3-torch dataset-fashion-mnist
+  python3 python3-torch python3-torchvision dataset-fashion-mnist
   # the HTML memory report is checked in a real headless browser
   chromium
 )

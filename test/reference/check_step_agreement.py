@@ -19,7 +19,8 @@ A tensor's error is max|cairn - torch| / max|torch|; it passes at <= --tolerance
 where larger: 10x PyTorch float32's own error against float64 (for values that are rounding
 noise in any float32 code, like the bias gradient of a convolution followed by BatchNorm,
 zero in exact arithmetic), and 2 ulps of the weights for "delta.<param>". ReLU inputs within
-float32's error of 0 may take either derivative in any float32 code (in ResNet-18 at batch 8
+float32's error of 0 (and ReLU6 / hardtanh inputs within it of either bound: MobileNetV2 at
+batch 2 has hundreds) may take either derivative in any float32 code (in ResNet-18 at batch 8
 one such flip moves a gradient by 5%): each gradient element may also be off by twice the sum
 of what flipping each of these inputs alone changes there, and the error is what is left.
 Prints the tensor closest to failing per model and a table; exits 1 on any failure or
@@ -54,20 +55,22 @@ except ImportError:  # no torch on this machine: tell ctest to count the test as
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from philox import dropout_keep_mask, dropout_scale  # noqa: E402
-from pytorch_models import MODELS, model_file  # noqa: E402
+from pytorch_models import MODELS, ZOO, ZOO_CHECK_SIZE, ZOO_NAMES, model_file  # noqa: E402
 
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp", "autoencoder"]
 # Models of test/codegen/Inputs checked by default too: the ops and layers the examples do
 # not use.
 LAYERS = ["ops", "activations", "tensors", "schedule"]
-# Checked with --models only (not by default).
-OPTIONAL = []
+# Checked with --models only (not by default): the zoo (examples/zoo, torchvision's models at
+# 224x224; test/CMakeLists.txt runs them as a test of their own), where torchvision is there.
+OPTIONAL = list(ZOO_NAMES)
 # Batch per example when --batch is not given: the model's own (None) or a small one that
 # keeps the check fast; always > 1 so that BatchNorm has batch statistics.
 DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "deep_mlp": 8,
                  "autoencoder": 8,
                  "ops": 4, "activations": None,
-                 "tensors": None, "schedule": None}
+                 "tensors": None, "schedule": None,
+                 "resnet50": 2, "vgg11": 2, "mobilenet_v2": 2}
 # Optimizer steps the weights `EXE step` loads record (the file's "cairn.optimizer_steps"),
 # so that its step is that many steps into the run: the lr schedule, Adam's bias correction.
 RESUMED_STEPS = {"schedule": 7}
@@ -202,21 +205,29 @@ def philox_dropout(seed, step):
 
 @contextlib.contextmanager
 def traced_relu(calls):
-    """Swaps F.relu for one that appends (input, output) of each call under autograd (the
-    training forward) to `calls`."""
-    original = F.relu
+    """Swaps F.relu and F.hardtanh (nn.ReLU6's) for ones that append (input, output, bounds)
+    of each call under autograd (the training forward) to `calls`: the points where the
+    derivative jumps, (0,) for relu, (min_val, max_val) for hardtanh. In-place calls return a
+    new tensor, which the modules use."""
+    original_relu, original_hardtanh = F.relu, F.hardtanh
 
     def relu(x, inplace=False):
-        y = original(x)
+        y = original_relu(x)
         if x.requires_grad:
-            calls.append((x, y))
+            calls.append((x, y, (0.0,)))
         return y
 
-    F.relu = relu
+    def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+        y = original_hardtanh(x, min_val, max_val)
+        if x.requires_grad:
+            calls.append((x, y, (float(min_val), float(max_val))))
+        return y
+
+    F.relu, F.hardtanh = relu, hardtanh
     try:
         yield
     finally:
-        F.relu = original
+        F.relu, F.hardtanh = original_relu, original_hardtanh
 
 
 def check_init(model, weights):
@@ -343,7 +354,7 @@ def tie_slack(model, batch, seed, ties):
     with philox_dropout(seed, step=0), traced_relu(calls):
         loss = train_loss(model, batch["image"], batch["label"])
     names, params = zip(*model.named_parameters())
-    out_grads = torch.autograd.grad(loss, [y for _, y in calls], retain_graph=True)
+    out_grads = torch.autograd.grad(loss, [y for _, y, _ in calls], retain_graph=True)
     total = [torch.zeros_like(p) for p in params]
     for k, j in ties:
         x = calls[k][0]
@@ -370,10 +381,13 @@ def torch_references(model, source, batch, seed):
     with traced_relu(calls64):
         ref64 = torch_step(copy.deepcopy(model).double(), source, batch, seed)
     ties = []
-    for k, ((a, _), (b, _)) in enumerate(zip(calls32, calls64)):
+    for k, ((a, _, bounds), (b, _, _)) in enumerate(zip(calls32, calls64)):
         a, b = a.detach().double(), b.detach()
         threshold = 4 * max_abs(a - b)
-        ties += [(k, j) for j in torch.nonzero(b.abs().flatten() < threshold).flatten().tolist()]
+        near = torch.zeros(b.shape, dtype=torch.bool)
+        for bound in bounds:
+            near |= (b - bound).abs() < threshold
+        ties += [(k, j) for j in torch.nonzero(near.flatten()).flatten().tolist()]
     del calls32, calls64
     slack = tie_slack(model, batch, seed, ties) if ties else {}
     noise = {}
@@ -423,24 +437,41 @@ def check_one(name, args):
     source = model_file(name, args.examples)
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
+    if name in ZOO:
+        # The zoo's files declare 224x224 images; the check runs at ZOO_CHECK_SIZE.
+        with open(source) as f:
+            text, count = re.subn(r"(input image: f32\[B, 3, )224, 224\]",
+                                  rf"\g<1>{ZOO_CHECK_SIZE}, {ZOO_CHECK_SIZE}]", f.read())
+        if count != 1:
+            raise RuntimeError(f"{source}: no 'input image: f32[B, 3, 224, 224]' line")
+        source = os.path.join(work, name + ".cairn")
+        with open(source, "w") as f:
+            f.write(text)
     exe, w_path = os.path.join(work, name), os.path.join(work, "init.safetensors")
     b_path, out_path = os.path.join(work, "batch.safetensors"), os.path.join(work, "step.safetensors")
     batch_size = args.batch if args.batch is not None else DEFAULT_BATCH[name]
     build(args.cairn, source, exe, batch_size)
 
-    run([exe, "init", "--seed", INIT_SEED, "--save", w_path], timeout=600)
-    weights = read_safetensors(w_path)
     ctor, in_shape = MODELS[name]
     torch.manual_seed(0)
     model = ctor()
-    fresh = copy.deepcopy(model)  # PyTorch's own draw, for the init statistics
-    model.load_state_dict(weights, strict=True)
-    problems = check_init(fresh, weights)
-    again = os.path.join(work, "init-again.safetensors")
-    run([exe, "init", "--seed", INIT_SEED, "--save", again], timeout=600)
-    with open(w_path, "rb") as a, open(again, "rb") as b:
-        if a.read() != b.read():
-            problems.append(f"`init --seed {INIT_SEED}` twice gave different files")
+    if name in ZOO:
+        # torchvision's own weights (its initialisation), loaded into the executable: the
+        # state_dict as torchvision writes it is what `EXE step --load` takes.
+        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        write_safetensors(w_path, weights)
+        problems = []
+    else:
+        run([exe, "init", "--seed", INIT_SEED, "--save", w_path], timeout=600)
+        weights = read_safetensors(w_path)
+        fresh = copy.deepcopy(model)  # PyTorch's own draw, for the init statistics
+        model.load_state_dict(weights, strict=True)
+        problems = check_init(fresh, weights)
+        again = os.path.join(work, "init-again.safetensors")
+        run([exe, "init", "--seed", INIT_SEED, "--save", again], timeout=600)
+        with open(w_path, "rb") as a, open(again, "rb") as b:
+            if a.read() != b.read():
+                problems.append(f"`init --seed {INIT_SEED}` twice gave different files")
 
     summary = json.loads(run([args.cairn, "check", source, "--json"], 300))
     if batch_size is None:
@@ -499,6 +530,11 @@ def main():
     ap.add_argument("--tolerance", type=float, default=1e-4)
     args = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    absent = [m for m in args.models if m in ZOO_NAMES and m not in ZOO]
+    if absent:  # tell ctest to count the test as skipped
+        print(f"check_step_agreement: torchvision is not installed (apt-get install "
+              f"python3-torchvision); {', '.join(absent)} skipped")
+        return 77
 
     table, details = [], []
     for name in args.models:

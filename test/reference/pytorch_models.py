@@ -4,7 +4,8 @@
 Each module has the same state_dict keys, shapes and order as its .cairn file, so that
 check_param_counts.py (and later numerical checks) can compare Cairn against PyTorch.
 Run it directly to print every model's parameter count and state_dict.
-Plain torch only (no torchvision): Debian's python3-torch 1.13, run with /usr/bin/python3.
+The model zoo (examples/zoo/*.cairn) is torchvision's own models, where torchvision is
+installed (Debian's python3-torchvision 0.14, with python3-torch 1.13 and /usr/bin/python3).
 """
 import argparse
 import math
@@ -321,10 +322,29 @@ MODELS = {
     "schedule": (Schedule, (1, 28, 28)),  # test/codegen/Inputs/schedule.cairn
 }
 
+# examples/zoo: torchvision's models themselves; their weights are torchvision's own
+# (check_step_agreement loads them into the executable). The files declare ImageNet's 224x224;
+# the step is checked at 64x64 (ZOO_CHECK_SIZE, the file's input line rewritten), the same
+# layers and state_dict (adaptive pooling), with a twelfth of the near-tie ReLU inputs whose
+# slack the check computes one by one.
+ZOO_CHECK_SIZE = 64
+try:
+    import torchvision
+    ZOO = {"resnet50": (torchvision.models.resnet50, (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE)),
+           "vgg11": (torchvision.models.vgg11, (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE)),
+           "mobilenet_v2": (torchvision.models.mobilenet_v2,
+                            (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE))}
+except ImportError:  # the checks name the zoo models they skip
+    ZOO = {}
+ZOO_NAMES = ("resnet50", "vgg11", "mobilenet_v2")
+MODELS.update(ZOO)
+
 # Models whose file is not <examples>/<name>.cairn, relative to the repository root.
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _MODEL_FILES = {name: os.path.join(_REPO, "test", "codegen", "Inputs", name + ".cairn")
                 for name in ("ops", "activations", "tensors", "schedule")}
+_MODEL_FILES.update({name: os.path.join(_REPO, "examples", "zoo", name + ".cairn")
+                     for name in ZOO_NAMES})
 
 
 def model_file(name, examples):
