@@ -60,7 +60,7 @@ from pytorch_models import MODELS, ZOO, ZOO_CHECK_SIZE, ZOO_NAMES, model_file  #
 EXAMPLES = ["mlp", "cnn", "resnet18", "transformer", "deep_mlp", "autoencoder"]
 # Models of test/codegen/Inputs checked by default too: the ops and layers the examples do
 # not use.
-LAYERS = ["ops", "activations", "tensors", "schedule"]
+LAYERS = ["ops", "activations", "tensors", "schedule", "unet"]
 # Checked with --models only (not by default): the zoo (examples/zoo, torchvision's models at
 # 224x224; test/CMakeLists.txt runs them as a test of their own), where torchvision is there.
 OPTIONAL = list(ZOO_NAMES)
@@ -70,7 +70,7 @@ DEFAULT_BATCH = {"mlp": None, "cnn": None, "resnet18": 8, "transformer": 8, "dee
                  "autoencoder": 8,
                  "ops": 4, "activations": None,
                  "tensors": None, "schedule": None,
-                 "resnet50": 2, "vgg11": 2, "mobilenet_v2": 2}
+                 "resnet50": 2, "vgg11": 2, "mobilenet_v2": 2, "vit": 4, "unet": 4}
 # Optimizer steps the weights `EXE step` loads record (the file's "cairn.optimizer_steps"),
 # so that its step is that many steps into the run: the lr schedule, Adam's bias correction.
 RESUMED_STEPS = {"schedule": 7}
@@ -437,8 +437,8 @@ def check_one(name, args):
     source = model_file(name, args.examples)
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
-    if name in ZOO:
-        # The zoo's files declare 224x224 images; the check runs at ZOO_CHECK_SIZE.
+    if name in ZOO and MODELS[name][1][1] == ZOO_CHECK_SIZE:
+        # The file declares 224x224 images; the check runs at ZOO_CHECK_SIZE.
         with open(source) as f:
             text, count = re.subn(r"(input image: f32\[B, 3, )224, 224\]",
                                   rf"\g<1>{ZOO_CHECK_SIZE}, {ZOO_CHECK_SIZE}]", f.read())
@@ -457,7 +457,13 @@ def check_one(name, args):
     model = ctor()
     if name in ZOO:
         # torchvision's own weights (its initialisation), loaded into the executable: the
-        # state_dict as torchvision writes it is what `EXE step --load` takes.
+        # state_dict as torchvision writes it is what `EXE step --load` takes. Weight tensors
+        # torchvision starts at zero (ViT's head and class token) are drawn instead, or no
+        # gradient would reach the layers below them.
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() >= 2 and not p.any():
+                    p.normal_(std=0.02)
         weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
         write_safetensors(w_path, weights)
         problems = []

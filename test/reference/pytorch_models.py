@@ -306,6 +306,45 @@ class Schedule(nn.Module):
         return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
 
 
+class DoubleConv(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.block = nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+                                   nn.BatchNorm2d(cout), nn.ReLU(),
+                                   nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                                   nn.BatchNorm2d(cout), nn.ReLU())
+
+    def forward(self, x):
+        return self.block(x)
+
+
+class UNet(nn.Module):
+    """examples/zoo/unet.cairn: a small U-Net, trained against its input."""
+
+    def __init__(self):
+        super().__init__()
+        self.inc = DoubleConv(1, 16)
+        self.down1 = DoubleConv(16, 32)
+        self.down2 = DoubleConv(32, 64)
+        self.pool = nn.MaxPool2d(2)
+        self.up1 = nn.ConvTranspose2d(64, 32, 2, stride=2)
+        self.conv1 = DoubleConv(64, 32)
+        self.up2 = nn.ConvTranspose2d(32, 16, 2, stride=2)
+        self.conv2 = DoubleConv(32, 16)
+        self.outc = nn.Conv2d(16, 1, 1)
+
+    def forward(self, image):
+        x1 = self.inc(image)
+        x2 = self.down1(self.pool(x1))
+        x3 = self.down2(self.pool(x2))
+        y = self.conv1(torch.cat([x2, self.up1(x3)], 1))
+        y = self.conv2(torch.cat([x1, self.up2(y)], 1))
+        return self.outc(y)
+
+    def loss(self, image, label=None):
+        return F.mse_loss(self(image), image)
+
+
 # example file stem -> (constructor, input shape without the batch dimension)
 MODELS = {
     "mlp": (MLP, (1, 28, 28)),
@@ -320,6 +359,7 @@ MODELS = {
     "activations": (Activations, (1, 28, 28)),  # test/codegen/Inputs/activations.cairn
     "tensors": (Tensors, (1, 28, 28)),  # test/codegen/Inputs/tensors.cairn
     "schedule": (Schedule, (1, 28, 28)),  # test/codegen/Inputs/schedule.cairn
+    "unet": (UNet, (1, 28, 28)),  # examples/zoo/unet.cairn
 }
 
 # examples/zoo: torchvision's models themselves; their weights are torchvision's own
@@ -333,10 +373,14 @@ try:
     ZOO = {"resnet50": (torchvision.models.resnet50, (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE)),
            "vgg11": (torchvision.models.vgg11, (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE)),
            "mobilenet_v2": (torchvision.models.mobilenet_v2,
-                            (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE))}
+                            (3, ZOO_CHECK_SIZE, ZOO_CHECK_SIZE)),
+           # vit_b_16's layout made small, at the file's own 32x32.
+           "vit": (lambda: torchvision.models.VisionTransformer(
+               image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64,
+               mlp_dim=128, num_classes=10), (3, 32, 32))}
 except ImportError:  # the checks name the zoo models they skip
     ZOO = {}
-ZOO_NAMES = ("resnet50", "vgg11", "mobilenet_v2")
+ZOO_NAMES = ("resnet50", "vgg11", "mobilenet_v2", "vit")
 MODELS.update(ZOO)
 
 # Models whose file is not <examples>/<name>.cairn, relative to the repository root.
@@ -344,7 +388,7 @@ _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 _MODEL_FILES = {name: os.path.join(_REPO, "test", "codegen", "Inputs", name + ".cairn")
                 for name in ("ops", "activations", "tensors", "schedule")}
 _MODEL_FILES.update({name: os.path.join(_REPO, "examples", "zoo", name + ".cairn")
-                     for name in ZOO_NAMES})
+                     for name in ZOO_NAMES + ("unet",)})
 
 
 def model_file(name, examples):
