@@ -62,6 +62,12 @@ TEST(Cli, OtherCommands) {
   EXPECT_EQ(step->batch, "b");
   EXPECT_EQ(step->out, "o");
   EXPECT_EQ(parse({"eval", "--load", "w"})->command, Command::Eval);
+  absl::StatusOr<Options> predict = parse(
+      {"predict", "--load", "w", "--input", "x=a.npy,y=b.npy", "--out=y.npy", "--threads", "1"});
+  ASSERT_TRUE(predict.ok()) << predict.status();
+  EXPECT_EQ(predict->command, Command::Predict);
+  EXPECT_EQ(predict->input, "x=a.npy,y=b.npy");
+  EXPECT_EQ(predict->out, "y.npy");
   EXPECT_EQ(parse({"init", "--save", "w"})->command, Command::Init);
   EXPECT_EQ(parse({"--help"})->command, Command::Help);
   EXPECT_EQ(parse({"-h"})->command, Command::Help);
@@ -91,6 +97,11 @@ TEST(Cli, UsageErrors) {
   expectUsageError({"eval"}, "eval: --load is required");
   expectUsageError({"init"}, "init: --save is required");
   expectUsageError({"step", "--load", "w", "--batch", "b"}, "step: --out is required");
+  expectUsageError({"predict", "--load", "w", "--out", "o"}, "predict: --input is required");
+  expectUsageError({"predict", "--input", "x", "--out", "o"}, "predict: --load is required");
+  expectUsageError({"predict", "--load", "w", "--input", "x", "--out", "o", "--epochs", "2"},
+                   "predict: unknown flag '--epochs'");
+  expectUsageError({"train", "--input", "x"}, "train: unknown flag '--input'");
 }
 
 TEST(Cli, PoisonIsAFlagWithoutAValue) {
@@ -117,7 +128,8 @@ TEST(Cli, HelpNamesEveryCommandAndFlag) {
   spec.batch = 64;
   std::string help = usageText("mlp", spec);
   for (const char *word :
-       {"train", "eval", "init", "step", "--help", "--version", "--data", "--epochs", "--steps",
+       {"train", "eval", "init", "step", "predict", "--input", "--help", "--version", "--data",
+        "--epochs", "--steps",
         "--seed", "--load", "--save", "--metrics", "--normalize", "--threads", "--log-every",
         "--batch", "--out", "--poison", "/usr/share/datasets/fashion-mnist", "MLP",
         "mlp.cairn"})

@@ -7,6 +7,7 @@
 // classes of 4x4 images, class c bright where pixel % 3 == c.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Npy.h"
 #include "runtime/Program.h"
 #include "runtime/Safetensors.h"
 #include "runtime/kernels/KernelError.h"
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <map>
 
 using namespace cairn::runtime;
@@ -411,6 +413,43 @@ TEST_F(RunMain, InitAndStepWriteEveryTensor) {
   ASSERT_TRUE(again.ok()) << again.status();
   for (const auto &[name, tensor] : *got)
     EXPECT_EQ(again->at(name).bytes, tensor.bytes) << name;
+}
+
+TEST_F(RunMain, PredictWritesTheForwardOutputOfEveryExample) {
+  ASSERT_EQ(run(spec, {"init", "--seed", "3", "--save", file("w.safetensors")}).code, 0);
+  absl::StatusOr<TensorMap> weights = loadSafetensors(file("w.safetensors"));
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  // 13 examples: a whole batch of 10 and a partial one.
+  constexpr int kExamples = 13;
+  auto [pixels, labels] = examples(kExamples, 9);
+  writeBytes(file("x.npy"), npyFile("|u1", {kExamples, 1, 4, 4}, pixels));
+  Result predict = run(spec, {"predict", "--load", file("w.safetensors"), "--input",
+                              file("x.npy"), "--out", file("y.npy")});
+  ASSERT_EQ(predict.code, 0) << predict.err;
+  EXPECT_NE(predict.out.find("wrote the outputs [13, 3] of 13 examples"), std::string::npos)
+      << predict.out;
+  absl::StatusOr<HostTensor> y = readNpy(file("y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape, (std::vector<int64_t>{kExamples, kClasses}));
+  std::vector<float> w = floatsOf(weights->at("fc.weight")), b = floatsOf(weights->at("fc.bias"));
+  std::vector<float> out = floatsOf(*y);
+  for (int64_t r = 0; r < kExamples; ++r)
+    for (int64_t c = 0; c < kClasses; ++c) {
+      float sum = b[c];
+      for (int64_t k = 0; k < kPixels; ++k)
+        sum += w[c * kPixels + k] *
+               (static_cast<float>(static_cast<unsigned char>(pixels[r * kPixels + k])) / 255.0f);
+      EXPECT_EQ(out[r * kClasses + c], sum) << "example " << r << " class " << c;
+    }
+  // The forward pass reads 'image' only; anything else is named.
+  expectFailure({"predict", "--load", file("w.safetensors"), "--input",
+                 "label=" + file("x.npy"), "--out", file("z.npy")},
+                {"--input 'label=", "input of the forward pass (image)"});
+  writeBytes(file("short.npy"), npyFile("|u1", {2, 5}, std::string(10, 0)));
+  expectFailure({"predict", "--load", file("w.safetensors"), "--input", file("short.npy"),
+                 "--out", file("z.npy")},
+                {file("short.npy"), "(16 values per example)"});
+  EXPECT_FALSE(std::ifstream(file("z.npy")).good());
 }
 
 TEST_F(RunMain, BadCheckpointsNameFileAndTensor) {
