@@ -482,30 +482,32 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
   return func;
 }
 
+std::string cairn::inputNameOf(mlir::Value value) {
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(value);
+  auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
+                  : mlir::func::FuncOp();
+  if (!func)
+    return "";
+  auto role = func.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), "cairn.role");
+  auto name = func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "cairn.name");
+  return role && role.getValue() == Role::input && name ? name.str() : "";
+}
+
 void Elaborator::recordEvalLoss(mlir::Value loss, llvm::ArrayRef<mlir::Value> outputs) {
-  // The input `value` is, by name; empty for anything else.
-  auto inputName = [](mlir::Value value) -> std::string {
-    auto arg = llvm::dyn_cast<mlir::BlockArgument>(value);
-    auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
-                    : mlir::func::FuncOp();
-    auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "cairn.name")
-                     : mlir::StringAttr();
-    return name ? name.str() : std::string();
-  };
   runtime::LossForm form;
   mlir::Operation *op = loss.getDefiningOp();
   if (auto ce = llvm::dyn_cast_or_null<CrossEntropyOp>(op)) {
     if (!llvm::is_contained(outputs, ce.getLogits()))
       return;
     form.kind = runtime::LossKind::CrossEntropy;
-    form.target = inputName(ce.getLabels());
+    form.target = inputNameOf(ce.getLabels());
     form.labelSmoothing = ce.getLabelSmoothing();
   } else if (auto mse = llvm::dyn_cast_or_null<MseLossOp>(op)) {
     form.kind = runtime::LossKind::MseLoss;
     if (llvm::is_contained(outputs, mse.getInput()))
-      form.target = inputName(mse.getTarget());
+      form.target = inputNameOf(mse.getTarget());
     else if (llvm::is_contained(outputs, mse.getTarget()))
-      form.target = inputName(mse.getInput());
+      form.target = inputNameOf(mse.getInput());
   }
   if (form.kind == runtime::LossKind::Unknown || form.target.empty())
     return;

@@ -71,6 +71,10 @@ struct FunctionState {
 /// Calls `fn` with the name of every builtin function (TensorFunctions.cpp).
 void forEachBuiltinFunction(llvm::function_ref<void(llvm::StringRef)> fn);
 
+/// The model input `value` is (an argument of the function being emitted
+/// with role input), by name; "" for any other value.
+std::string inputNameOf(mlir::Value value);
+
 /// A number as people write it in messages ("0.5", "1e+19"), where the
 /// diagnostic stream would print "5.000000e-01".
 std::string formatNumber(double value);

@@ -396,17 +396,9 @@ Result Elaborator::call(const EValue &callee, std::vector<CallArg> &args,
     // the value the forward step computes (in training mode here).
     bool sameInputs = output && output->kind == EValue::Kind::Tensor &&
                       args.size() == root->forward->params.size();
-    for (size_t i = 0; sameInputs && i < args.size(); ++i) {
-      auto arg = args[i].value.kind == EValue::Kind::Tensor
-                     ? llvm::dyn_cast<mlir::BlockArgument>(args[i].value.tensor)
-                     : mlir::BlockArgument();
-      auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp())
-                      : mlir::func::FuncOp();
-      auto name = func ? func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "cairn.name")
-                       : mlir::StringAttr();
-      sameInputs = name && args[i].name.empty() &&
-                   name.getValue() == root->forward->params[i].name;
-    }
+    for (size_t i = 0; sameInputs && i < args.size(); ++i)
+      sameInputs = args[i].value.kind == EValue::Kind::Tensor && args[i].name.empty() &&
+                   inputNameOf(args[i].value.tensor) == root->forward->params[i].name;
     if (sameInputs)
       fn->modelOutputs.push_back(output->tensor);
     return output;

@@ -1,6 +1,8 @@
 //===- TrainingSettings.cpp - The lr schedule and gradient clipping -------===//
 #include "ir/TrainingSettings.h"
 
+#include "ir/CairnAttrs.h"
+
 #include "mlir/IR/Builders.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -17,8 +19,9 @@ namespace cairn {
 
 namespace {
 
-/// The shortest text that reads back as `value` ("0.0001", "1e-06", "inf").
-std::string formatNumber(double value) {
+/// The shortest decimal form that reads back as `value` ("0.0001", "1e-06",
+/// "inf").
+std::string formatShortest(double value) {
   char buffer[40];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
@@ -29,6 +32,23 @@ std::string formatNumber(double value) {
 }
 
 } // namespace
+
+std::string describeOptimizer(Attribute optimizer) {
+  if (auto sgd = dyn_cast_or_null<SGDAttr>(optimizer))
+    return "SGD(lr=" + formatShortest(sgd.getLr()) +
+           ", momentum=" + formatShortest(sgd.getMomentum()) +
+           ", dampening=" + formatShortest(sgd.getDampening()) +
+           ", weight_decay=" + formatShortest(sgd.getWeightDecay()) +
+           ", nesterov=" + (sgd.getNesterov() ? "True" : "False") + ")";
+  if (auto adam = dyn_cast_or_null<AdamAttr>(optimizer))
+    return std::string(adam.getDecoupledWeightDecay() ? "AdamW" : "Adam") +
+           "(lr=" + formatShortest(adam.getLr()) + ", betas=(" +
+           formatShortest(adam.getBeta1()) + ", " +
+           formatShortest(adam.getBeta2()) +
+           "), eps=" + formatShortest(adam.getEps()) +
+           ", weight_decay=" + formatShortest(adam.getWeightDecay()) + ")";
+  return "";
+}
 
 llvm::StringRef getLrSchedulerName(LrSchedulerKind kind) {
   switch (kind) {
@@ -84,14 +104,15 @@ std::string describeLrScheduler(const LrScheduler &s) {
   switch (s.kind) {
   case LrSchedulerKind::StepLR:
     return llvm::formatv("StepLR(step_size={0}, gamma={1})", s.stepSize,
-                         formatNumber(s.gamma));
+                         formatShortest(s.gamma));
   case LrSchedulerKind::CosineAnnealingLR:
     return llvm::formatv("CosineAnnealingLR(T_max={0}, eta_min={1})", s.tMax,
-                         formatNumber(s.etaMin));
+                         formatShortest(s.etaMin));
   case LrSchedulerKind::LinearLR:
     return llvm::formatv(
         "LinearLR(start_factor={0}, end_factor={1}, total_iters={2})",
-        formatNumber(s.startFactor), formatNumber(s.endFactor), s.totalIters);
+        formatShortest(s.startFactor), formatShortest(s.endFactor),
+        s.totalIters);
   }
   return "";
 }
@@ -295,7 +316,8 @@ readEvalLoss(Attribute attr, function_ref<InFlightDiagnostic()> emitError) {
 
 std::string describeClipGradNorm(const ClipGradNorm &clip) {
   return llvm::formatv("clip_grad_norm(max_norm={0}, norm_type={1})",
-                       formatNumber(clip.maxNorm), formatNumber(clip.normType));
+                       formatShortest(clip.maxNorm),
+                       formatShortest(clip.normType));
 }
 
 } // namespace cairn

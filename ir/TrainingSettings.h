@@ -12,6 +12,9 @@
 //   cairn.eval_loss = {kind = "cross_entropy", target = "label",
 //                      label_smoothing = 0.0 : f64}
 //
+// Also here: how people read these settings and the optimizer's
+// (describeOptimizer, describeLrScheduler, describeClipGradNorm).
+//
 // The schedule changes no op: it travels to the program (cairn.program's
 // lr_schedule) and the runtime scales the updates' lr each step
 // (runtime/LrSchedule.h). Clipping is ops: autodiff scales every gradient by
@@ -35,6 +38,10 @@
 #include <vector>
 
 namespace cairn {
+
+/// The optimizer's settings as torch.optim spells the call ("SGD(lr=0.1,
+/// momentum=0.9, ...)"), for people; "" for anything else.
+std::string describeOptimizer(mlir::Attribute optimizer);
 
 /// torch's name of the scheduler, which is also its enumerator's.
 llvm::StringRef getLrSchedulerName(runtime::LrSchedulerKind kind);

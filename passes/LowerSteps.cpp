@@ -59,35 +59,6 @@ Buffer makeBuffer(std::string name, Type type, BufferKind kind, Location loc) {
   return buffer;
 }
 
-/// The shortest decimal form of `value` that reads back the same.
-std::string formatShortest(double value) {
-  char buffer[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value)
-      break;
-  }
-  return buffer;
-}
-
-/// The optimizer's settings as torch.optim spells them.
-std::string describeOptimizer(Attribute optimizer) {
-  if (auto sgd = dyn_cast_or_null<SGDAttr>(optimizer))
-    return "SGD(lr=" + formatShortest(sgd.getLr()) +
-           ", momentum=" + formatShortest(sgd.getMomentum()) +
-           ", dampening=" + formatShortest(sgd.getDampening()) +
-           ", weight_decay=" + formatShortest(sgd.getWeightDecay()) +
-           ", nesterov=" + (sgd.getNesterov() ? "True" : "False") + ")";
-  if (auto adam = dyn_cast_or_null<AdamAttr>(optimizer))
-    return std::string(adam.getDecoupledWeightDecay() ? "AdamW" : "Adam") +
-           "(lr=" + formatShortest(adam.getLr()) + ", betas=(" +
-           formatShortest(adam.getBeta1()) + ", " +
-           formatShortest(adam.getBeta2()) +
-           "), eps=" + formatShortest(adam.getEps()) +
-           ", weight_decay=" + formatShortest(adam.getWeightDecay()) + ")";
-  return "";
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//

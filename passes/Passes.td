@@ -32,6 +32,20 @@ def PrintModelSummaryPass : Pass<"cairn-print-model-summary", "mlir::ModuleOp"> 
   ];
 }
 
+def CheckExecutablePass : Pass<"cairn-check-executable", "mlir::ModuleOp"> {
+  let summary = "Refuse what no generated executable could run";
+  let description = [{
+    Checks the frontend's module before autodiff against what the runtime
+    runs: a `@loss` and a `cairn.optimizer` (an executable trains), a
+    `cairn.batch`, every input of `@forward` and `@loss` starting with the
+    batch size (fed one batch of examples at a time), and `@forward`
+    returning one floating-point tensor [batch, ...] (a row per example for
+    eval and `predict`). Errors point at the input or the function. The IR
+    is not changed. `cairn build` runs it first; `cairn check` and `cairn
+    plan` take any model.
+  }];
+}
+
 def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step: forward, loss, backward and optimizer update";
   let description = [{

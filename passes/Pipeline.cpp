@@ -68,6 +68,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
                 "'; expected both, train_step or forward");
   auto runs = [&](PipelineStage stage) { return stage <= options.stopAfter; };
 
+  if (options.executable)
+    pm.addPass(createCheckExecutablePass());
   if (runs(PipelineStage::Autodiff))
     pm.addPass(createAutodiffPass());
   if (runs(PipelineStage::Lower)) {

@@ -82,6 +82,8 @@ struct PipelineOptions {
   bool fuse = true;
   /// The exact plan search's budget.
   double planSeconds = 1.0;
+  /// A program to run (`cairn build`): cairn-check-executable first.
+  bool executable = false;
   /// both, or train_step or forward alone (a plan for reports).
   std::string step = "both";
   /// The last stage to run.

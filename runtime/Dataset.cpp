@@ -36,19 +36,24 @@ void Examples::fillBatch(const int64_t *indices, int64_t n,
     for (int64_t row = 0; row < n; ++row) {
       unsigned char *dst = destinations[c] + row * elements * toSize;
       const uint8_t *src = column.data.bytes.data() + indices[row] * elements * fromSize;
+      // An array of the input's dtype fed as it is: the row's bytes.
+      if (from == to && !column.normalize) {
+        std::memcpy(dst, src, static_cast<size_t>(elements) * toSize);
+        continue;
+      }
       for (int64_t k = 0; k < elements; ++k) {
         if (!floating) {
           storeScalar(to, loadScalar(from, src + k * fromSize), dst + k * toSize);
           continue;
         }
-        // In float, as torchvision's ToTensor + Normalize; a float64 array
-        // into a float64 input keeps its digits.
-        if (from == DType::F64 && to == DType::F64 && !column.normalize) {
-          std::memcpy(dst + 8 * k, src + 8 * k, 8);
-          continue;
-        }
-        float value = from == DType::U8 ? static_cast<float>(src[k]) / 255.0f
-                                        : static_cast<float>(loadScalar(from, src + k * fromSize));
+        // In float, as torchvision's ToTensor + Normalize.
+        float value;
+        if (from == DType::U8)
+          value = static_cast<float>(src[k]) / 255.0f;
+        else if (from == DType::F32)
+          std::memcpy(&value, src + 4 * k, sizeof(value));
+        else
+          value = static_cast<float>(loadScalar(from, src + k * fromSize));
         if (column.normalize)
           value = (value - normalization.mean) / normalization.std;
         // The common case skips the dtype switch.

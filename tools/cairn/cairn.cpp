@@ -44,7 +44,6 @@
 #include "passes/BatchFit.h"
 #include "passes/BufferCsv.h"
 #include "passes/ByteSize.h"
-#include "passes/ExecutableContract.h"
 #include "passes/IntervalPlanner.h"
 #include "passes/ModelSummary.h"
 #include "passes/Passes.h"
@@ -423,13 +422,10 @@ mlir::OwningOpRef<mlir::ModuleOp> elaborateModel(llvm::StringRef source,
 mlir::OwningOpRef<mlir::ModuleOp>
 compileModel(llvm::StringRef source, llvm::StringRef filename,
              mlir::MLIRContext &context, long long batch,
-             const PipelineOptions &options, PlanTimer *timer = nullptr,
-             bool executable = false) {
+             const PipelineOptions &options, PlanTimer *timer = nullptr) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       elaborateModel(source, filename, context, batch);
   if (!module)
-    return nullptr;
-  if (executable && llvm::failed(checkExecutableContract(*module)))
     return nullptr;
   mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
   std::string error;
@@ -508,12 +504,12 @@ llvm::LogicalResult processModel(llvm::StringRef source,
     return llvm::success();
   }
   PlanTimer timer;
+  PipelineOptions options = getPipelineOptions(stage, kDefaultPlanSeconds);
   // A program to run (an executable, or its C++): what the runtime feeds.
-  bool executable = buildCommand && emitKind != EmitKind::MLIR &&
-                    emitKind != EmitKind::TrainMLIR;
-  mlir::OwningOpRef<mlir::ModuleOp> module = compileModel(
-      source, filename, context, batch,
-      getPipelineOptions(stage, kDefaultPlanSeconds), &timer, executable);
+  options.executable = buildCommand && emitKind != EmitKind::MLIR &&
+                       emitKind != EmitKind::TrainMLIR;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      compileModel(source, filename, context, batch, options, &timer);
   if (!module)
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)

@@ -182,6 +182,35 @@ TYPED_TEST(OptimizerKernels, AdamOverSeveralSteps) {
   }
 }
 
+/// One SGD and one Adam multi-tensor update captured into a CUDA graph, as
+/// the executor captures a step; replayed by launch().
+template <typename T> class CapturedUpdates {
+public:
+  CapturedUpdates(TestContext &tc, const SgdConfig &sgd,
+                  const std::vector<cuda::UpdateTensor> &sgdTensors, const AdamConfig &adam,
+                  const std::vector<cuda::UpdateTensor> &adamTensors) {
+    CAIRN_CUDA_CHECK(cudaStreamBeginCapture(tc.cx.stream, cudaStreamCaptureModeThreadLocal));
+    cuda::sgdUpdate<T>(tc.cx, int(sgdTensors.size()), sgdTensors.data(), sgd.lr, sgd.momentum,
+                       sgd.dampening, sgd.weightDecay, sgd.nesterov);
+    cuda::adamUpdate<T>(tc.cx, int(adamTensors.size()), adamTensors.data(), adam.lr, adam.beta1,
+                        adam.beta2, adam.eps, adam.weightDecay, adam.decoupled);
+    CAIRN_CUDA_CHECK(cudaStreamEndCapture(tc.cx.stream, &graph));
+    CAIRN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  }
+  ~CapturedUpdates() {
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  CapturedUpdates(const CapturedUpdates &) = delete;
+  CapturedUpdates &operator=(const CapturedUpdates &) = delete;
+
+  void launch(TestContext &tc) { CAIRN_CUDA_CHECK(cudaGraphLaunch(exec, tc.cx.stream)); }
+
+private:
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
 /// Captured once, replayed every step: the first SGD step and Adam's bias
 /// correction must follow the step scalars, not the step at capture.
 TYPED_TEST(OptimizerKernels, ReplayedFromAGraph) {
@@ -191,28 +220,18 @@ TYPED_TEST(OptimizerKernels, ReplayedFromAGraph) {
   const AdamConfig adam = kAdamConfigs[1];
   TensorSet<T> sSgd(300), sAdam(400);
   const std::vector<cuda::UpdateTensor> sgdTensors = sSgd.table(1), adamTensors = sAdam.table(2);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  CAIRN_CUDA_CHECK(cudaStreamBeginCapture(tc.cx.stream, cudaStreamCaptureModeThreadLocal));
-  cuda::sgdUpdate<T>(tc.cx, int(sgdTensors.size()), sgdTensors.data(), sgd.lr, sgd.momentum,
-                     sgd.dampening, sgd.weightDecay, sgd.nesterov);
-  cuda::adamUpdate<T>(tc.cx, int(adamTensors.size()), adamTensors.data(), adam.lr, adam.beta1,
-                      adam.beta2, adam.eps, adam.weightDecay, adam.decoupled);
-  CAIRN_CUDA_CHECK(cudaStreamEndCapture(tc.cx.stream, &graph));
-  CAIRN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CapturedUpdates<T> updates(tc, sgd, sgdTensors, adam, adamTensors);
   for (int64_t step = 0; step < kSteps; ++step) {
     sSgd.newGradients(3000 * (step + 1));
     sAdam.newGradients(4000 * (step + 1));
     tc.setStep(step);
-    CAIRN_CUDA_CHECK(cudaGraphLaunch(exec, tc.cx.stream));
+    updates.launch(tc);
     tc.sync();
     cpuSgd(sSgd, sgd, step);
     cpuAdam(sAdam, adam, step);
     sSgd.expectMatches(1, "graph SGD, step " + std::to_string(step));
     sAdam.expectMatches(2, "graph Adam, step " + std::to_string(step));
   }
-  CAIRN_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  CAIRN_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
 /// The scheduled lr's factor comes from the step scalars, changing between
@@ -224,22 +243,14 @@ TYPED_TEST(OptimizerKernels, ScheduledLrFromTheStepScalars) {
   const AdamConfig adam = kAdamConfigs[2];
   TensorSet<T> sSgd(600), sAdam(700);
   const std::vector<cuda::UpdateTensor> sgdTensors = sSgd.table(1), adamTensors = sAdam.table(2);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  CAIRN_CUDA_CHECK(cudaStreamBeginCapture(tc.cx.stream, cudaStreamCaptureModeThreadLocal));
-  cuda::sgdUpdate<T>(tc.cx, int(sgdTensors.size()), sgdTensors.data(), sgd.lr, sgd.momentum,
-                     sgd.dampening, sgd.weightDecay, sgd.nesterov);
-  cuda::adamUpdate<T>(tc.cx, int(adamTensors.size()), adamTensors.data(), adam.lr, adam.beta1,
-                      adam.beta2, adam.eps, adam.weightDecay, adam.decoupled);
-  CAIRN_CUDA_CHECK(cudaStreamEndCapture(tc.cx.stream, &graph));
-  CAIRN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CapturedUpdates<T> updates(tc, sgd, sgdTensors, adam, adamTensors);
   const double factors[] = {0.25, 1.0, 0.5, 0.01};
   for (int64_t step = 0; step < 4; ++step) {
     sSgd.newGradients(5000 * (step + 1));
     sAdam.newGradients(6000 * (step + 1));
     tc.setStep(step);
     tc.setLrFactor(factors[step]);
-    CAIRN_CUDA_CHECK(cudaGraphLaunch(exec, tc.cx.stream));
+    updates.launch(tc);
     tc.sync();
     SgdConfig scaledSgd = sgd;
     scaledSgd.lr *= factors[step];
@@ -251,8 +262,6 @@ TYPED_TEST(OptimizerKernels, ScheduledLrFromTheStepScalars) {
     sAdam.expectMatches(2, "scheduled Adam, step " + std::to_string(step));
   }
   tc.setLrFactor(1.0);
-  CAIRN_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  CAIRN_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
 /// clip_grad_norm_'s coefficient of 110 gradients (three launches, a

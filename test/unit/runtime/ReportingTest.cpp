@@ -16,6 +16,17 @@ using namespace cairn::runtime::test;
 
 namespace {
 
+/// Everything written to the temporary file `out`, which is closed.
+std::string readAndClose(std::FILE *out) {
+  std::rewind(out);
+  std::string text;
+  char buffer[256];
+  while (std::fgets(buffer, sizeof(buffer), out))
+    text += buffer;
+  std::fclose(out);
+  return text;
+}
+
 TEST(Arena, AlignedAndFilledWithThePattern) {
   absl::StatusOr<Arena> arena = Arena::allocate(1000);
   ASSERT_TRUE(arena.ok()) << arena.status();
@@ -157,12 +168,7 @@ TEST(Progress, PlainLinesEveryLogEveryStepsAndPerEpoch) {
   progress.step(1, 2.0, 0.1);
   progress.endEpoch(1);
   EXPECT_EQ(progress.lastEpochMeanLoss(), 1.5);
-  std::rewind(out);
-  std::string text;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof(buffer), out))
-    text += buffer;
-  std::fclose(out);
+  std::string text = readAndClose(out);
   EXPECT_NE(text.find("epoch 1/2  step 2/5  loss 2.0000 (mean of 2 steps)"), std::string::npos)
       << text;
   EXPECT_NE(text.find("epoch 1/2 done  loss 3.0000"), std::string::npos) << text;
@@ -185,12 +191,7 @@ TEST(Progress, ScheduledLrIsTheLastStepsOfTheLine) {
   progress.step(0, 1.0, 0.25);
   progress.step(0, 3.0, 0.0625);
   progress.endEpoch(0);
-  std::rewind(out);
-  std::string text;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof(buffer), out))
-    text += buffer;
-  std::fclose(out);
+  std::string text = readAndClose(out);
   EXPECT_NE(text.find("step 2/2  loss 2.0000 (mean of 2 steps)  lr 0.0625  "),
             std::string::npos)
       << text;

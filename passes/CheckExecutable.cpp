@@ -1,11 +1,25 @@
-//===- ExecutableContract.cpp - What a generated executable can run -------===//
-#include "passes/ExecutableContract.h"
+//===- CheckExecutable.cpp - What a generated executable can run ----------===//
+//
+// The runtime (runtime/Main.cpp) trains a model by feeding every input one
+// batch of examples at a time from a data directory, reads the forward
+// pass's output a row per example (eval's loss, `predict`), and needs a loss
+// and an optimizer to train. A model that breaks this compiles to a plan
+// and C++ but could only fail at run time; `cairn build` runs this pass
+// first and refuses it, at the input or the statement that breaks it.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
 
 #include "ir/CairnAttrs.h"
 #include "ir/CairnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_CHECKEXECUTABLEPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
 
 using namespace mlir;
 using namespace cairn;
@@ -19,9 +33,8 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return text + "]";
 }
 
-} // namespace
-
-LogicalResult cairn::checkExecutableContract(ModuleOp module) {
+/// The contract, on the elaborated `module`.
+LogicalResult checkExecutable(ModuleOp module) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   auto loss = module.lookupSymbol<func::FuncOp>("loss");
   auto batchAttr =
@@ -75,3 +88,14 @@ LogicalResult cairn::checkExecutableContract(ModuleOp module) {
            << batch << "), a row per example";
   return success();
 }
+
+struct CheckExecutablePass
+    : cairn::impl::CheckExecutablePassBase<CheckExecutablePass> {
+  void runOnOperation() override {
+    if (failed(checkExecutable(getOperation())))
+      return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
