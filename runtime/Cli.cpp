@@ -234,7 +234,7 @@ usage:
       like the model's inputs), runs the forward pass and one training step
       and writes loss, output, gradients and updated state to OUT.
   %1$s predict --load F --input X.npy --out Y.npy [--normalize MEAN,STD]
-        [--threads N]
+        [--threads N] [--poison]
       Runs the eval-mode forward pass with the weights in F on every example
       of X ([N, ...], as the data directory's arrays) and writes the outputs
       to Y ([N, ...] NumPy); a model whose forward reads several inputs

@@ -8,7 +8,7 @@
 //   EXE init  [--seed S] --save F
 //   EXE step  --load F --batch B.safetensors --out OUT.safetensors [--seed S]
 //   EXE predict --load F --input X.npy|NAME=X.npy,... --out Y.npy
-//             [--normalize MEAN,STD] [--threads N]
+//             [--normalize MEAN,STD] [--threads N] [--poison]
 //   EXE --help | -h      EXE --version
 // CUDA executables also take --deterministic and --no-graph (train, eval,
 // step, predict).
