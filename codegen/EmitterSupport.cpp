@@ -70,12 +70,12 @@ const char *getRuntimeInit(std::optional<cairn::InitKind> kind) {
 const llvm::StringSet<> &getReservedNames() {
   static const llvm::StringSet<> names = {
       // Ours.
-      "arena", "ctx", "spec", "main", "trainStep", "forward", "cairn", "std",
-      "i", "r", "b", "kValues", "kShape", "kInShape", "kOutShape", "kPerm",
-      "kStart", "kStep", "kStrides", "kLhsStrides", "kRhsStrides",
-      "kLhsOffsets", "kRhsOffsets", "kReduced", "kFull", "kPart", "int8_t",
-      "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-      "uint64_t", "size_t", "NULL",
+      "arena", "ctx", "spec", "main", "trainStep", "forward", "evalLoss",
+      "cairn", "std", "i", "r", "b", "kValues", "kShape", "kInShape",
+      "kOutShape", "kPerm", "kStart", "kStep", "kStrides", "kLhsStrides",
+      "kRhsStrides", "kLhsOffsets", "kRhsOffsets", "kReduced", "kFull", "kPart",
+      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+      "uint32_t", "uint64_t", "size_t", "NULL",
       // C++17 keywords and alternative tokens.
       "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
       "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class",
@@ -412,6 +412,7 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
   os << "  };\n"
      << "  s.trainStep = trainStep;\n"
      << "  s.forward = forward;\n"
+     << (program.evalLoss.kernels.empty() ? "" : "  s.evalLoss = evalLoss;\n")
      << "  s.backend = " << backend << ";\n"
      << "  return s;\n"
      << "}();\n\n";

@@ -184,6 +184,11 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::ModelFile &program)
     return nullptr;
   if (root->loss && !emitFunction(*root->loss, /*training=*/true, "loss"))
     return nullptr;
+  // A loss the runtime cannot compute from the forward step's output gets
+  // its own eval-mode function, for the executable's test loss.
+  if (root->loss && !module->hasAttr(CairnDialect::kEvalLossAttrName) &&
+      !emitFunction(*root->loss, /*training=*/false, "eval_loss"))
+    return nullptr;
   return owned;
 }
 
@@ -432,7 +437,8 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
   std::map<std::string, EValue> locals;
   for (size_t i = 0; i < argInputs.size(); ++i)
     locals[def.params[i].name] = EValue::ofTensor(entry->getArgument(i));
-  if (name == "loss") {
+  const bool isLoss = name == "loss" || name == "eval_loss";
+  if (isLoss) {
     EValue self;
     self.kind = EValue::Kind::Self;
     locals["self"] = self;
@@ -461,7 +467,7 @@ mlir::func::FuncOp Elaborator::emitFunction(const ast::FunctionStmt &def,
     }
     results.push_back(v.tensor);
   }
-  if (name == "loss") {
+  if (isLoss) {
     auto type = llvm::cast<mlir::RankedTensorType>(results.front().getType());
     if (results.size() != 1 || type.getRank() != 0 ||
         !llvm::isa<mlir::FloatType>(type.getElementType())) {

@@ -66,10 +66,11 @@ def Cairn_BufferKind : I32EnumAttr<"BufferKind", "what a buffer holds", [
   let cppNamespace = "::cairn";
 }
 
-/// The two step functions of a program (`cairn.step`).
+/// The step functions of a program (`cairn.step`).
 def Cairn_StepKind : I32EnumAttr<"StepKind", "a step function", [
     I32EnumAttrCase<"train_step", 0>, // forward, loss, backward, update
     I32EnumAttrCase<"forward", 1>,    // inference
+    I32EnumAttrCase<"eval_loss", 2>,  // the loss in eval mode, for test loss
   ]> {
   let cppNamespace = "::cairn";
 }

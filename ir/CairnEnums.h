@@ -27,6 +27,12 @@ constexpr bool isPersistent(BufferKind kind) {
          kind == BufferKind::output;
 }
 
+/// Every step kind, in the order a program holds (and the arena plan
+/// schedules) them. A program without an eval_loss step has the runtime
+/// compute its test loss from the forward step's output.
+constexpr StepKind kAllSteps[] = {StepKind::train_step, StepKind::forward,
+                                  StepKind::eval_loss};
+
 /// Every buffer's offset in the arena is a multiple of this (what CUDA's
 /// allocators and vector loads want); cairn.buffer's verifier checks it.
 constexpr int64_t kArenaAlignment = 256;

@@ -15,6 +15,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <iterator>
+
 using namespace mlir;
 using namespace cairn;
 
@@ -64,7 +66,7 @@ LogicalResult ProgramOp::verify() {
 
 LogicalResult ProgramOp::verifyRegions() {
   llvm::StringMap<Operation *> names;
-  bool steps[2] = {false, false};
+  bool steps[std::size(kAllSteps)] = {};
   auto checkName = [&](Operation *op, StringRef name) -> LogicalResult {
     auto [it, inserted] = names.try_emplace(name, op);
     if (inserted)

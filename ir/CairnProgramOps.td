@@ -73,11 +73,13 @@ def Cairn_StepOp : Cairn_ProgramOp<"step", [
   let summary = "one step function: its buffers and kernels, in order";
   let description = [{
     The kernels of the training step (`train_step`: forward, loss,
-    backward, optimizer update) or of inference (`forward`), run in the order
-    of the block. The per-step buffers (kinds `grad`, `activation`, `saved`,
-    `temp`, `workspace`) and views are declared in the block before the
-    kernel that first writes them. The two steps never run at once, so their
-    per-step buffers may share bytes.
+    backward, optimizer update), of inference (`forward`) or of the loss in
+    eval mode (`eval_loss`, for the test loss of a loss the runtime cannot
+    compute from the forward step's output), run in the order of the block.
+    The per-step buffers (kinds `grad`, `activation`, `saved`, `temp`,
+    `workspace`) and views are declared in the block before the kernel that
+    first writes them. The steps never run at once, so their per-step
+    buffers may share bytes.
 
     `cairn-schedule-for-memory` records what it did: `peak_before` and
     `peak_after` are the most bytes of the step's own buffers live at one

@@ -51,8 +51,8 @@ private:
   KernelGraph &program;
   const ArenaPlanOptions &options;
   ArenaPlan plan;
-  /// The schedule index of each step's first kernel.
-  int trainBase = 0, forwardBase = 0;
+  /// The schedule index of each step's first kernel, by StepKind.
+  int stepBase[std::size(kAllSteps)] = {};
   /// By buffer id: its bytes are planned (in scope, not a view, not empty).
   std::vector<bool> planned;
   /// The largest step peak (computeStepPeakBytes) of the planned steps
@@ -105,7 +105,7 @@ ArenaPlan ArenaPlanner::run() {
 void ArenaPlanner::reorderSteps() {
   // The reference layout (--no-reuse) keeps the lowered order too.
   plan.scheduleTried = options.reuse && options.reorder;
-  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
+  for (StepKind step : kAllSteps) {
     StepScheduleResult result;
     if (plan.scheduleTried) {
       result = scheduleStepForMemory(program, step);
@@ -121,12 +121,11 @@ void ArenaPlanner::reorderSteps() {
 }
 
 void ArenaPlanner::buildSchedule() {
-  trainBase = 0;
-  for (int k = 0, e = program.trainStep.kernels.size(); k < e; ++k)
-    plan.schedule.push_back({StepKind::train_step, k});
-  forwardBase = plan.schedule.size();
-  for (int k = 0, e = program.forward.kernels.size(); k < e; ++k)
-    plan.schedule.push_back({StepKind::forward, k});
+  for (StepKind step : kAllSteps) {
+    stepBase[static_cast<unsigned>(step)] = plan.schedule.size();
+    for (int k = 0, e = program.getStep(step).kernels.size(); k < e; ++k)
+      plan.schedule.push_back({step, k});
+  }
 }
 
 void ArenaPlanner::computeLifetimes() {
@@ -144,7 +143,7 @@ void ArenaPlanner::computeLifetimes() {
     } else {
       if (!buffer.step || buffer.definedBy < 0)
         continue;
-      int base = *buffer.step == StepKind::train_step ? trainBase : forwardBase;
+      int base = stepBase[static_cast<unsigned>(*buffer.step)];
       plan.start[buffer.id] = base + buffer.definedBy;
       plan.end[buffer.id] = base + std::max(buffer.lastUse, buffer.definedBy);
     }
@@ -160,9 +159,9 @@ void ArenaPlanner::writeInPlace() {
   // Only the last buffer of a chain may be written over: earlier ones have
   // handed their bytes on already.
   std::vector<bool> handedOn(program.buffers.size(), false);
-  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
+  for (StepKind step : kAllSteps) {
     const std::vector<Kernel> &kernels = program.getStep(step).kernels;
-    int base = step == StepKind::train_step ? trainBase : forwardBase;
+    int base = stepBase[static_cast<unsigned>(step)];
     for (int index = 0, e = kernels.size(); index < e; ++index) {
       const Kernel &k = kernels[index];
       if (!mayWriteInPlace(k) || k.outputs.size() != 1 ||

@@ -77,7 +77,7 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program) {
   std::vector<std::optional<StepKind>> stepOf(n);
   int64_t clock = 0;
   std::vector<std::pair<StepKind, int64_t>> stepBase;
-  for (StepKind step : {StepKind::train_step, StepKind::forward}) {
+  for (StepKind step : kAllSteps) {
     const std::vector<Kernel> &kernels = program.getStep(step).kernels;
     stepBase.push_back({step, clock});
     for (size_t k = 0; k < kernels.size(); ++k, clock += 2) {
@@ -107,8 +107,8 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program) {
       if (!ok)
         return fail("kernel " + std::to_string(k) + " of " +
                     stringifyStepKind(step).str() +
-                    " names a buffer that does not exist or belongs to the "
-                    "other step");
+                    " names a buffer that does not exist or belongs to "
+                    "another step");
     }
   }
   int64_t endOfTime = std::max<int64_t>(clock, 1);

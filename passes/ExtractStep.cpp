@@ -25,7 +25,7 @@ struct ExtractStepPass : cairn::impl::ExtractStepPassBase<ExtractStepPass> {
     std::optional<StepKind> keep = symbolizeStepKind(step);
     if (!keep) {
       program.emitError() << "cairn-extract-step: unknown step '" << step
-                          << "'; expected train_step or forward";
+                          << "'; expected train_step, forward or eval_loss";
       return signalPassFailure();
     }
     for (auto other :

@@ -84,9 +84,10 @@ void cairn::computeLiveness(KernelGraph &program) {
       buffer.definedBy = index;
     buffer.lastUse = std::max(buffer.lastUse, index);
   };
-  for (const StepKernels *step : {&program.trainStep, &program.forward}) {
-    for (int index = 0, e = step->kernels.size(); index < e; ++index) {
-      const Kernel &kernel = step->kernels[index];
+  for (StepKind step : kAllSteps) {
+    const std::vector<Kernel> &kernels = program.getStep(step).kernels;
+    for (int index = 0, e = kernels.size(); index < e; ++index) {
+      const Kernel &kernel = kernels[index];
       for (int id : kernel.outputs)
         touch(id, index, /*defines=*/true);
       for (int id : kernel.inputs)

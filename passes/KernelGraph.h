@@ -183,13 +183,27 @@ struct KernelGraph {
   std::vector<Buffer> buffers;
   StepKernels trainStep{StepKind::train_step, {}};
   StepKernels forward{StepKind::forward, {}};
+  /// Empty unless the frontend made one (see kAllSteps).
+  StepKernels evalLoss{StepKind::eval_loss, {}};
   int64_t arenaBytes = 0;
   /// The arena's budget the recomputation was chosen for
   /// (`cairn.memory_budget` on the program; 0: none).
   int64_t memoryBudget = 0;
 
   const StepKernels &getStep(StepKind step) const {
-    return step == StepKind::train_step ? trainStep : forward;
+    switch (step) {
+    case StepKind::train_step:
+      return trainStep;
+    case StepKind::forward:
+      return forward;
+    case StepKind::eval_loss:
+      break;
+    }
+    return evalLoss;
+  }
+  StepKernels &getStep(StepKind step) {
+    return const_cast<StepKernels &>(
+        static_cast<const KernelGraph &>(*this).getStep(step));
   }
   /// The buffer `id` is a view of, or `id` itself.
   int getAliasRoot(int id) const;

@@ -281,7 +281,11 @@ ProgramOp ProgramWriter::write() {
   for (const Buffer &buffer : graph.buffers)
     if (isPersistent(buffer.kind) && !buffer.isAlias())
       declare(buffer.id);
-  for (const StepKernels *step : {&graph.trainStep, &graph.forward}) {
+  for (StepKind kind : kAllSteps) {
+    const StepKernels *step = &graph.getStep(kind);
+    // A program has no eval_loss step unless the frontend made one.
+    if (kind == StepKind::eval_loss && step->kernels.empty())
+      continue;
     b.setInsertionPointToEnd(&body);
     auto stepOp = StepOp::create(b, module.getLoc(), step->step, IntegerAttr(),
                                  IntegerAttr(), IntegerAttr());
@@ -366,9 +370,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
     }
     auto step = cast<StepOp>(op);
     StepKind kind = step.getKind();
-    std::vector<Kernel> &kernels = kind == StepKind::train_step
-                                       ? graph.trainStep.kernels
-                                       : graph.forward.kernels;
+    std::vector<Kernel> &kernels = graph.getStep(kind).kernels;
     for (Operation &inner : step.getBody().front()) {
       if (auto buffer = dyn_cast<BufferOp>(inner)) {
         addBuffer(buffer, kind);

@@ -62,7 +62,7 @@ struct ProgramGraph {
   std::vector<mlir::Value> values;
   llvm::DenseMap<mlir::Value, int> ids;
   /// By step kind, then kernel index: the kernel op.
-  std::array<std::vector<mlir::Operation *>, 2> kernels;
+  std::array<std::vector<mlir::Operation *>, std::size(kAllSteps)> kernels;
 
   mlir::Operation *getKernelOp(StepKind step, int index) const {
     return kernels[static_cast<unsigned>(step)][index];

@@ -388,9 +388,7 @@ int64_t cairn::computeStepPeakBytes(const KernelGraph &program, StepKind step,
 
 void cairn::applyKernelOrder(KernelGraph &program, StepKind step,
                                       llvm::ArrayRef<int> order) {
-  std::vector<Kernel> &kernels = step == StepKind::train_step
-                                     ? program.trainStep.kernels
-                                     : program.forward.kernels;
+  std::vector<Kernel> &kernels = program.getStep(step).kernels;
   std::vector<Kernel> reordered;
   reordered.reserve(kernels.size());
   for (int k : order)

@@ -130,8 +130,8 @@ void KernelGraphBuilder::compact() {
     buffer.id = newId[buffer.id];
     remap(buffer.aliasOf);
   }
-  for (StepKernels *step : {&program.trainStep, &program.forward}) {
-    for (Kernel &kernel : step->kernels) {
+  for (StepKind step : kAllSteps) {
+    for (Kernel &kernel : program.getStep(step).kernels) {
       for (int &id : kernel.inputs)
         remap(id);
       for (int &id : kernel.outputs)
@@ -213,9 +213,7 @@ Kernel &StepLowering::addKernel(llvm::StringRef kind, Operation *op,
   if (auto region =
           op->getAttrOfType<IntegerAttr>(CairnDialect::kCheckpointAttrName))
     kernel.checkpoint = region.getInt();
-  std::vector<Kernel> &kernels = step == StepKind::train_step
-                                     ? builder.getProgram().trainStep.kernels
-                                     : builder.getProgram().forward.kernels;
+  std::vector<Kernel> &kernels = builder.getProgram().getStep(step).kernels;
   kernels.push_back(std::move(kernel));
   kernelOps.push_back(op);
   return kernels.back();
@@ -288,16 +286,20 @@ LogicalResult StepLowering::bindArguments(func::FuncOp func) {
 }
 
 /// @train_step's results carry cairn.name, cairn.role and, for new values
-/// of arguments, cairn.updates; @forward's one result is "output".
+/// of arguments, cairn.updates; @forward's one result is "output" and
+/// @eval_loss's "eval_loss".
 LogicalResult StepLowering::collectResults(func::FuncOp func,
                                            std::vector<Result> &results) {
   Operation *ret = func.getBody().front().getTerminator();
-  if (step == StepKind::forward) {
+  if (step != StepKind::train_step) {
+    const bool forward = step == StepKind::forward;
+    const char *output = forward ? "output" : "eval_loss";
     if (ret->getNumOperands() != 1)
-      return ret->emitError() << "internal error: expected @forward to "
-                                 "return one tensor (the output)";
+      return ret->emitError() << "internal error: expected @" << func.getName()
+                              << " to return one tensor (the "
+                              << (forward ? "output" : "loss") << ")";
     results.push_back(
-        {ret->getOperand(0), "output", BufferKind::output, -1, ret->getLoc()});
+        {ret->getOperand(0), output, BufferKind::output, -1, ret->getLoc()});
     return success();
   }
   for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
@@ -351,9 +353,7 @@ Kernel StepLowering::makeCopy(int from, int to, const Kernel &like) {
 
 void StepLowering::placeResults(const std::vector<Result> &results) {
   KernelGraph &program = builder.getProgram();
-  std::vector<Kernel> &kernels = step == StepKind::train_step
-                                     ? program.trainStep.kernels
-                                     : program.forward.kernels;
+  std::vector<Kernel> &kernels = program.getStep(step).kernels;
   const int end = kernels.size();
   auto root = [&](int id) { return program.getAliasRoot(builder.resolve(id)); };
 
@@ -515,7 +515,7 @@ void classifyBuffers(KernelGraph &program, int forwardEnd) {
     if (isPersistent(buffer.kind) || buffer.kind == BufferKind::workspace ||
         buffer.kind == BufferKind::grad)
       continue;
-    if (buffer.step == StepKind::forward || buffer.definedBy < 0)
+    if (buffer.step != StepKind::train_step || buffer.definedBy < 0)
       buffer.kind = BufferKind::activation;
     else if (buffer.definedBy > forwardEnd)
       buffer.kind = BufferKind::temp;
@@ -579,6 +579,11 @@ cairn::lowerToKernels(ModuleOp module, const LoweringTarget &target) {
   StepLowering forwardLowering(builder, StepKind::forward);
   if (failed(forwardLowering.lower(forward)))
     return std::nullopt;
+  if (auto evalLoss = module.lookupSymbol<func::FuncOp>("eval_loss")) {
+    StepLowering evalLossLowering(builder, StepKind::eval_loss);
+    if (failed(evalLossLowering.lower(evalLoss)))
+      return std::nullopt;
+  }
 
   builder.compact();
   computeLiveness(program);

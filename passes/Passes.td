@@ -369,7 +369,7 @@ def ExtractStepPass : Pass<"cairn-extract-step", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"step", "step", "std::string", /*default=*/"\"forward\"",
-           "The step to keep: train_step or forward">,
+           "The step to keep: train_step, forward or eval_loss">,
   ];
 }
 

@@ -84,7 +84,8 @@ struct PipelineOptions {
   double planSeconds = 1.0;
   /// A program to run (`cairn build`): cairn-check-executable first.
   bool executable = false;
-  /// both, or train_step or forward alone (a plan for reports).
+  /// both (every step of the program), or train_step or forward alone (a
+  /// plan for reports).
   std::string step = "both";
   /// The last stage to run.
   PipelineStage stopAfter = PipelineStage::Verify;

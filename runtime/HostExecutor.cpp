@@ -1,6 +1,7 @@
 //===- HostExecutor.cpp - Steps that run on the host arena ----------------===//
 #include "runtime/HostExecutor.h"
 
+#include "runtime/Model.h"
 #include "runtime/kernels/KernelError.h"
 
 namespace cairn::runtime {
@@ -17,7 +18,7 @@ HostExecutor::open(const ProgramSpec &spec, std::string device,
 
 absl::Status HostExecutor::run(StepKind step, const StepContext &ctx) {
   try {
-    (step == StepKind::Train ? spec.trainStep : spec.forward)(arena.data(), ctx);
+    stepFunction(spec, step)(arena.data(), ctx);
   } catch (const kernels::KernelError &e) {
     return absl::InternalError(e.what());
   }

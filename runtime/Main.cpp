@@ -183,16 +183,6 @@ absl::Status noSplitError(const Session &session, Split split) {
                             dir, named));
 }
 
-/// The error of a command that needs the test loss of a model whose loss
-/// eval cannot compute.
-absl::Status noEvalLossError(const ProgramSpec &spec) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "model %s's loss is not one eval computes from the forward pass's output "
-      "(cross_entropy(self(x), label) or mse_loss(self(x), target), label and target inputs "
-      "of the model); train it, and run `predict` for its outputs",
-      spec.model));
-}
-
 struct Evaluation {
   int64_t correct = 0;
   int64_t count = 0;
@@ -200,13 +190,23 @@ struct Evaluation {
   double seconds = 0;
 };
 
-/// Forward over `test` in batches, the model's loss per example (and a
-/// classifier's accuracy); the last batch is padded with the first
-/// examples, whose rows are ignored.
+/// The model's loss over `test` in batches (and a classifier's accuracy);
+/// the last batch is padded with the first examples. Where the runtime
+/// knows the loss's form (ProgramSpec::loss), the forward step's output
+/// gives it per example and the padding rows are ignored. Otherwise the
+/// eval_loss step gives it per batch, each batch weighted by its real
+/// examples: the padded last batch's value counts its padding rows too.
 absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
                                     const StepContext &context) {
   const ModelLayout &layout = session.layout;
   int64_t batch = session.spec.batch, n = test.size();
+  const bool perExample = layout.target != nullptr;
+  const StepKind step = perExample ? StepKind::Forward : StepKind::EvalLoss;
+  if (!perExample && !layout.evalLoss)
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "model %s has neither a loss eval computes from the forward step's output nor an "
+        "eval_loss step; rebuild it with this cairn",
+        session.spec.model));
   std::vector<int64_t> indices(static_cast<size_t>(batch));
   std::vector<unsigned char *> destinations = inputDestinations(session);
   Evaluation result;
@@ -216,9 +216,14 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
     for (int64_t r = 0; r < batch; ++r)
       indices[r] = r < real ? first + r : (r - real) % n;
     test.fillBatch(indices.data(), batch, destinations);
-    if (absl::Status status = session.executor->run(StepKind::Forward, context); !status.ok())
+    if (absl::Status status = session.executor->run(step, context); !status.ok())
       return absl::InternalError(absl::StrFormat("evaluation of test examples %d to %d: %s",
                                                  first, first + real - 1, status.message()));
+    if (!perExample) {
+      double loss = loadScalar(layout.evalLoss->dtype, session.at(*layout.evalLoss));
+      result.lossSum += loss * static_cast<double>(real);
+      continue;
+    }
     const unsigned char *output = session.at(*layout.output);
     const unsigned char *target = session.at(*layout.target);
     for (int64_t r = 0; r < real; ++r) {
@@ -364,10 +369,6 @@ absl::Status runTrain(Session &session) {
   }
   if (!*test) {
     absl::FPrintF(stdout, "%s has no test split; skipping evaluation\n", options.data);
-  } else if (!layout.target) {
-    absl::FPrintF(stdout,
-                  "the model's loss is not one eval computes from its output; skipping "
-                  "evaluation\n");
   } else {
     absl::StatusOr<Evaluation> evaluation = evaluate(session, **test, context);
     if (!evaluation.ok())
@@ -378,8 +379,6 @@ absl::Status runTrain(Session &session) {
 }
 
 absl::Status runEval(Session &session) {
-  if (!session.layout.target)
-    return noEvalLossError(session.spec);
   absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
   if (!test.ok())
     return test.status();

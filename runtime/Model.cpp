@@ -81,10 +81,12 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
       layout.gradients.push_back(&tensor);
       break;
     case TensorRole::Output:
-      if (tensor.name == "loss")
+      if (tensor.name == stepResultName(StepKind::Train))
         layout.loss = &tensor;
-      else if (tensor.name == "output")
+      else if (tensor.name == stepResultName(StepKind::Forward))
         layout.output = &tensor;
+      else if (tensor.name == stepResultName(StepKind::EvalLoss))
+        layout.evalLoss = &tensor;
       break;
     }
   }
@@ -92,6 +94,11 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
     return specError("expected outputs 'loss' and 'output'");
   if (tensorBytes(*layout.loss) != dtypeSize(layout.loss->dtype))
     return specError(absl::StrFormat("output %s is not a scalar", describeTensor(*layout.loss)));
+  if (!layout.evalLoss != !spec.evalLoss)
+    return specError("expected the eval_loss step and output 'eval_loss' together");
+  if (layout.evalLoss && tensorBytes(*layout.evalLoss) != dtypeSize(layout.evalLoss->dtype))
+    return specError(
+        absl::StrFormat("output %s is not a scalar", describeTensor(*layout.evalLoss)));
   const std::vector<int64_t> &out = layout.output->shape;
   if (out.empty() || out[0] != spec.batch || !isFloating(layout.output->dtype))
     return specError(absl::StrFormat("output %s is not floating-point [%d, ...]",
@@ -123,6 +130,30 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
     }
   }
   return layout;
+}
+
+StepFunction stepFunction(const ProgramSpec &spec, StepKind kind) {
+  switch (kind) {
+  case StepKind::Train:
+    return spec.trainStep;
+  case StepKind::Forward:
+    return spec.forward;
+  case StepKind::EvalLoss:
+    return spec.evalLoss;
+  }
+  return nullptr;
+}
+
+const char *stepResultName(StepKind kind) {
+  switch (kind) {
+  case StepKind::Train:
+    return "loss";
+  case StepKind::Forward:
+    return "output";
+  case StepKind::EvalLoss:
+    return "eval_loss";
+  }
+  return "";
 }
 
 HostTensor readTensor(const TensorInfo &tensor, const unsigned char *arena) {

@@ -26,6 +26,8 @@ struct ModelLayout {
   std::vector<const TensorInfo *> forwardInputs;
   const TensorInfo *loss = nullptr;   // Output "loss", one element
   const TensorInfo *output = nullptr; // Output "output", [batch, ...]
+  /// Output "eval_loss", one element: ProgramSpec::evalLoss's, or null.
+  const TensorInfo *evalLoss = nullptr;
   /// The input the loss compares the output with (ProgramSpec::loss), or
   /// null when eval cannot compute the loss.
   const TensorInfo *target = nullptr;
@@ -41,6 +43,12 @@ struct ModelLayout {
   /// The Input named `name`, or null.
   const TensorInfo *input(const std::string &name) const;
 };
+
+using StepFunction = void (*)(unsigned char *arena, const StepContext &ctx);
+/// `spec`'s function for step `kind` (null where it has none).
+StepFunction stepFunction(const ProgramSpec &spec, StepKind kind);
+/// The Output tensor step `kind` writes: "loss", "output" or "eval_loss".
+const char *stepResultName(StepKind kind);
 
 /// F32, F64, F16 or BF16.
 bool isFloating(DType dtype);

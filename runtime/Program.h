@@ -79,7 +79,9 @@ struct StepContext {
   KernelProfile *profile = nullptr;
 };
 
-enum class StepKind { Train, Forward };
+/// Which of ProgramSpec's step functions to run.
+enum class StepKind { Train, Forward, EvalLoss };
+constexpr int kStepKinds = 3;
 
 struct Backend; // Executor.h
 
@@ -99,7 +101,7 @@ struct ProgramSpec {
   double baseLr = 0;
   std::vector<LrScheduler> lrSchedule;
   /// How eval computes the test loss from "output" (kind Unknown: it
-  /// cannot, the loss being of another form).
+  /// cannot, the loss being of another form, and runs evalLoss instead).
   LossForm loss;
   /// The inputs the forward step reads (what `predict` feeds).
   std::vector<std::string> forwardInputs;
@@ -110,6 +112,9 @@ struct ProgramSpec {
   /// Eval-mode forward: reads forwardInputs, params and buffers, writes
   /// "output".
   void (*forward)(unsigned char *arena, const StepContext &ctx) = nullptr;
+  /// The model's loss in eval mode, where `loss` is Unknown: reads the
+  /// inputs, params and buffers, writes "eval_loss" (null otherwise).
+  void (*evalLoss)(unsigned char *arena, const StepContext &ctx) = nullptr;
   /// Where the steps run: the CPU (arena in host memory) or CUDA (arena on
   /// the device; the step functions then take device pointers).
   const Backend *backend = nullptr;

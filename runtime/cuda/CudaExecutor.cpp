@@ -10,6 +10,7 @@
 
 #include "runtime/Arena.h"
 #include "runtime/Metrics.h"
+#include "runtime/Model.h"
 #include "runtime/Tensor.h"
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Context.h"
@@ -89,7 +90,9 @@ private:
                tensor.role == TensorRole::OptimizerState)
         state.push_back(&tensor);
       else if (tensor.role == TensorRole::Output)
-        (tensor.name == "loss" ? loss : output) = &tensor;
+        for (StepKind kind : {StepKind::Train, StepKind::Forward, StepKind::EvalLoss})
+          if (tensor.name == runtime::stepResultName(kind))
+            results[static_cast<int>(kind)] = &tensor;
     }
   }
   void initialize(const ExecutorOptions &options);
@@ -101,15 +104,15 @@ private:
   /// and handed on as host bytes.
   void runObserved(StepKind step, const StepContext &ctx);
 
-  using StepFunction = void (*)(unsigned char *, const StepContext &);
-  StepFunction function(StepKind step) const {
-    return step == StepKind::Train ? spec.trainStep : spec.forward;
+  runtime::StepFunction function(StepKind step) const {
+    return runtime::stepFunction(spec, step);
   }
 
   const ProgramSpec &spec;
   std::vector<const TensorInfo *> inputs, state;
-  /// The training step's "loss" and the forward pass's "output".
-  const TensorInfo *loss = nullptr, *output = nullptr;
+  /// By step kind, what the host reads after the step: the training step's
+  /// "loss", the forward pass's "output", the eval step's "eval_loss".
+  const TensorInfo *results[runtime::kStepKinds] = {};
   int device = 0;
   std::string deviceName;
   unsigned char *arena = nullptr;  // the one cudaMalloc
@@ -125,7 +128,7 @@ private:
     bool ranEagerly = false;
     cudaGraphExec_t exec = nullptr;
   };
-  StepGraph stepGraphs[2][2];
+  StepGraph stepGraphs[runtime::kStepKinds][2];
 };
 
 absl::StatusOr<std::unique_ptr<runtime::Executor>>
@@ -281,7 +284,7 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
   } else {
     StepContext deviceContext = ctx;
     deviceContext.device = &cx;
-    StepGraph &graph = stepGraphs[step == StepKind::Train][ctx.poison];
+    StepGraph &graph = stepGraphs[static_cast<int>(step)][ctx.poison];
     if (!graphs || !graph.ranEagerly) {
       // The first run chooses every call site's algorithm (cuDNN's Find
       // synchronises, which a capture may not).
@@ -311,7 +314,7 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
     }
   }
 
-  if (const TensorInfo *result = step == StepKind::Train ? loss : output)
+  if (const TensorInfo *result = results[static_cast<int>(step)])
     copyTensor(*result, false);
   // Also where an error of any kernel of the step surfaces.
   CAIRN_CUDA_CHECK(cudaStreamSynchronize(cx.stream));

@@ -166,7 +166,7 @@ cairn.step train_step {
 
 // Tests that a step's kind is one of the two (ODS enum).
 cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [train_step, forward]}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [train_step, forward, eval_loss]}}
   cairn.step backward {
   }
 }

@@ -1,8 +1,8 @@
 // RUN: cairn-opt %s -split-input-file -verify-diagnostics --cairn-extract-step=step=both
 
-// Tests that the step to keep is train_step or forward (the pipeline's
+// Tests that the step to keep is train_step, forward or eval_loss (the pipeline's
 // "both" means no extraction, not a step).
-// expected-error @+1 {{cairn-extract-step: unknown step 'both'; expected train_step or forward}}
+// expected-error @+1 {{cairn-extract-step: unknown step 'both'; expected train_step, forward or eval_loss}}
 cairn.program "M" attributes {batch = 1 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
   cairn.step train_step {
   }

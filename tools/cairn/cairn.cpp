@@ -145,12 +145,14 @@ cl::opt<bool> verifyPlanFlag(
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 enum class PlanStep { Both, Train, Forward };
 cl::opt<PlanStep> planStep(
-    "step", cl::desc("Which steps to plan (default both: the executable's "
-                     "arena)"),
+    "step",
+    cl::desc("Which steps to plan (default both: the executable's "
+             "arena)"),
     cl::init(PlanStep::Both),
     cl::values(clEnumValN(PlanStep::Both, "both",
-                          "the training step and the forward pass, sharing "
-                          "one arena"),
+                          "every step of the executable (training, forward "
+                          "and an eval-mode loss where the model has one), "
+                          "sharing one arena"),
                clEnumValN(PlanStep::Train, "train", "the training step alone"),
                clEnumValN(PlanStep::Forward, "forward",
                           "the forward pass alone (inference)")),

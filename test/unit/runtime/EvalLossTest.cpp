@@ -105,4 +105,29 @@ TEST(EvalLoss, ATargetThatDoesNotFitIsASpecError) {
                    .ok());
 }
 
+TEST(EvalLoss, TheEvalLossStepComesWithItsScalarOutput) {
+  // A loss of another form: the eval_loss step writes the scalar "eval_loss".
+  ProgramSpec spec = makeSpec(DType::F32, {2, 3}, {});
+  spec.evalLoss = noStep;
+  EXPECT_FALSE(describeModel(spec).ok()); // the step without its output
+  TensorInfo evalLoss;
+  evalLoss.name = "eval_loss";
+  evalLoss.dtype = DType::F32;
+  evalLoss.role = TensorRole::Output;
+  evalLoss.offset = spec.arenaBytes;
+  spec.tensors.push_back(evalLoss);
+  spec.arenaBytes += 64;
+  absl::StatusOr<ModelLayout> layout = describeModel(spec);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->evalLoss, &spec.tensors.back());
+  EXPECT_EQ(layout->target, nullptr);
+  EXPECT_EQ(stepFunction(spec, StepKind::EvalLoss), &noStep);
+
+  spec.tensors.back().shape = {2}; // not a scalar
+  EXPECT_FALSE(describeModel(spec).ok());
+  spec.tensors.back().shape = {};
+  spec.evalLoss = nullptr; // the output without its step
+  EXPECT_FALSE(describeModel(spec).ok());
+}
+
 } // namespace
