@@ -42,6 +42,8 @@ int64_t MulOp::getFlops() { return perResultElement(*this, 1); }
 int64_t DivOp::getFlops() { return perResultElement(*this, 1); }
 
 int64_t ReluOp::getFlops() { return perResultElement(*this, 1); }
+// A conversion moves data; it computes nothing.
+int64_t CastOp::getFlops() { return 0; }
 // exp, add, divide and a negation.
 int64_t SigmoidOp::getFlops() { return perResultElement(*this, 4); }
 int64_t TanhOp::getFlops() { return perResultElement(*this, 4); }

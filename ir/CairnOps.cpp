@@ -274,6 +274,14 @@ LogicalResult EmbeddingOp::verify() {
   return verifyResult(*this, *shape, elementTypeOf(getWeight()));
 }
 
+LogicalResult CastOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (input.getShape() != result.getShape())
+    return emitOpError() << "expected the input's shape but got " << result;
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   if (!(getP() >= 0 && getP() < 1))
     return emitOpError() << "expected p in [0, 1) but got " << str(getP());

@@ -94,6 +94,24 @@ def Cairn_SiluOp : Cairn_UnaryOp<"silu", "x * sigmoid(x) (nn.SiLU)">;
 def Cairn_HardswishOp
     : Cairn_UnaryOp<"hardswish", "x * min(max(x + 3, 0), 6) / 6 (nn.Hardswish)">;
 
+def Cairn_CastOp : Cairn_Op<"cast", [Pure]> {
+  let summary = "element type conversion (Tensor.to(dtype))";
+  let description = [{
+    Converts every element to the result's floating-point type, rounding
+    to nearest even as PyTorch's `.to(torch.float16)` does; the shape is
+    the input's. `cairn-autocast` inserts them, one per value and type.
+
+    ```mlir
+    %h = cairn.cast %w : tensor<256x784xf32> -> tensor<256x784xf16>
+    ```
+  }];
+  let arguments = (ins Cairn_FloatTensor:$input);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Cairn_ClampOp : Cairn_Op<"clamp", [Pure, SameOperandsAndResultType]> {
   let summary = "clamp to [min, max], elementwise";
   let description = [{

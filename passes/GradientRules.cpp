@@ -354,6 +354,14 @@ static LogicalResult rule(EmbeddingOp op, Value dy, Rule &r) {
 
 // The mask is a pure function of (seed, step, stream): the same op on dy
 // applies it again.
+/// The gradient goes back to the input's type: a float32 master weight
+/// cast to half for a matmul gets a float32 gradient.
+static LogicalResult rule(CastOp op, Value dy, Rule &r) {
+  Value input = op.getInput();
+  r.add(input, CastOp::create(r.b, r.loc, input.getType(), dy));
+  return success();
+}
+
 static LogicalResult rule(DropoutOp op, Value dy, Rule &r) {
   r.add(op.getInput(), op.getTraining()
                            ? DropoutOp::create(r.b, r.loc, dy.getType(), dy,
@@ -490,13 +498,13 @@ LogicalResult cairn::emitGradient(Operation *op, Value dy,
                                   GradientState &state) {
   Rule r{state.getBuilder(), op->getLoc(), state};
   return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp,                             //
-            ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp, //
-            ClampOp, LeakyReluOp, SoftmaxOp, LogSoftmaxOp,          //
-            MatmulOp, LinearOp, Conv2dOp, Conv2dGradInputOp,        //
-            BatchNormOp, LayerNormOp, EmbeddingOp, DropoutOp,       //
-            MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp,          //
-            ReshapeOp, PermuteOp, ConcatOp, SliceOp, BroadcastOp,   //
+      .Case<AddOp, SubOp, MulOp, DivOp,                               //
+            ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp,   //
+            ClampOp, LeakyReluOp, SoftmaxOp, LogSoftmaxOp,            //
+            MatmulOp, LinearOp, Conv2dOp, Conv2dGradInputOp,          //
+            BatchNormOp, LayerNormOp, EmbeddingOp, DropoutOp, CastOp, //
+            MaxPool2dOp, AvgPool2dOp, AdaptiveAvgPool2dOp,            //
+            ReshapeOp, PermuteOp, ConcatOp, SliceOp, BroadcastOp,     //
             SumOp, MeanOp, CrossEntropyOp, MseLossOp>(
           [&](auto op) { return rule(op, dy, r); })
       .Default([](Operation *op) {

@@ -46,6 +46,35 @@ def CheckExecutablePass : Pass<"cairn-check-executable", "mlir::ModuleOp"> {
   }];
 }
 
+def AutocastPass : Pass<"cairn-autocast", "mlir::ModuleOp"> {
+  let summary = "Choose each op's element type: half where safe, float32 where not";
+  let description = [{
+    Runs before `cairn-autodiff` on `@forward`, `@loss` and `@eval_loss`, as
+    PyTorch's autocast: matmul, linear, conv2d and conv2d_grad_input take
+    their float operands in the half type (`precision`, or the module's
+    `cairn.precision`; an op's `cairn.precision` region f16 or bf16 wins);
+    batch and layer norm, softmax, log-softmax, the losses, sums and means,
+    and every op in a `precision f32` region, in float32; every other op in
+    the widest float type of its operands, a scalar constant taking the
+    other operand's type. A value is cast (`cairn.cast`) at most once to
+    each type, right after its definition. Arguments (inputs, the float32
+    master parameters, buffers) and results keep their types; autodiff's
+    rule for the cast brings parameters' gradients back to float32. With
+    float32 for the model, only regions' half types apply.
+
+    ```mlir
+    %0 = cairn.cast %w : tensor<10x784xf32> -> tensor<10x784xf16>
+    %1 = cairn.linear %x16, %0, %b16 : (...) -> tensor<64x10xf16>
+    %2 = cairn.cast %1 : tensor<64x10xf16> -> tensor<64x10xf32>
+    %3 = cairn.cross_entropy %2, %labels : (...) -> tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"\"",
+           "f16, bf16 or f32 (default: the module's cairn.precision)">,
+  ];
+}
+
 def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step: forward, loss, backward and optimizer update";
   let description = [{

@@ -1,0 +1,241 @@
+//===- Autocast.cpp - Half precision where it is safe, float32 where not --===//
+//
+// Before autodiff, decides the element type each op of @loss, @forward and
+// @eval_loss computes in, as PyTorch's autocast does, so that the backward
+// autodiff builds from it follows: a gradient has its value's type, and the
+// cast's rule brings the gradients of float32 parameters back to float32.
+//
+// The rules, in order:
+// - an op in a `precision f32 { }` region, and the float32 list (batch and
+//   layer norm, softmax, log-softmax, the losses, sums and means; autocast's
+//   float32 list): float operands in float32;
+// - the half list (matmul, linear, conv2d, conv2d_grad_input): float
+//   operands in the half type (the model's, or the op's `precision f16|bf16`
+//   region's); the kernels accumulate in float32;
+// - every other op: the widest float type of its operands (a sum of a half
+//   and a float32 tensor is float32; f16 with bf16 is float32). A scalar
+//   constant (`x * 0.5`) takes the other operand's type instead, as a Python
+//   number does in PyTorch.
+// A float result takes the type its op computes in. A value is cast at most
+// once to each type, right after it is defined, and every consumer in that
+// type shares the copy: one half copy of a float32 weight per step. The
+// functions' arguments (inputs, float32 master parameters and buffers) and
+// results (the loss, the forward's output) keep their types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/CairnDialect.h"
+#include "ir/CairnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_AUTOCASTPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+/// How an op chooses the type it computes in.
+enum class CastPolicy { Float32, Half, Widest };
+
+CastPolicy getPolicy(Operation *op) {
+  return TypeSwitch<Operation *, CastPolicy>(op)
+      .Case<BatchNormOp, LayerNormOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp,
+            MseLossOp, SumOp, MeanOp>([](auto) { return CastPolicy::Float32; })
+      .Case<MatmulOp, LinearOp, Conv2dOp, Conv2dGradInputOp>(
+          [](auto) { return CastPolicy::Half; })
+      .Default([](Operation *) { return CastPolicy::Widest; });
+}
+
+std::optional<Type> getFloatType(Precision precision, MLIRContext *context) {
+  switch (precision) {
+  case Precision::f16:
+    return Float16Type::get(context);
+  case Precision::bf16:
+    return BFloat16Type::get(context);
+  case Precision::f32:
+    return Float32Type::get(context);
+  }
+  return std::nullopt;
+}
+
+Type getElementType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+/// A source scalar (`0.5` in `x * 0.5`): it takes the other operand's type.
+bool isScalarConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  return constant && cast<RankedTensorType>(value.getType()).getRank() == 0;
+}
+
+/// The wider of two float types: the one with more bits, float32 for f16
+/// with bf16.
+Type widen(Type a, Type b) {
+  if (!a || a == b)
+    return b;
+  auto fa = cast<FloatType>(a), fb = cast<FloatType>(b);
+  if (fa.getWidth() != fb.getWidth())
+    return fa.getWidth() > fb.getWidth() ? a : b;
+  return Float32Type::get(a.getContext());
+}
+
+class Autocaster {
+public:
+  Autocaster(func::FuncOp func, std::optional<Type> half)
+      : func(func), half(half), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  /// The type `op` computes in, or null to leave it as it is.
+  Type getComputeType(Operation *op);
+  /// `value` in `elementType`: itself, its one cast, or a scalar constant
+  /// made again.
+  Value castTo(Value value, Type elementType);
+
+  func::FuncOp func;
+  std::optional<Type> half;
+  OpBuilder builder;
+  llvm::DenseMap<std::pair<Value, Type>, Value> casts;
+  /// Scalar constants made again in another type; erased when unread.
+  SmallVector<ConstantOp> remade;
+};
+
+Type Autocaster::getComputeType(Operation *op) {
+  auto pinned =
+      op->getAttrOfType<PrecisionAttr>(CairnDialect::kPrecisionAttrName);
+  CastPolicy policy = getPolicy(op);
+  if (pinned && pinned.getValue() == Precision::f32)
+    policy = CastPolicy::Float32;
+  if (policy == CastPolicy::Float32)
+    return Float32Type::get(op->getContext());
+  if (policy == CastPolicy::Half) {
+    if (pinned)
+      return *getFloatType(pinned.getValue(), op->getContext());
+    return half ? *half : Type();
+  }
+  Type widest, scalars;
+  for (Value operand : op->getOperands()) {
+    if (!isFloatTensor(operand))
+      continue;
+    Type &into = isScalarConstant(operand) ? scalars : widest;
+    into = widen(into, getElementType(operand));
+  }
+  return widest ? widest : scalars;
+}
+
+Value Autocaster::castTo(Value value, Type elementType) {
+  if (getElementType(value) == elementType)
+    return value;
+  Value &cached = casts[{value, elementType}];
+  if (cached)
+    return cached;
+  auto type = cast<RankedTensorType>(value.getType()).clone(elementType);
+  OpBuilder::InsertionGuard guard(builder);
+  if (auto constant = value.getDefiningOp<ConstantOp>();
+      constant && isScalarConstant(value)) {
+    // Made again in the new type: a scalar is not a tensor to convert.
+    auto attr = cast<DenseElementsAttr>(constant.getValue());
+    APFloat scalar = attr.getSplatValue<APFloat>();
+    bool lost = false;
+    scalar.convert(cast<FloatType>(elementType).getFloatSemantics(),
+                   APFloat::rmNearestTiesToEven, &lost);
+    builder.setInsertionPointAfter(constant);
+    cached = ConstantOp::create(builder, constant.getLoc(), type,
+                                DenseElementsAttr::get(type, scalar));
+    remade.push_back(constant);
+    return cached;
+  }
+  if (Operation *def = value.getDefiningOp())
+    builder.setInsertionPointAfter(def);
+  else
+    builder.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  cached = CastOp::create(builder, value.getLoc(), type, value);
+  return cached;
+}
+
+LogicalResult Autocaster::run() {
+  Block &body = func.getBody().front();
+  // The casts this inserts go after their operand's definition, which is
+  // before the op being visited: the walk never visits them.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (isa<CastOp, ConstantOp>(op))
+      continue;
+    Type type = getComputeType(op);
+    if (!type)
+      continue;
+    for (OpOperand &operand : op->getOpOperands())
+      if (isFloatTensor(operand.get()))
+        operand.set(castTo(operand.get(), type));
+    for (Value result : op->getResults())
+      if (isFloatTensor(result))
+        result.setType(cast<RankedTensorType>(result.getType()).clone(type));
+  }
+  // The results keep the function's types.
+  Operation *ret = body.getTerminator();
+  ArrayRef<Type> resultTypes = func.getFunctionType().getResults();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Type declared = resultTypes[operand.getOperandNumber()];
+    if (operand.get().getType() == declared)
+      continue;
+    operand.set(castTo(operand.get(),
+                       cast<RankedTensorType>(declared).getElementType()));
+  }
+  for (ConstantOp constant : remade)
+    if (constant->use_empty())
+      constant.erase();
+  return success();
+}
+
+struct AutocastPass : cairn::impl::AutocastPassBase<AutocastPass> {
+  using AutocastPassBase::AutocastPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<Type> half;
+    if (!precision.empty()) {
+      std::optional<Precision> parsed = symbolizePrecision(precision);
+      if (!parsed) {
+        module.emitError() << "cairn-autocast: unknown precision '" << precision
+                           << "'; expected f16, bf16 or f32";
+        return signalPassFailure();
+      }
+      half = getFloatType(*parsed, &getContext());
+    } else if (auto attr = module->getAttrOfType<PrecisionAttr>(
+                   CairnDialect::kPrecisionAttrName)) {
+      half = getFloatType(attr.getValue(), &getContext());
+    }
+    // float32 for the model: only the regions' half lists.
+    if (half && (*half).isF32())
+      half.reset();
+    if (module.lookupSymbol("train_step")) {
+      module.emitError() << "cairn-autocast runs before cairn-autodiff: "
+                            "@train_step exists already";
+      return signalPassFailure();
+    }
+    for (StringRef name : {"forward", "loss", "eval_loss"})
+      if (auto func = module.lookupSymbol<func::FuncOp>(name))
+        if (failed(Autocaster(func, half).run()))
+          return signalPassFailure();
+  }
+};
+
+} // namespace
