@@ -102,11 +102,11 @@ void CpuEmitter::emit() {
      << " as kernel calls on one arena of " << program.arenaBytes
      << " bytes.\n\n";
   for (const char *header :
-       {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/Dropout.h",
-        "kernels/Elementwise.h", "kernels/Gemm.h", "kernels/Loss.h",
-        "kernels/Movement.h", "kernels/Normalization.h", "kernels/Optimizer.h",
-        "kernels/Parallel.h", "kernels/Pool.h", "kernels/Reduction.h",
-        "kernels/ScalarOps.h", "kernels/Softmax.h"})
+       {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/Convert.h",
+        "kernels/Dropout.h", "kernels/Elementwise.h", "kernels/Gemm.h",
+        "kernels/Loss.h", "kernels/Movement.h", "kernels/Normalization.h",
+        "kernels/Optimizer.h", "kernels/Parallel.h", "kernels/Pool.h",
+        "kernels/Reduction.h", "kernels/ScalarOps.h", "kernels/Softmax.h"})
     os << "#include \"runtime/" << header << "\"\n";
   os << "\n#include <algorithm>\n#include <cstdint>\n#include <cstdio>\n"
         "#include <cstring>\n#include <limits>\n\n";
@@ -374,6 +374,18 @@ void CpuEmitter::emitKernel(Operation *op) {
             line() << "  std::memcpy(" << ptr(out)
                    << ", kValues, sizeof(kValues));\n";
             line() << "}\n";
+            return true;
+          })
+          .Case([&](CastKernelOp k) {
+            auto castType = [](Value value) {
+              Type type = cast<MemRefType>(value.getType()).getElementType();
+              return type.isF16() ? "F16" : type.isBF16() ? "BF16" : "F32";
+            };
+            line() << "cairn::kernels::castElements(" << ptr(k.getInput())
+                   << ", cairn::kernels::CastType::" << castType(k.getInput())
+                   << ", " << ptr(k.getResult())
+                   << ", cairn::kernels::CastType::" << castType(k.getResult())
+                   << ", " << k.getN() << ");\n";
             return true;
           })
           .Case([&](CopyKernelOp k) {

@@ -112,9 +112,11 @@ const char *cairn::codegen::getCType(DType dtype) {
     return "uint8_t";
   case DType::F16:
   case DType::BF16:
-    break;
+    // Their bits: only cast kernels read and write them (the CPU target
+    // stores half tensors and computes in float32).
+    return "uint16_t";
   }
-  llvm_unreachable("the lowering rejects half-precision tensors");
+  llvm_unreachable("unknown dtype");
 }
 
 std::string cairn::codegen::formatReal(double value, bool isFloat) {

@@ -210,6 +210,19 @@ LogicalResult cairn::detail::verifyKernelOp(Operation *op) {
   }
   if (llvm::none_of(outputs, [](Value v) { return bool(v); }))
     return op->emitOpError() << "writes nothing";
+  if (auto cast = dyn_cast<CastKernelOp>(op)) {
+    auto in = llvm::cast<MemRefType>(cast.getInput().getType());
+    auto out = llvm::cast<MemRefType>(cast.getResult().getType());
+    if (in.getNumElements() != cast.getN() ||
+        out.getNumElements() != cast.getN())
+      return op->emitOpError() << "expected n = the elements of its input and "
+                                  "result but got "
+                               << cast.getN();
+    if (!in.getElementType().isF32() && !out.getElementType().isF32())
+      return op->emitOpError()
+             << "converts to or from float32, not " << in.getElementType()
+             << " to " << out.getElementType();
+  }
   if (isElementwiseKernel(op)) {
     auto n = op->getAttrOfType<IntegerAttr>("n");
     auto result = cast<MemRefType>(outputs.front().getType());

@@ -98,6 +98,18 @@ def Cairn_CopyKernelOp : Cairn_KernelOp<"copy", 1, 1, 0, 0, "11"> {
                        Cairn_MemRef:$result);
 }
 
+def Cairn_CastKernelOp : Cairn_KernelOp<"cast", 1, 1, 0, 0, "11"> {
+  let summary = "result = input converted to the result's element type";
+  let description = [{
+    Converts `n` elements between float32 and f16 or bf16 (rounding to
+    nearest even, NaN kept, overflow to infinity), as PyTorch's `.to()`.
+    Not element-wise in the in-place sense: the two sides differ in size.
+  }];
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise
 //===----------------------------------------------------------------------===//

@@ -128,17 +128,25 @@ LogicalResult OpLowering::lower(Operation *op) {
     return op->emitError() << "cannot lower '" << op->getName() << "' to the "
                            << l.getTarget().name << " backend";
   };
-  // Every tensor the op touches must have a type the target's kernels take.
+  // Every tensor the op touches must have a type the target's kernels take;
+  // a target that stores half tensors only converts and reshapes them
+  // (cairn-compute-half-in-float32 made every other op read float32).
+  const LoweringTarget &target = l.getTarget();
+  bool storesHalf = target.halfStorage && isa<CastOp, ReshapeOp>(op);
   for (Type type :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     std::optional<DType> dtype = getDType(type);
+    bool half = dtype && (*dtype == DType::F16 || *dtype == DType::BF16);
     if (!isa<RankedTensorType>(type) || !dtype ||
-        (!l.getTarget().halfPrecision &&
-         (*dtype == DType::F16 || *dtype == DType::BF16)))
+        (half && !target.halfPrecision && !storesHalf))
       return op->emitError()
              << "cannot lower '" << op->getName() << "' on " << type
-             << " to the " << l.getTarget().name
-             << " backend (it takes f32 and f64 tensors, i32 and i64 indices)";
+             << " to the " << target.name
+             << " backend (it takes f32 and f64 tensors, i32 and i64 indices"
+             << (target.halfStorage ? "; f16 and bf16 ones are converted "
+                                      "and reshaped only"
+                                    : "")
+             << ")";
   }
 
   return TypeSwitch<Operation *, LogicalResult>(op)
@@ -154,6 +162,10 @@ LogicalResult OpLowering::lower(Operation *op) {
       })
       .Case([&](DivOp op) {
         return lowerBinary(DivKernelOp::getOperationName(), op);
+      })
+      .Case([&](CastOp op) {
+        return lowerUnary(CastKernelOp::getOperationName(), op,
+                          op->getOperands());
       })
       .Case([&](ReluOp op) {
         return lowerUnary(ReluKernelOp::getOperationName(), op,

@@ -25,6 +25,9 @@ struct LoweringTarget {
   llvm::StringRef name = "CPU";
   /// Whether the target's kernels take f16 and bf16 tensors.
   bool halfPrecision = false;
+  /// Its kernels store f16 and bf16 tensors but compute in float32: only
+  /// casts and reshapes take half tensors (the CPU).
+  bool halfStorage = false;
   /// Bytes of scratch an m x n x k GEMM (Linear and its gradients, Matmul)
   /// writing `outputBytes` gets (0: none; a multiple of the arena's 256).
   int64_t (*gemmWorkspaceBytes)(int64_t m, int64_t n, int64_t k,

@@ -45,6 +45,7 @@ int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
 LoweringTarget cairn::getCpuTarget() {
   LoweringTarget target;
   target.name = "CPU";
+  target.halfStorage = true;
   target.convWorkspaceElements = getIm2colElements;
   return target;
 }

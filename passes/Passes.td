@@ -75,6 +75,29 @@ def AutocastPass : Pass<"cairn-autocast", "mlir::ModuleOp"> {
   ];
 }
 
+def ComputeHalfInFloat32Pass
+    : Pass<"cairn-compute-half-in-float32", "mlir::ModuleOp"> {
+  let summary = "Half storage, float32 arithmetic: for the CPU's kernels";
+  let description = [{
+    After autodiff, for a target whose kernels compute in float32 only (the
+    CPU): every op but `cairn.cast` and `cairn.reshape` that reads or writes
+    an f16 or bf16 tensor reads float32 copies of its half operands (a
+    `cairn.cast` right before it, so that no float32 copy outlives its
+    reader) and writes a float32 result, which a cast
+    stores in the op's half type; readers take that rounded half value, as
+    PyTorch's next op would. A half constant is made again in float32 and
+    cast. The values the step keeps stay half.
+
+    ```mlir
+    %r = cairn.relu %h : tensor<64x256xf16>
+    // becomes
+    %f = cairn.cast %h : tensor<64x256xf16> -> tensor<64x256xf32>
+    %0 = cairn.relu %f : tensor<64x256xf32>
+    %r = cairn.cast %0 : tensor<64x256xf32> -> tensor<64x256xf16>
+    ```
+  }];
+}
+
 def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step: forward, loss, backward and optimizer update";
   let description = [{

@@ -70,9 +70,14 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
 
   if (options.executable)
     pm.addPass(createCheckExecutablePass());
-  if (runs(PipelineStage::Autodiff))
+  if (runs(PipelineStage::Autodiff)) {
+    pm.addPass(createAutocastPass({options.precision}));
     pm.addPass(createAutodiffPass());
+  }
   if (runs(PipelineStage::Lower)) {
+    // The CPU's kernels compute in float32: half values are stored only.
+    if (options.target == "cpu")
+      pm.addPass(createComputeHalfInFloat32Pass());
     pm.addPass(createLowerToKernelsPass({options.target}));
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
@@ -114,6 +119,11 @@ struct TrainingPipelineOptions
     : public PassPipelineOptions<TrainingPipelineOptions> {
   Option<std::string> target{*this, "target", llvm::cl::desc("cpu or cuda"),
                              llvm::cl::init("cpu")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("f16, bf16 or f32 for cairn-autocast (default: the "
+                     "module's cairn.precision)"),
+      llvm::cl::init("")};
   Option<bool> reuse{*this, "reuse",
                      llvm::cl::desc("Reuse the bytes of dead buffers"),
                      llvm::cl::init(true)};
@@ -168,6 +178,7 @@ void cairn::registerTrainingPipeline() {
                        listPipelineStages());
         PipelineOptions options;
         options.target = parsed.target;
+        options.precision = parsed.precision;
         options.reuse = parsed.reuse;
         options.reorder = parsed.reorder;
         options.recompute = parsed.recompute;

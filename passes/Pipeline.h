@@ -82,6 +82,9 @@ struct PipelineOptions {
   bool fuse = true;
   /// The exact plan search's budget.
   double planSeconds = 1.0;
+  /// The model's precision for cairn-autocast: f16, bf16, f32, or empty for
+  /// the module's own (float32 without one).
+  std::string precision;
   /// A program to run (`cairn build`): cairn-check-executable first.
   bool executable = false;
   /// both (every step of the program), or train_step or forward alone (a

@@ -174,6 +174,17 @@ cl::opt<std::string> memoryBudgetSize(
              "the smallest arena recomputation reaches, when no choice fits"),
     cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
     cl::cat(cairnCategory));
+cl::opt<std::string> precisionName(
+    "precision",
+    cl::desc("The type of the step's matmuls and convolutions and of the "
+             "values between them: f32 (the default) or bf16, as PyTorch's "
+             "autocast (cairn-autocast): batch norm, softmax, the losses, "
+             "sums and means in float32, float32 master weights and "
+             "optimizer state; bf16 tensors are stored in bf16 and computed "
+             "in float32 (the CPU target only). f16 needs a dynamic loss "
+             "scaler, which Cairn does not have yet"),
+    cl::value_desc("f32|bf16"), cl::sub(buildCommand), cl::sub(planCommand),
+    cl::cat(cairnCategory));
 cl::opt<std::string> kernelTimesFile(
     "kernel-times",
     cl::desc("With --memory-budget: price each kernel by the time FILE "
@@ -322,6 +333,26 @@ bool isCudaTarget() {
   return targetName == "cuda" || (buildCommand && emitKind == EmitKind::Cuda);
 }
 
+/// Checks --precision: f32 or bf16, bf16 on the CPU target.
+bool checkPrecision() {
+  if (!precisionName.getNumOccurrences())
+    return true;
+  auto fail = [](const llvm::Twine &message) {
+    llvm::WithColor::error(llvm::errs(), "cairn") << message << "\n";
+    return false;
+  };
+  if (precisionName == "f16")
+    return fail("--precision f16 needs dynamic loss scaling (torch.amp."
+                "GradScaler's), which Cairn does not have yet; bf16 trains "
+                "without it");
+  if (precisionName != "f32" && precisionName != "bf16")
+    return fail("--precision expects f32 or bf16, got '" + precisionName + "'");
+  if (precisionName == "bf16" && isCudaTarget())
+    return fail("--precision bf16 runs on the CPU target only for now (its "
+                "CUDA kernels take float32)");
+  return true;
+}
+
 /// --memory-budget in bytes (0: none), read once the flags are parsed.
 int64_t memoryBudget = 0;
 
@@ -390,6 +421,7 @@ bool fitsMemoryBudget(mlir::ModuleOp module) {
 PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   PipelineOptions options;
   options.target = isCudaTarget() ? "cuda" : "cpu";
+  options.precision = precisionName;
   options.reuse = !noReuse;
   options.reorder = !noReorder;
   options.fuse = !noFuse;
@@ -722,7 +754,8 @@ int run() {
   bool buildExecutable = buildCommand && emitKind == EmitKind::Executable;
   if (buildCommand && !checkTarget())
     return 1;
-  if (buildCommand && (!readMemoryBudget() || !readKernelTimes()))
+  if (buildCommand &&
+      (!readMemoryBudget() || !readKernelTimes() || !checkPrecision()))
     return 1;
   if (buildExecutable && (outputFile == "-" || outputFile.empty())) {
     llvm::WithColor::error(llvm::errs(), "cairn")
@@ -921,7 +954,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (!checkMemoryReportFlag() || (haveModel && !checkBatchFlag()) ||
-        !readMemoryBudget() || !readKernelTimes())
+        !readMemoryBudget() || !readKernelTimes() || !checkPrecision())
       return 1;
     return haveModel ? runPlanModel() : runPlan();
   }

@@ -1,0 +1,131 @@
+//===- ComputeHalfInFloat32.cpp - Half storage, float32 arithmetic --------===//
+//
+// For a target whose kernels compute in float32 only (the CPU: Debian's
+// OpenBLAS has no half GEMM), after autodiff: every op but a cast or a
+// reshape that reads or writes an f16 or bf16 tensor reads float32 copies
+// of its half operands, made right before it, and writes a float32 result,
+// which one cast then stores in the op's half type. The values the step keeps
+// (saved for the backward, passed between ops) stay half, as cairn-autocast
+// chose; the float32 copies live from the cast to the op. Rounding each result
+// to half is what PyTorch's half kernels do on the CPU (they compute in float
+// too), so the numbers are the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/CairnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_COMPUTEHALFINFLOAT32PASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+bool isHalfTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor &&
+         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+}
+
+class HalfInFloat32 {
+public:
+  explicit HalfInFloat32(func::FuncOp func)
+      : func(func), builder(func.getContext()),
+        f32(Float32Type::get(func.getContext())) {}
+
+  void run();
+
+private:
+  /// A float32 copy of the half value `value` for `reader`, made right
+  /// before it: a copy per reader lives for one op, where one shared copy
+  /// would keep float32 bytes from the forward to the backward.
+  Value getFloat32(Value value, Operation *reader);
+  /// A half constant made again in float32 (its values are exact there).
+  void widenConstant(ConstantOp constant);
+
+  func::FuncOp func;
+  OpBuilder builder;
+  Type f32;
+  llvm::DenseMap<std::pair<Value, Operation *>, Value> copies;
+};
+
+Value HalfInFloat32::getFloat32(Value value, Operation *reader) {
+  Value &copy = copies[{value, reader}];
+  if (copy)
+    return copy;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(reader);
+  auto type = cast<RankedTensorType>(value.getType()).clone(f32);
+  copy = CastOp::create(builder, value.getLoc(), type, value);
+  return copy;
+}
+
+void HalfInFloat32::widenConstant(ConstantOp constant) {
+  auto type = cast<RankedTensorType>(constant.getType());
+  auto wide = type.clone(f32);
+  auto values = cast<DenseElementsAttr>(constant.getValue());
+  SmallVector<APFloat> widened;
+  for (APFloat value : values.getValues<APFloat>()) {
+    bool lost = false;
+    value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    widened.push_back(value);
+  }
+  builder.setInsertionPoint(constant);
+  Value replacement = ConstantOp::create(builder, constant.getLoc(), wide,
+                                         DenseElementsAttr::get(wide, widened));
+  Value half = CastOp::create(builder, constant.getLoc(), type, replacement);
+  constant.getResult().replaceAllUsesWith(half);
+  constant.erase();
+}
+
+void HalfInFloat32::run() {
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (isa<CastOp, ReshapeOp>(op))
+      continue;
+    bool touchesHalf = llvm::any_of(op->getOperandTypes(), isHalfTensor) ||
+                       llvm::any_of(op->getResultTypes(), isHalfTensor);
+    if (!touchesHalf)
+      continue;
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      widenConstant(constant);
+      continue;
+    }
+    for (OpOperand &operand : op->getOpOperands())
+      if (isHalfTensor(operand.get().getType()))
+        operand.set(getFloat32(operand.get(), op));
+    builder.setInsertionPointAfter(op);
+    for (Value result : op->getResults()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      if (!isHalfTensor(type))
+        continue;
+      result.setType(type.clone(f32));
+      auto half = CastOp::create(builder, op->getLoc(), type, result);
+      // Readers take the half value, rounded, as PyTorch's next op would;
+      // not the float32 result before rounding.
+      result.replaceAllUsesExcept(half, half);
+    }
+  }
+}
+
+struct ComputeHalfInFloat32Pass
+    : cairn::impl::ComputeHalfInFloat32PassBase<ComputeHalfInFloat32Pass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      HalfInFloat32(func).run();
+  }
+};
+
+} // namespace
