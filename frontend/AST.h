@@ -263,6 +263,8 @@ struct AnnotatedStmt : Stmt {
   std::string precision; // `precision <dtype>`: "f16", "bf16", "f32"
   Loc argLoc;            // where the device expression or dtype is written
   Block body;
+  /// A model's own `precision bf16` (no block): the precision it builds with.
+  bool modelLevel = false;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Annotated; }
 };
 

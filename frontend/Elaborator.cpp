@@ -179,6 +179,9 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run(const ast::ModelFile &program)
   if (clipGradNorm)
     module->setAttr(CairnDialect::kClipGradNormAttrName,
                     getClipGradNormAttr(context, *clipGradNorm));
+  if (modelPrecision)
+    module->setAttr(CairnDialect::kPrecisionAttrName,
+                    PrecisionAttr::get(context, *modelPrecision));
 
   if (!emitFunction(*root->forward, /*training=*/false, "forward"))
     return nullptr;

@@ -129,6 +129,7 @@ public:
   /// an input (runtime/LossForm.h).
   void recordEvalLoss(mlir::Value loss, llvm::ArrayRef<mlir::Value> outputs);
   bool executeClipGradNorm(const ast::OptimizerStmt &s, Scope &scope);
+  bool executeModelPrecision(const ast::AnnotatedStmt &s);
 
   /// Binds `args` to `params` (Python rules), or reports against `what`.
   bool bindArgs(std::vector<CallArg> &args, llvm::ArrayRef<ParamDecl> params,
@@ -226,6 +227,7 @@ private:
   ast::Loc scheduleLoc;                       // of the first
   std::optional<ClipGradNorm> clipGradNorm;
   ast::Loc clipGradNormLoc;
+  std::optional<Precision> modelPrecision; // `precision bf16` in the model
   mlir::ModuleOp module;
   int64_t nextCheckpointId = 0;
   ast::Loc lastReturnLoc; // of the `return` that ended the latest function

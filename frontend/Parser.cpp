@@ -168,6 +168,7 @@ private:
   StmtPtr parseCheckpoint();
   StmtPtr parseOnDevice();
   StmtPtr parsePrecision();
+  StmtPtr parseModelPrecision();
   StmtPtr parseAssignOrExpr(Scope scope);
   bool reportMisspelledKeyword(const Scope &scope, const Expr &expr);
 
@@ -404,7 +405,7 @@ void Parser::parseStatements(Scope scope, Block &body) {
 
 /// member     ::= assign | if-member | for-member | function
 /// model-only ::= 'batch' ... | 'input' ... | 'optimizer' ... | 'scheduler' ...
-///              | 'clip_grad_norm' ...
+///              | 'clip_grad_norm' ... | 'precision' DTYPE
 /// stmt       ::= assign | expr | 'return' expr { ',' expr } | if | for
 ///              | 'checkpoint' block | 'on' 'device' expr block
 ///              | 'precision' DTYPE block
@@ -446,6 +447,8 @@ StmtPtr Parser::parseStatement(Scope scope) {
   case TokenKind::KwCheckpoint:
   case TokenKind::KwOn:
   case TokenKind::KwPrecision:
+    if (directlyInModel && tok.is(TokenKind::KwPrecision))
+      return parseModelPrecision();
     if (inMember) {
       error(tok.loc, "'" + (tok.is(TokenKind::KwOn) ? "on device" : tok.text) +
                          "' is only allowed in a function body");
@@ -725,6 +728,25 @@ StmtPtr Parser::parsePrecision() {
     return nullptr;
   return std::make_unique<AnnotatedStmt>(loc, Annotation::Precision, nullptr,
                                          dtype, argLoc, std::move(body));
+}
+
+/// model-only ::= 'precision' DTYPE   (the model's: no block)
+StmtPtr Parser::parseModelPrecision() {
+  Loc loc = tok.loc;
+  consume();
+  Loc argLoc = tok.loc;
+  std::string dtype;
+  if (!parseIdentifier(dtype, "a dtype after 'precision'"))
+    return nullptr;
+  if (tok.is(TokenKind::LBrace)) {
+    error(tok.loc, "a model's 'precision' has no block; regions 'precision f32 { ... }' "
+                   "go inside forward or loss");
+    return nullptr;
+  }
+  auto stmt = std::make_unique<AnnotatedStmt>(loc, Annotation::Precision, nullptr, dtype,
+                                              argLoc, Block{});
+  stmt->modelLevel = true;
+  return stmt;
 }
 
 /// assign ::= IDENT [ '[' expr ']' ] '=' expr

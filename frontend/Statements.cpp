@@ -265,12 +265,39 @@ bool Elaborator::executeMember(const ast::Stmt &stmt, Scope &scope, Layer &owner
     }
     return optimizer != nullptr;
   }
+  case ast::Stmt::Kind::Annotated: {
+    const auto &s = llvm::cast<ast::AnnotatedStmt>(stmt);
+    if (s.modelLevel)
+      return executeModelPrecision(s);
+    error(stmt.getLoc()) << "this statement is only allowed inside forward or loss";
+    return false;
+  }
   case ast::Stmt::Kind::Return:
-  case ast::Stmt::Kind::Annotated:
     error(stmt.getLoc()) << "this statement is only allowed inside forward or loss";
     return false;
   }
   return false;
+}
+
+/// `precision bf16` in a model body: what cairn-autocast builds it with
+/// (`cairn build --precision` wins).
+bool Elaborator::executeModelPrecision(const ast::AnnotatedStmt &s) {
+  if (modelPrecision) {
+    error(s.getLoc()) << "the model's precision is declared twice";
+    return false;
+  }
+  std::optional<Precision> p = symbolizePrecision(s.precision);
+  if (!p) {
+    error(s.argLoc) << "unknown precision '" << s.precision << "'; expected bf16 or f32";
+    return false;
+  }
+  if (*p == Precision::f16) {
+    error(s.argLoc) << "precision f16 needs dynamic loss scaling (torch.amp.GradScaler's), "
+                       "which Cairn does not have yet; bf16 trains without it";
+    return false;
+  }
+  modelPrecision = *p;
+  return true;
 }
 
 /// The bound arguments of a training statement's call.
