@@ -78,6 +78,8 @@ std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
   for (const Buffer *buffer : getPlannedBuffers(program, plan)) {
     Json entry = {{"name", buffer->name},
                   {"kind", stringifyBufferKind(buffer->kind).str()},
+                  {"dtype", runtime::dtypeName(buffer->dtype)},
+                  {"shape", buffer->shape},
                   {"bytes", buffer->bytes},
                   {"offset", buffer->offset},
                   {"start", plan.start[buffer->id]},

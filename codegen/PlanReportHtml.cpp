@@ -221,7 +221,9 @@ function prepareDevice(d, di) {
     const kind = text(b.kind) || 'buffer';
     const buf = {name: text(b.name) || '#' + i, kind, bytes: number(b.bytes, at + '.bytes'),
                  offset: number(b.offset, at + '.offset', 0), loc: text(b.loc),
-                 inPlaceOf: text(b.in_place_of), persistent: PERSISTENT.has(kind)};
+                 inPlaceOf: text(b.in_place_of), persistent: PERSISTENT.has(kind),
+                 dtype: text(b.dtype),
+                 shape: Array.isArray(b.shape) ? b.shape.map((d) => String(d)).join(' x ') : ''};
     if (buf.bytes < 0 || buf.offset < 0) throw new Error(at + ': negative bytes or offset');
     if (!buf.persistent || (b.start !== undefined && b.end !== undefined)) {
       buf.start = integer(b.start, at + '.start');
@@ -528,6 +530,7 @@ function lifetime(dev, b) {
 function bufferRows(dev, b) {
   const rows = [
     ['Kind', el('span', {}, swatch(b.kind), b.kind)],
+    ...(b.dtype ? [['Type', b.dtype + (b.shape ? ' [' + b.shape + ']' : '')]] : []),
     ['Size', fmtBytes(b.bytes) + '  (' + fmtInt(b.bytes) + ' B, ' + pct(b.bytes, dev.arena) +
              ' of arena)'],
     ['Offset', fmtBytes(b.offset) + '  (' + fmtInt(b.offset) + ' B)'],

@@ -226,14 +226,14 @@ LogicalResult BatchNormOp::verify() {
   if (!shapes::batchNorm(input, input.size() >= 2 ? input[1] : 0, error))
     return shapeError(*this, error);
   Type elementType = elementTypeOf(getInput());
+  Type paramType = getNormParamElementType(getInput());
   int64_t channels[] = {input[1]};
-  if (failed(verifyVector(*this, "weight", getWeight(), channels,
-                          elementType)) ||
-      failed(verifyVector(*this, "bias", getBias(), channels, elementType)) ||
+  if (failed(verifyVector(*this, "weight", getWeight(), channels, paramType)) ||
+      failed(verifyVector(*this, "bias", getBias(), channels, paramType)) ||
       failed(verifyVector(*this, "running_mean", getRunningMean(), channels,
-                          elementType)) ||
+                          paramType)) ||
       failed(verifyVector(*this, "running_var", getRunningVar(), channels,
-                          elementType)))
+                          paramType)))
     return failure();
   return verifyResult(*this, input, elementType);
 }

@@ -154,8 +154,8 @@ LogicalResult Conv2dGradWeightOp::verify() {
 /// results against the input, the weight and the per-feature gradients
 /// against `features`.
 static LogicalResult verifyNormGrad(Operation *op, Value dy, Value input,
-                                    Value weight, ArrayRef<int64_t> features) {
-  Type elementType = elementTypeOf(input);
+                                    Value weight, ArrayRef<int64_t> features,
+                                    Type elementType) {
   if (failed(verifyType(op, "dy", dy, input.getType())) ||
       (weight &&
        failed(verifyTensor(op, "weight", weight, features, elementType))) ||
@@ -175,7 +175,8 @@ LogicalResult BatchNormGradOp::verify() {
     return emitOpError() << error;
   if (failed(verifyEps(*this, getEps())))
     return failure();
-  return verifyNormGrad(*this, getDy(), getInput(), getWeight(), input[1]);
+  return verifyNormGrad(*this, getDy(), getInput(), getWeight(), input[1],
+                        getNormParamElementType(getInput()));
 }
 
 LogicalResult BatchNormRunningUpdateOp::verify() {
@@ -192,7 +193,7 @@ LogicalResult BatchNormRunningUpdateOp::verify() {
     return emitOpError() << "expected more than one value per channel but "
                             "got input "
                          << shapes::format(input);
-  Type elementType = elementTypeOf(getInput());
+  Type elementType = getNormParamElementType(getInput());
   int64_t channels[] = {input[1]};
   if (failed(verifyTensor(*this, "running_mean", getRunningMean(), channels,
                           elementType)) ||
@@ -220,7 +221,8 @@ LogicalResult LayerNormGradOp::verify() {
   if (failed(verifyEps(*this, getEps())))
     return failure();
   return verifyNormGrad(*this, getDy(), getInput(), getWeight(),
-                        input.take_back(normalizedRank));
+                        input.take_back(normalizedRank),
+                        elementTypeOf(getInput()));
 }
 
 LogicalResult EmbeddingGradOp::verify() {

@@ -45,6 +45,16 @@ inline mlir::LogicalResult verifyElementType(mlir::Operation *op,
   return mlir::success();
 }
 
+/// The element type of batch norm's parameters and statistics for `input`:
+/// float32 for an f16 or bf16 input (it computes in float32, as cuDNN's
+/// does, and the running statistics keep float32), else the input's.
+inline mlir::Type getNormParamElementType(mlir::Value input) {
+  mlir::Type type = elementTypeOf(input);
+  if (type.isF16() || type.isBF16())
+    return mlir::Float32Type::get(type.getContext());
+  return type;
+}
+
 } // namespace cairn::verifier
 
 #endif // CAIRN_IR_VERIFIERHELPERS_H

@@ -6,9 +6,12 @@
 // cast's rule brings the gradients of float32 parameters back to float32.
 //
 // The rules, in order:
-// - an op in a `precision f32 { }` region, and the float32 list (batch and
-//   layer norm, softmax, log-softmax, the losses, sums and means; autocast's
+// - an op in a `precision f32 { }` region, and the float32 list (layer
+//   norm, softmax, log-softmax, the losses, sums and means; autocast's
 //   float32 list): float operands in float32;
+// - batch norm takes its input in the type it comes in (a half input is
+//   saved in half) and its parameters and statistics in float32, computing
+//   in float32, as cuDNN's batch norm does;
 // - the half list (matmul, linear, conv2d, conv2d_grad_input): float
 //   operands in the half type (the model's, or the op's `precision f16|bf16`
 //   region's); the kernels accumulate in float32;
@@ -45,12 +48,13 @@ using namespace cairn;
 namespace {
 
 /// How an op chooses the type it computes in.
-enum class CastPolicy { Float32, Half, Widest };
+enum class CastPolicy { Float32, Half, Widest, NormInput };
 
 CastPolicy getPolicy(Operation *op) {
   return TypeSwitch<Operation *, CastPolicy>(op)
-      .Case<BatchNormOp, LayerNormOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp,
-            MseLossOp, SumOp, MeanOp>([](auto) { return CastPolicy::Float32; })
+      .Case<BatchNormOp>([](auto) { return CastPolicy::NormInput; })
+      .Case<LayerNormOp, SoftmaxOp, LogSoftmaxOp, CrossEntropyOp, MseLossOp,
+            SumOp, MeanOp>([](auto) { return CastPolicy::Float32; })
       .Case<MatmulOp, LinearOp, Conv2dOp, Conv2dGradInputOp>(
           [](auto) { return CastPolicy::Half; })
       .Default([](Operation *) { return CastPolicy::Widest; });
@@ -122,6 +126,10 @@ Type Autocaster::getComputeType(Operation *op) {
   CastPolicy policy = getPolicy(op);
   if (pinned && pinned.getValue() == Precision::f32)
     policy = CastPolicy::Float32;
+  // Batch norm takes its input as it comes (half stays half, its saved
+  // input too) and computes in float32 with float32 parameters.
+  if (policy == CastPolicy::NormInput)
+    return getElementType(op->getOperand(0));
   if (policy == CastPolicy::Float32)
     return Float32Type::get(op->getContext());
   if (policy == CastPolicy::Half) {
@@ -182,9 +190,16 @@ LogicalResult Autocaster::run() {
     Type type = getComputeType(op);
     if (!type)
       continue;
-    for (OpOperand &operand : op->getOpOperands())
-      if (isFloatTensor(operand.get()))
-        operand.set(castTo(operand.get(), type));
+    Type f32 = Float32Type::get(op->getContext());
+    bool normInput = getPolicy(op) == CastPolicy::NormInput;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isFloatTensor(operand.get()))
+        continue;
+      // Batch norm's parameters and statistics: float32 for a half input.
+      bool param = normInput && operand.getOperandNumber() != 0 &&
+                   (type.isF16() || type.isBF16());
+      operand.set(castTo(operand.get(), param ? f32 : type));
+    }
     for (Value result : op->getResults())
       if (isFloatTensor(result))
         result.setType(cast<RankedTensorType>(result.getType()).clone(type));

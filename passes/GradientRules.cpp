@@ -11,6 +11,7 @@
 
 #include "ir/CairnOps.h"
 #include "ir/ShapeFunctions.h"
+#include "ir/VerifierHelpers.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -319,8 +320,9 @@ static LogicalResult rule(BatchNormOp op, Value dy, Rule &r) {
     return op.emitError() << "no gradient rule for '" << op->getName()
                           << "' in eval mode (training = false)";
   Value x = op.getInput();
+  // A half input keeps float32 parameters: their gradients are float32.
   auto channels = RankedTensorType::get({typeOf(x).getDimSize(1)},
-                                        typeOf(x).getElementType());
+                                        verifier::getNormParamElementType(x));
   auto grad = BatchNormGradOp::create(r.b, r.loc, x.getType(), channels,
                                       channels, dy, x, op.getWeight(),
                                       op.getEps());

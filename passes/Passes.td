@@ -53,8 +53,10 @@ def AutocastPass : Pass<"cairn-autocast", "mlir::ModuleOp"> {
     PyTorch's autocast: matmul, linear, conv2d and conv2d_grad_input take
     their float operands in the half type (`precision`, or the module's
     `cairn.precision`; an op's `cairn.precision` region f16 or bf16 wins);
-    batch and layer norm, softmax, log-softmax, the losses, sums and means,
-    and every op in a `precision f32` region, in float32; every other op in
+    batch norm on its input's type with float32 parameters and statistics
+    (computing in float32, its half input saved in half); layer norm,
+    softmax, log-softmax, the losses, sums and means, and every op in a
+    `precision f32` region, in float32; every other op in
     the widest float type of its operands, a scalar constant taking the
     other operand's type. A value is cast (`cairn.cast`) at most once to
     each type, right after its definition. Arguments (inputs, the float32

@@ -49,8 +49,10 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #
 
 // Tests that a value read in half by two ops is cast once; that an op in a
 // `precision f32` region keeps float32 whatever the model's type; that a sum
-// of a half and a float32 tensor is float32; that batch_norm computes in
-// float32 after a half convolution, and max_pool follows its input.
+// of a half and a float32 tensor is float32; that batch_norm takes the half
+// output of a convolution as it is, with its float32 parameters and
+// statistics (it computes in float32, its input is kept in half), and
+// max_pool follows its input.
 module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
   func.func @forward(%x: tensor<2x4xf32> {cairn.name = "x", cairn.role = #cairn.role<input>}, %w: tensor<4x4xf32> {cairn.init = #cairn.init<uniform, 0.5>, cairn.name = "fc.weight", cairn.role = #cairn.role<param>}) -> tensor<2x4xf32> {
     %0 = cairn.linear %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
@@ -81,7 +83,8 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "C"} {
   }
 }
 // CHECK-LABEL: func.func @forward(
-// CHECK: cairn.conv2d {{.*}} : (tensor<2x1x4x4xf16>, tensor<2x1x3x3xf16>) -> tensor<2x2x4x4xf16>
-// CHECK-NEXT: %[[C32:.*]] = cairn.cast %{{.*}} : tensor<2x2x4x4xf16> -> tensor<2x2x4x4xf32>
-// CHECK-NEXT: %[[N:.*]] = cairn.batch_norm %[[C32]] {{.*}} -> tensor<2x2x4x4xf32>
-// CHECK-NEXT: cairn.max_pool2d %[[N]] {{.*}} : tensor<2x2x4x4xf32> -> tensor<2x2x2x2xf32>
+// CHECK: %[[C:.*]] = cairn.conv2d {{.*}} : (tensor<2x1x4x4xf16>, tensor<2x1x3x3xf16>) -> tensor<2x2x4x4xf16>
+// CHECK-NEXT: %[[N:.*]] = cairn.batch_norm %[[C]] {{.*}} : (tensor<2x2x4x4xf16>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2x4x4xf16>
+// CHECK-NEXT: %[[P:.*]] = cairn.max_pool2d %[[N]] {{.*}} : tensor<2x2x4x4xf16> -> tensor<2x2x2x2xf16>
+// CHECK-NEXT: %[[P32:.*]] = cairn.cast %[[P]] : tensor<2x2x2x2xf16> -> tensor<2x2x2x2xf32>
+// CHECK-NEXT: return %[[P32]]

@@ -514,7 +514,11 @@ TEST(ParserTest, PlacementErrors) {
                    "'checkpoint' is only allowed in a function body");
   expectFirstError(inModel("on device 1 { x = 1 }"), 2, 1,
                    "'on device' is only allowed in a function body");
-  expectFirstError(inModel("precision f16 { x = 1 }"), 2, 1,
+  // In a model body `precision DTYPE` is the model's own, without a block.
+  expectFirstError(inModel("precision f16 { x = 1 }"), 2, 15,
+                   "a model's 'precision' has no block; regions "
+                   "'precision f32 { ... }' go inside forward or loss");
+  expectFirstError("module A {\nprecision f16 { x = 1 }\n}\n", 2, 1,
                    "'precision' is only allowed in a function body");
   expectFirstError(inForward("if x { y = 1 }\nelse { y = 2 }"), 4, 1,
                    "'else' must follow the '}' of an 'if' on the same line");

@@ -178,8 +178,9 @@ cl::opt<std::string> precisionName(
     "precision",
     cl::desc("The type of the step's matmuls and convolutions and of the "
              "values between them: f32 (the default) or bf16, as PyTorch's "
-             "autocast (cairn-autocast): batch norm, softmax, the losses, "
-             "sums and means in float32, float32 master weights and "
+             "autocast (cairn-autocast): batch norm with float32 statistics, "
+             "softmax, the losses, sums and means in float32, float32 master "
+             "weights and "
              "optimizer state; bf16 tensors are stored in bf16 and computed "
              "in float32 (the CPU target only). f16 needs a dynamic loss "
              "scaler, which Cairn does not have yet"),

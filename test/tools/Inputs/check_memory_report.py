@@ -13,12 +13,14 @@ arena / lower bound <= R. Prints one summary line; exits 1 with the reason other
 
 import argparse
 import json
+import math
 import sys
 
 KINDS = {"param", "grad", "activation", "saved", "optimizer", "workspace", "input", "output",
          "temp", "buffer"}
 PERSISTENT = {"param", "buffer", "optimizer", "input", "output"}
 ALIGN = 256
+DTYPE_BYTES = {"F32": 4, "F64": 8, "F16": 2, "BF16": 2, "I32": 4, "I64": 8, "U8": 1}
 
 
 def fail(message):
@@ -64,9 +66,14 @@ def main():
                 fail(f"schedule entry {s['index']}: missing '{key}'")
     names = {}
     for b in buffers:
-        for key in ("name", "kind", "bytes", "offset", "start", "end", "loc"):
+        for key in ("name", "kind", "dtype", "shape", "bytes", "offset", "start", "end", "loc"):
             if key not in b:
                 fail(f"buffer {b.get('name')}: missing '{key}'")
+        # Its bytes are its elements' (a workspace's may be rounded up).
+        size = DTYPE_BYTES.get(b["dtype"])
+        need = size * math.prod(b["shape"]) if size else None
+        if need is None or b["bytes"] < need or (b["kind"] != "workspace" and b["bytes"] != need):
+            fail(f"buffer '{b['name']}': {b['bytes']} bytes for {b['dtype']} {b['shape']}")
         if b["name"] in names:
             fail(f"buffer '{b['name']}' listed twice")
         names[b["name"]] = b
