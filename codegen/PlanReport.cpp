@@ -226,6 +226,21 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
     os << llvm::format("  %-12s %8d %14s %14s\n", kind.c_str(), total.count,
                        formatByteSize(total.bytes).c_str(),
                        formatByteSize(total.atPeak).c_str());
+  // Where the model is built in half precision, what each type holds.
+  std::map<std::string, KindTotal> types;
+  for (const Buffer *b : listed) {
+    KindTotal &total = types[runtime::dtypeName(b->dtype)];
+    ++total.count;
+    total.bytes += b->bytes;
+    if (isLiveAt(*b, plan.peakIndex))
+      total.atPeak += b->bytes;
+  }
+  os << llvm::format("  %-12s %8s %14s %14s\n", "by type", "buffers", "bytes",
+                     "at the peak");
+  for (const auto &[type, total] : types)
+    os << llvm::format("  %-12s %8d %14s %14s\n", type.c_str(), total.count,
+                       formatByteSize(total.bytes).c_str(),
+                       formatByteSize(total.atPeak).c_str());
   os << "\n";
 
   // The peak and what is live there.
@@ -250,10 +265,11 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
        << " buffers\n";
     size_t shown = std::min<size_t>(live.size(), 15);
     for (size_t i = 0; i < shown; ++i)
-      os << llvm::format("    %-36s %-10s %12s  %s\n", live[i]->name.c_str(),
-                         stringifyBufferKind(live[i]->kind).str().c_str(),
-                         formatByteSize(live[i]->bytes).c_str(),
-                         live[i]->loc.c_str());
+      os << llvm::format(
+          "    %-36s %-10s %-5s %12s  %s\n", live[i]->name.c_str(),
+          stringifyBufferKind(live[i]->kind).str().c_str(),
+          runtime::dtypeName(live[i]->dtype),
+          formatByteSize(live[i]->bytes).c_str(), live[i]->loc.c_str());
     if (live.size() > shown)
       os << "    ... and " << live.size() - shown << " more\n";
     os << "\n";
@@ -265,19 +281,19 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
                    [](auto *a, auto *b) { return a->bytes > b->bytes; });
   size_t shown = std::min<size_t>(largest.size(), 10);
   os << "Largest buffers:\n";
-  os << llvm::format("    %-36s %-10s %12s %12s  %-11s %s\n", "name", "kind",
-                     "bytes", "offset", "live", "defined at");
+  os << llvm::format("    %-36s %-10s %-5s %12s %12s  %-11s %s\n", "name",
+                     "kind", "type", "bytes", "offset", "live", "defined at");
   for (size_t i = 0; i < shown; ++i) {
     const Buffer &b = *largest[i];
     std::string life = isPersistent(b.kind)
                            ? std::string("always")
                            : std::to_string(plan.start[b.id]) + ".." +
                                  std::to_string(plan.end[b.id]);
-    os << llvm::format("    %-36s %-10s %12s %12lld  %-11s %s\n",
-                       b.name.c_str(), stringifyBufferKind(b.kind).str().c_str(),
-                       formatByteSize(b.bytes).c_str(),
-                       static_cast<long long>(b.offset), life.c_str(),
-                       b.loc.c_str());
+    os << llvm::format(
+        "    %-36s %-10s %-5s %12s %12lld  %-11s %s\n", b.name.c_str(),
+        stringifyBufferKind(b.kind).str().c_str(), runtime::dtypeName(b.dtype),
+        formatByteSize(b.bytes).c_str(), static_cast<long long>(b.offset),
+        life.c_str(), b.loc.c_str());
   }
 }
 
