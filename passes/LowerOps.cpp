@@ -146,7 +146,12 @@ LogicalResult OpLowering::lower(Operation *op) {
              << (target.halfStorage ? "; f16 and bf16 ones are converted "
                                       "and reshaped only"
                                     : "")
-             << ")";
+             << ")"
+             // A model built in half precision: say what runs it.
+             << (half && !target.halfStorage
+                     ? "; a model in half precision builds for the CPU "
+                       "(--target cpu) or in float32 (--precision f32)"
+                     : "");
   }
 
   return TypeSwitch<Operation *, LogicalResult>(op)
