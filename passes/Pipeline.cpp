@@ -75,8 +75,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createAutodiffPass());
   }
   if (runs(PipelineStage::Lower)) {
-    // The CPU's kernels compute in float32: half values are stored only.
-    if (options.target == "cpu")
+    // A target whose kernels compute in float32 stores half values only.
+    if (getLoweringTarget(options.target)->halfStorage)
       pm.addPass(createComputeHalfInFloat32Pass());
     pm.addPass(createLowerToKernelsPass({options.target}));
     if (options.step != "both")

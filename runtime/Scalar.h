@@ -15,7 +15,7 @@
 namespace cairn::runtime {
 
 /// IEEE binary16 and bfloat16 bits of `value`, rounded to nearest even
-/// (overflow gives infinity, NaN stays a quiet NaN).
+/// (overflow gives infinity, NaN PyTorch's quiet NaN): kernels/Convert.h's.
 uint16_t floatToHalf(float value);
 uint16_t floatToBFloat16(float value);
 float halfToFloat(uint16_t bits);
