@@ -70,6 +70,16 @@ private:
         .str();
   }
   llvm::raw_ostream &line() { return os.indent(indent); }
+  /// With loss scaling, the next statement (an update) runs unless the step
+  /// is skipped: opens the guard and indents; returns the indent to restore.
+  unsigned emitSkipGuard(Value foundInf) {
+    unsigned outer = indent;
+    if (foundInf) {
+      line() << "if (" << ptr(foundInf) << "[0] == 0)\n";
+      indent += 2;
+    }
+    return outer;
+  }
   /// Opens `for (i ...)` over [0, n) inside Parallel.h's parallelFor, so
   /// the loop is split across threads when it is long enough; `cost` is
   /// the work of one element in parallelFor's units. The body goes at
@@ -484,8 +494,44 @@ void CpuEmitter::emitKernel(Operation *op) {
                    << ", nullptr);\n";
             return true;
           })
+          .Case([&](LossScaleKernelOp k) {
+            // GradScaler's inverse: 1 / scale in double, rounded once.
+            line() << ptr(k.getResult()) << "[0] = "
+                   << (k.getInverse()
+                           ? "static_cast<float>(1.0 / ctx.lossScale)"
+                           : "static_cast<float>(ctx.lossScale)")
+                   << ";\n";
+            return true;
+          })
+          .Case([&](FoundInfKernelOp k) {
+            line() << "{\n";
+            line() << "  const " << getElementCType(k.getResult())
+                   << " *const kGrads[] = {";
+            llvm::interleaveComma(k.getGrads(), os,
+                                  [&](Value grad) { os << ptr(grad); });
+            os << "};\n";
+            line() << "  static const int64_t kSizes[] = {";
+            llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
+              os << getNumElements(grad);
+            });
+            os << "};\n";
+            line() << "  " << call(k.getResult(), "foundInf") << "("
+                   << k.getGrads().size() << ", kGrads, kSizes, "
+                   << ptr(k.getResult()) << ");\n";
+            line() << "}\n";
+            return true;
+          })
+          .Case([&](SkipSelectKernelOp k) {
+            // The result is `old`'s buffer: overwritten unless skipped.
+            line() << "if (" << ptr(k.getFoundInf()) << "[0] == 0)\n";
+            line() << "  std::memcpy(" << ptr(k.getResult()) << ", "
+                   << ptr(k.getUpdated()) << ", " << k.getN() << " * "
+                   << formatSizeOf(k.getResult()) << ");\n";
+            return true;
+          })
           .Case([&](SgdUpdateKernelOp k) {
             // Momentum starts from the gradient on the run's first step.
+            unsigned outer = emitSkipGuard(k.getFoundInf());
             line() << call(k.getNewParam(), "sgdUpdate") << "(" << k.getN()
                    << ", " << formatLr(k.getLr()) << ", "
                    << formatDouble(k.getMomentum()) << ", "
@@ -494,10 +540,12 @@ void CpuEmitter::emitKernel(Operation *op) {
                    << formatBool(k.getNesterov()) << ", ctx.step == 0, "
                    << ptr(k.getParam()) << ", " << ptr(k.getGrad()) << ", "
                    << ptr(k.getMomentumBuffer()) << ");\n";
+            indent = outer;
             return true;
           })
           .Case([&](AdamUpdateKernelOp k) {
             // Adam's bias correction counts steps from 1.
+            unsigned outer = emitSkipGuard(k.getFoundInf());
             line() << call(k.getNewParam(), "adamUpdate") << "(" << k.getN()
                    << ", " << formatLr(k.getLr()) << ", "
                    << formatDouble(k.getBeta1()) << ", "
@@ -508,6 +556,7 @@ void CpuEmitter::emitKernel(Operation *op) {
                    << ptr(k.getParam()) << ", " << ptr(k.getGrad()) << ", "
                    << ptr(k.getExpAvg()) << ", " << ptr(k.getExpAvgSq())
                    << ");\n";
+            indent = outer;
             return true;
           })
           .Default([](Operation *) { return false; });

@@ -288,12 +288,7 @@ bool Elaborator::executeModelPrecision(const ast::AnnotatedStmt &s) {
   }
   std::optional<Precision> p = symbolizePrecision(s.precision);
   if (!p) {
-    error(s.argLoc) << "unknown precision '" << s.precision << "'; expected bf16 or f32";
-    return false;
-  }
-  if (*p == Precision::f16) {
-    error(s.argLoc) << "precision f16 needs dynamic loss scaling (torch.amp.GradScaler's), "
-                       "which Cairn does not have yet; bf16 trains without it";
+    error(s.argLoc) << "unknown precision '" << s.precision << "'; expected f16, bf16 or f32";
     return false;
   }
   modelPrecision = *p;

@@ -231,6 +231,18 @@ int64_t ClipCoefficientOp::getFlops() {
   return flops;
 }
 
+int64_t LossScaleOp::getFlops() { return 1; }
+
+// isfinite per element.
+int64_t FoundInfOp::getFlops() {
+  int64_t flops = 0;
+  for (Value grad : getGrads())
+    flops = saturatingAdd(flops, numel(grad));
+  return flops;
+}
+
+int64_t SkipSelectOp::getFlops() { return numel(getResult()); }
+
 int64_t SGDUpdateOp::getFlops() {
   int64_t perElement = 2; // p -= lr * g
   if (getWeightDecay() != 0)

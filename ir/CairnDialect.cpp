@@ -259,6 +259,17 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
         succeeded(readEvalLoss(value, [&] { return op->emitError(); })));
   }
 
+  // The training step scales its loss (cairn-autocast sets it for f16).
+  if (name == kLossScalingAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' as a unit attribute of the builtin module";
+    if (!op->hasAttr(kOptimizerAttrName))
+      return op->emitError() << "expected '" << name << "' only with '"
+                             << kOptimizerAttrName << "'";
+    return success();
+  }
+
   // Attributes of function arguments, misplaced on an op.
   if (name == kNameAttrName || name == kRoleAttrName || name == kInitAttrName)
     return op->emitError() << "expected '" << name
@@ -270,5 +281,6 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
                             "cairn.device, cairn.precision on ops; "
                             "cairn.model, cairn.batch, cairn.optimizer, "
                             "cairn.lr_schedule, cairn.clip_grad_norm, "
-                            "cairn.eval_loss on the module)";
+                            "cairn.eval_loss, cairn.loss_scaling on the "
+                            "module)";
 }

@@ -67,6 +67,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLrScheduleAttrName = "cairn.lr_schedule";
     static constexpr ::llvm::StringLiteral kClipGradNormAttrName = "cairn.clip_grad_norm";
     static constexpr ::llvm::StringLiteral kEvalLossAttrName = "cairn.eval_loss";
+    static constexpr ::llvm::StringLiteral kLossScalingAttrName = "cairn.loss_scaling";
     static constexpr ::llvm::StringLiteral kBeforeFirstUseAttrName = "cairn.before_first_use";
     static constexpr ::llvm::StringLiteral kUpdateGroupAttrName = "cairn.update_group";
     static constexpr ::llvm::StringLiteral kRecomputeAttrName = "cairn.recompute";

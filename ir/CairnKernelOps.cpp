@@ -344,7 +344,8 @@ bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
            sgdA.getDampening() == sgdB.getDampening() &&
            sgdA.getWeightDecay() == sgdB.getWeightDecay() &&
            sgdA.getNesterov() == sgdB.getNesterov() &&
-           bool(sgdA.getMomentumBuffer()) == bool(sgdB.getMomentumBuffer());
+           bool(sgdA.getMomentumBuffer()) == bool(sgdB.getMomentumBuffer()) &&
+           bool(sgdA.getFoundInf()) == bool(sgdB.getFoundInf());
   }
   auto adamA = cast<AdamUpdateKernelOp>(a), adamB = cast<AdamUpdateKernelOp>(b);
   return adamA.getLr() == adamB.getLr() &&
@@ -352,7 +353,8 @@ bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
          adamA.getBeta2() == adamB.getBeta2() &&
          adamA.getEps() == adamB.getEps() &&
          adamA.getWeightDecay() == adamB.getWeightDecay() &&
-         adamA.isAdamW() == adamB.isAdamW();
+         adamA.isAdamW() == adamB.isAdamW() &&
+         bool(adamA.getFoundInf()) == bool(adamB.getFoundInf());
 }
 
 SmallVector<Operation *> cairn::getKernelsAfter(Operation *op) {
@@ -368,6 +370,8 @@ LogicalResult SgdUpdateKernelOp::verify() { return verifyTied(*this, {0, 2}); }
 LogicalResult AdamUpdateKernelOp::verify() {
   return verifyTied(*this, {0, 2, 3});
 }
+
+LogicalResult SkipSelectKernelOp::verify() { return verifyTied(*this, {0}); }
 
 LogicalResult BatchNormRunningUpdateKernelOp::verify() {
   return verifyTied(*this, {1, 2, 3});

@@ -732,11 +732,39 @@ def Cairn_ClipCoefficientKernelOp : Cairn_KernelOp<"clip_coefficient", 1, 1, 1, 
                        Cairn_F64Attr:$norm_type);
 }
 
-def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1, "11?1?"> {
+def Cairn_LossScaleKernelOp : Cairn_KernelOp<"loss_scale", 0, 1, 0, 0, "1"> {
+  let summary = "the step's loss scale (StepContext::lossScale) or its inverse";
+  let arguments = (ins Cairn_MemRef:$result, BoolAttr:$inverse);
+}
+
+def Cairn_FoundInfKernelOp : Cairn_KernelOp<"found_inf", 1, 1, 0, 0, "+1"> {
+  let summary = "1 when a gradient element is infinite or NaN, else 0";
+  let arguments = (ins Variadic<Cairn_MemRef>:$grads, Cairn_MemRef:$result);
+}
+
+def Cairn_SkipSelectKernelOp : Cairn_KernelOp<"skip_select", 3, 1, 0, 0, "1111"> {
+  let summary = "commits `updated` over `old`, in place, unless the step is skipped";
+  let description = [{
+    `result` is `old`'s buffer (written in place): the kernel copies `updated`
+    into it when `found_inf` is zero and leaves it otherwise.
+  }];
+  let arguments = (ins Cairn_MemRef:$old,
+                       Cairn_MemRef:$updated,
+                       Cairn_MemRef:$found_inf,
+                       Cairn_MemRef:$result,
+                       Cairn_I64Attr:$n);
+  let hasVerifier = 1;
+}
+
+def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 4, 2, 0, 1, "11??1?"> {
   let summary = "torch.optim.SGD's update of one param, in place";
+  let description = [{
+    With `found_inf` (loss scaling), nothing is written when it is nonzero.
+  }];
   let arguments = (ins Cairn_MemRef:$param,
                        Cairn_MemRef:$grad,
                        Optional<Cairn_MemRef>:$momentum_buffer,
+                       Optional<Cairn_MemRef>:$found_inf,
                        Cairn_MemRef:$new_param,
                        Optional<Cairn_MemRef>:$new_momentum_buffer,
                        Cairn_I64Attr:$n,
@@ -748,12 +776,16 @@ def Cairn_SgdUpdateKernelOp : Cairn_KernelOp<"sgd_update", 3, 2, 0, 1, "11?1?"> 
   let hasVerifier = 1;
 }
 
-def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 4, 3, 0, 0, "1111111"> {
+def Cairn_AdamUpdateKernelOp : Cairn_KernelOp<"adam_update", 5, 3, 0, 0, "1111?111"> {
   let summary = "torch.optim.Adam's (or AdamW's) update of one param, in place";
+  let description = [{
+    With `found_inf` (loss scaling), nothing is written when it is nonzero.
+  }];
   let arguments = (ins Cairn_MemRef:$param,
                        Cairn_MemRef:$grad,
                        Cairn_MemRef:$exp_avg,
                        Cairn_MemRef:$exp_avg_sq,
+                       Optional<Cairn_MemRef>:$found_inf,
                        Cairn_MemRef:$new_param,
                        Cairn_MemRef:$new_exp_avg,
                        Cairn_MemRef:$new_exp_avg_sq,

@@ -360,11 +360,40 @@ LogicalResult ClipCoefficientOp::verify() {
                     RankedTensorType::get({}, element));
 }
 
-/// Every operand and result of an optimizer op has the parameter's type.
-static LogicalResult verifyParamTypes(Operation *op) {
+/// A rank-0 float32 tensor: the loss scale and found_inf.
+static LogicalResult verifyScalarF32(Operation *op, const Twine &what,
+                                     Value value) {
+  return verifyType(
+      op, what, value,
+      RankedTensorType::get({}, Float32Type::get(op->getContext())));
+}
+
+LogicalResult LossScaleOp::verify() {
+  return verifyScalarF32(*this, "result", getResult());
+}
+
+LogicalResult FoundInfOp::verify() {
+  if (getGrads().empty())
+    return emitOpError() << "expected at least one gradient";
+  return verifyScalarF32(*this, "result", getResult());
+}
+
+LogicalResult SkipSelectOp::verify() {
+  if (failed(verifyScalarF32(*this, "found_inf", getFoundInf())) ||
+      failed(verifyType(*this, "updated", getUpdated(), getOld().getType())))
+    return failure();
+  return verifyType(*this, "result", getResult(), getOld().getType());
+}
+
+/// Every operand and result of an optimizer op has the parameter's type,
+/// but `foundInf`, a rank-0 float32.
+static LogicalResult verifyParamTypes(Operation *op, Value foundInf) {
   Type type = op->getOperand(0).getType();
+  if (foundInf && failed(verifyScalarF32(op, "found_inf", foundInf)))
+    return failure();
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-    if (failed(verifyType(op, "operand #" + Twine(i), operand, type)))
+    if (operand != foundInf &&
+        failed(verifyType(op, "operand #" + Twine(i), operand, type)))
       return failure();
   for (auto [i, result] : llvm::enumerate(op->getResults()))
     if (failed(verifyType(op, "result #" + Twine(i), result, type)))
@@ -386,7 +415,7 @@ LogicalResult SGDUpdateOp::verify() {
   if (hasMomentum != bool(getNewMomentumBuffer()))
     return emitOpError() << "expected " << (hasMomentum ? 2 : 1)
                          << " results but got " << getNumResults();
-  return verifyParamTypes(*this);
+  return verifyParamTypes(*this, getFoundInf());
 }
 
 LogicalResult AdamUpdateOp::verify() {
@@ -394,5 +423,5 @@ LogicalResult AdamUpdateOp::verify() {
                               getBeta1(), getBeta2(), getEps(),
                               getWeightDecay(), getDecoupledWeightDecay())))
     return failure();
-  return verifyParamTypes(*this);
+  return verifyParamTypes(*this, getFoundInf());
 }

@@ -511,7 +511,74 @@ def Cairn_ClipCoefficientOp : Cairn_Op<"clip_coefficient", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cairn_SGDUpdateOp : Cairn_Op<"sgd_update", [Pure]> {
+//===----------------------------------------------------------------------===//
+// Loss scaling (torch.amp.GradScaler)
+//===----------------------------------------------------------------------===//
+
+def Cairn_LossScaleOp : Cairn_Op<"loss_scale", [Pure]> {
+  let summary = "the loss scaler's scale of this step, or its inverse";
+  let description = [{
+    The scale S the runtime's loss scaler gives this step
+    (StepContext::lossScale: dynamic, fixed, or 1), as a rank-0 float32
+    tensor; with `inverse`, 1 / S. In a step built with loss scaling,
+    autodiff seeds d(loss) = S, so that small half-precision gradients do
+    not flush to zero, and multiplies every parameter's gradient by 1 / S
+    before anything reads it.
+
+    ```mlir
+    %s = cairn.loss_scale : tensor<f32>
+    %inv = cairn.loss_scale {inverse} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins UnitAttr:$inverse);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Cairn_FoundInfOp : Cairn_Op<"found_inf", [Pure]> {
+  let summary = "whether any gradient has an infinite or NaN element";
+  let description = [{
+    1 when an element of the gradients is infinite or NaN, else 0, as a
+    rank-0 float32 tensor: GradScaler's found_inf. The updates of a step
+    with loss scaling take it, and leave every parameter, optimizer state
+    and running statistic as it was when it is 1 (the step is skipped).
+
+    ```mlir
+    %f = cairn.found_inf %dw, %db : (tensor<10x784xf32>, tensor<10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Cairn_FloatTensor>:$grads);
+  let results = (outs Cairn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grads attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Cairn_SkipSelectOp : Cairn_Op<"skip_select", [Pure]> {
+  let summary = "the old value on a skipped step, else the new one";
+  let description = [{
+    `old` where `found_inf` (a rank-0 float32 `cairn.found_inf`) is nonzero,
+    else `updated`: how a step with loss scaling commits the running statistics
+    a training-mode batch norm computed in the forward, so that a skipped
+    step leaves them and `num_batches_tracked` untouched. `updated`, `old` and
+    the result have one type.
+
+    ```mlir
+    %m = cairn.skip_select %found, %updated_mean, %mean : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Cairn_FloatTensor:$found_inf, Cairn_Tensor:$updated,
+                       Cairn_Tensor:$old);
+  let results = (outs Cairn_Tensor:$result);
+  let assemblyFormat = [{
+    $found_inf `,` $updated `,` $old attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Cairn_SGDUpdateOp : Cairn_Op<"sgd_update", [Pure, AttrSizedOperandSegments]> {
   let summary = "one torch.optim.SGD step for one parameter";
   let description = [{
     PyTorch 1.13's SGD for one tensor:
@@ -521,7 +588,10 @@ def Cairn_SGDUpdateOp : Cairn_Op<"sgd_update", [Pure]> {
     The momentum buffer is an operand (and `new_momentum_buffer` a result)
     exactly when momentum != 0. Whether this is the first step is not in the
     IR: it comes from the runtime's step counter (StepContext::step == 0).
-    Every operand and result has the parameter's type.
+    Every operand and result has the parameter's type, but `found_inf`: in a
+    step with loss scaling, the rank-0 float32 `cairn.found_inf` of the
+    gradients, and where it is nonzero the results are the operands (the
+    step is skipped).
 
     ```mlir
     %p, %b = cairn.sgd_update %w, %dw momentum_buffer %buf {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, nesterov = false, weight_decay = 0.000000e+00 : f64}
@@ -530,13 +600,15 @@ def Cairn_SGDUpdateOp : Cairn_Op<"sgd_update", [Pure]> {
   }];
   let arguments = (ins Cairn_FloatTensor:$param, Cairn_FloatTensor:$grad,
                        Optional<Cairn_FloatTensor>:$momentum_buffer,
+                       Optional<Cairn_FloatTensor>:$found_inf,
                        Cairn_F64Attr:$lr, Cairn_F64Attr:$momentum,
                        Cairn_F64Attr:$dampening, Cairn_F64Attr:$weight_decay,
                        BoolAttr:$nesterov);
   let results = (outs Cairn_FloatTensor:$new_param,
                       Optional<Cairn_FloatTensor>:$new_momentum_buffer);
   let assemblyFormat = [{
-    $param `,` $grad (`momentum_buffer` $momentum_buffer^)? attr-dict `:` functional-type(operands, results)
+    $param `,` $grad (`momentum_buffer` $momentum_buffer^)? (`found_inf` $found_inf^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -552,7 +624,8 @@ def Cairn_AdamUpdateOp : Cairn_Op<"adam_update", [Pure]> {
     with `decoupled_weight_decay` (AdamW), `g = grad` and the param is first
     scaled by `1 - lr * weight_decay`. t is not in the IR: it comes from the runtime's step counter
     (StepContext::step + 1). Every operand and result has the parameter's
-    type; the results are the new param, exp_avg (m) and exp_avg_sq (v).
+    type (but `found_inf`, as in sgd_update: nonzero skips the step); the
+    results are the new param, exp_avg (m) and exp_avg_sq (v).
 
     ```mlir
     %p, %m, %v = cairn.adam_update %w, %dw, %m0, %v0 {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
@@ -561,6 +634,7 @@ def Cairn_AdamUpdateOp : Cairn_Op<"adam_update", [Pure]> {
   }];
   let arguments = (ins Cairn_FloatTensor:$param, Cairn_FloatTensor:$grad,
                        Cairn_FloatTensor:$exp_avg, Cairn_FloatTensor:$exp_avg_sq,
+                       Optional<Cairn_FloatTensor>:$found_inf,
                        Cairn_F64Attr:$lr, Cairn_F64Attr:$beta1,
                        Cairn_F64Attr:$beta2, Cairn_F64Attr:$eps,
                        Cairn_F64Attr:$weight_decay,
@@ -569,7 +643,7 @@ def Cairn_AdamUpdateOp : Cairn_Op<"adam_update", [Pure]> {
                       Cairn_FloatTensor:$new_exp_avg,
                       Cairn_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq (`found_inf` $found_inf^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -20,8 +20,8 @@
 //   constant (`x * 0.5`) takes the other operand's type instead, as a Python
 //   number does in PyTorch.
 // A float result takes the type its op computes in. A value is cast at most
-// once to each type, right after it is defined, and every consumer in that
-// type shares the copy: one half copy of a float32 weight per step. The
+// once to each type, right before its first reader, and every consumer in
+// that type shares the copy: one half copy of a float32 weight per step. The
 // functions' arguments (inputs, float32 master parameters and buffers) and
 // results (the loss, the forward's output) keep their types.
 //
@@ -108,9 +108,10 @@ public:
 private:
   /// The type `op` computes in, or null to leave it as it is.
   Type getComputeType(Operation *op);
-  /// `value` in `elementType`: itself, its one cast, or a scalar constant
-  /// made again.
-  Value castTo(Value value, Type elementType);
+  /// `value` in `elementType`: itself, a scalar constant made again, or its
+  /// one cast to that type, made right before `user` (its first reader)
+  /// when there is none yet.
+  Value castTo(Value value, Type elementType, Operation *user);
 
   func::FuncOp func;
   std::optional<Type> half;
@@ -147,7 +148,7 @@ Type Autocaster::getComputeType(Operation *op) {
   return widest ? widest : scalars;
 }
 
-Value Autocaster::castTo(Value value, Type elementType) {
+Value Autocaster::castTo(Value value, Type elementType, Operation *user) {
   if (getElementType(value) == elementType)
     return value;
   Value &cached = casts[{value, elementType}];
@@ -169,18 +170,18 @@ Value Autocaster::castTo(Value value, Type elementType) {
     remade.push_back(constant);
     return cached;
   }
-  if (Operation *def = value.getDefiningOp())
-    builder.setInsertionPointAfter(def);
-  else
-    builder.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  // Right before its first reader (the ops are visited in order): a copy
+  // of a weight made at the function's start would live through every
+  // layer before its own.
+  builder.setInsertionPoint(user);
   cached = CastOp::create(builder, value.getLoc(), type, value);
   return cached;
 }
 
 LogicalResult Autocaster::run() {
   Block &body = func.getBody().front();
-  // The casts this inserts go after their operand's definition, which is
-  // before the op being visited: the walk never visits them.
+  // The casts this inserts go right before the op being visited: the walk,
+  // over the ops as they were, never visits them.
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
@@ -198,7 +199,7 @@ LogicalResult Autocaster::run() {
       // Batch norm's parameters and statistics: float32 for a half input.
       bool param = normInput && operand.getOperandNumber() != 0 &&
                    (type.isF16() || type.isBF16());
-      operand.set(castTo(operand.get(), param ? f32 : type));
+      operand.set(castTo(operand.get(), param ? f32 : type, op));
     }
     for (Value result : op->getResults())
       if (isFloatTensor(result))
@@ -212,7 +213,7 @@ LogicalResult Autocaster::run() {
     if (operand.get().getType() == declared)
       continue;
     operand.set(castTo(operand.get(),
-                       cast<RankedTensorType>(declared).getElementType()));
+                       cast<RankedTensorType>(declared).getElementType(), ret));
   }
   for (ConstantOp constant : remade)
     if (constant->use_empty())
@@ -250,6 +251,25 @@ struct AutocastPass : cairn::impl::AutocastPassBase<AutocastPass> {
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
         if (failed(Autocaster(func, half).run()))
           return signalPassFailure();
+    markLossScaling(module);
+  }
+
+  /// f16 keeps 5 exponent bits: gradients under 2^-24 flush to zero. A
+  /// trained model with an f16 value in its training forward gets a loss
+  /// scaler, as torch.amp.GradScaler (bf16 has float32's range and none).
+  static void markLossScaling(ModuleOp module) {
+    auto loss = module.lookupSymbol<func::FuncOp>("loss");
+    if (!loss || !module->hasAttr(CairnDialect::kOptimizerAttrName))
+      return;
+    WalkResult found = loss.walk([](Operation *op) {
+      for (Value result : op->getResults())
+        if (getElementTypeOrSelf(result.getType()).isF16())
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (found.wasInterrupted())
+      module->setAttr(CairnDialect::kLossScalingAttrName,
+                      UnitAttr::get(module.getContext()));
   }
 };
 

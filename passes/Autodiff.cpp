@@ -76,6 +76,7 @@ private:
   LogicalResult emitRunningUpdate(BatchNormOp bn);
   LogicalResult emitBackward();
   void addOptimizerState();
+  LogicalResult emitLossScaling();
   LogicalResult emitClipGradNorm();
   void emitOptimizer();
   void emitReturn();
@@ -94,6 +95,10 @@ private:
   OpBuilder builder;
   GradientState state;
   Attribute optimizer;
+  /// cairn.loss_scaling: the seed is the loss scale, the gradients are
+  /// unscaled, and a step with a non-finite one (`foundInf`) is skipped.
+  bool lossScaling = false;
+  Value foundInf;
 
   func::FuncOp loss, step;
   /// @loss's argument numbers: params and buffers, then inputs (the order
@@ -133,13 +138,14 @@ LogicalResult TrainStepBuilder::run() {
     return module.emitError() << "expected '"
                               << CairnDialect::kOptimizerAttrName
                               << "' on the module to build @train_step";
+  lossScaling = module->hasAttr(CairnDialect::kLossScalingAttrName);
   if (failed(checkLoss()))
     return failure();
   createFunction();
   if (failed(cloneForward()) || failed(emitBackward()))
     return failure();
   addOptimizerState();
-  if (failed(emitClipGradNorm()))
+  if (failed(emitLossScaling()) || failed(emitClipGradNorm()))
     return failure();
   emitOptimizer();
   emitReturn();
@@ -272,17 +278,26 @@ LogicalResult TrainStepBuilder::emitRunningUpdate(BatchNormOp bn) {
   return success();
 }
 
-/// Seeds d(loss) = 1 and runs the rules over the forward ops in reverse.
+/// Seeds d(loss) = 1 (the loss scale with loss scaling) and runs the rules
+/// over the forward ops in reverse.
 LogicalResult TrainStepBuilder::emitBackward() {
   if (state.isActive(lossValue)) {
     Location loc = lossValue.getDefiningOp() ? lossValue.getDefiningOp()->getLoc()
                                              : step.getLoc();
     auto type = cast<RankedTensorType>(lossValue.getType());
-    Value one = ConstantOp::create(
-        builder, loc, type,
-        DenseElementsAttr::get(type,
-                               FloatAttr::get(type.getElementType(), 1.0)));
-    state.accumulate(lossValue, one, loc);
+    Value seed;
+    if (lossScaling) {
+      seed = LossScaleOp::create(
+          builder, loc, RankedTensorType::get({}, builder.getF32Type()));
+      if (seed.getType() != type)
+        seed = CastOp::create(builder, loc, type, seed);
+    } else {
+      seed = ConstantOp::create(
+          builder, loc, type,
+          DenseElementsAttr::get(type,
+                                 FloatAttr::get(type.getElementType(), 1.0)));
+    }
+    state.accumulate(lossValue, seed, loc);
   }
   for (Operation *op : llvm::reverse(forwardOps)) {
     if (llvm::none_of(op->getResults(),
@@ -338,6 +353,34 @@ void TrainStepBuilder::addOptimizerState() {
   (void)step.insertArguments(indices, types, attrs, locs);
 }
 
+/// Loss scaling, as torch.amp.GradScaler's unscale_ and step: every
+/// trained gradient times 1 / scale, then whether any is not finite, which
+/// the updates take (a skipped step changes nothing) and which commits the
+/// running statistics the forward computed.
+LogicalResult TrainStepBuilder::emitLossScaling() {
+  if (!lossScaling || trained.empty())
+    return success();
+  Location loc = module.getLoc();
+  auto scalar = RankedTensorType::get({}, builder.getF32Type());
+  Value inverse = LossScaleOp::create(builder, loc, scalar, /*inverse=*/true);
+  SmallVector<Value> grads;
+  for (Trained &t : trained) {
+    auto type = cast<RankedTensorType>(t.grad.getType());
+    if (!type.getElementType().isF32())
+      return module.emitError()
+             << "loss scaling needs float32 parameters, but '"
+             << nameOf(t.arg).getValue() << "' is " << type;
+    t.grad = MulOp::create(builder, loc, type, t.grad, inverse);
+    grads.push_back(t.grad);
+  }
+  foundInf = FoundInfOp::create(builder, loc, scalar, grads);
+  for (auto [i, value] : llvm::enumerate(latest))
+    if (value != step.getArgument(i))
+      latest[i] = SkipSelectOp::create(builder, loc, value.getType(), foundInf,
+                                       value, step.getArgument(i));
+  return success();
+}
+
 /// One sgd_update or adam_update per trained param, at its argument's
 /// location (the module's when it has none).
 /// clip_grad_norm: every trained gradient times the clip coefficient of
@@ -380,10 +423,9 @@ void TrainStepBuilder::emitOptimizer() {
       Value buffer = sgd.getMomentum() != 0 ? step.getArgument(t.firstState)
                                             : Value();
       auto update = SGDUpdateOp::create(
-          builder, loc, param.getType(),
-          buffer ? param.getType() : Type(), param, t.grad, buffer,
-          sgd.getLr(), sgd.getMomentum(), sgd.getDampening(),
-          sgd.getWeightDecay(), sgd.getNesterov());
+          builder, loc, param.getType(), buffer ? param.getType() : Type(),
+          param, t.grad, buffer, foundInf, sgd.getLr(), sgd.getMomentum(),
+          sgd.getDampening(), sgd.getWeightDecay(), sgd.getNesterov());
       latest[t.arg] = update.getNewParam();
       if (buffer)
         stateUpdates.push_back({t.firstState, update.getNewMomentumBuffer()});
@@ -393,8 +435,8 @@ void TrainStepBuilder::emitOptimizer() {
     auto update = AdamUpdateOp::create(
         builder, loc, param.getType(), param.getType(), param.getType(), param,
         t.grad, step.getArgument(t.firstState),
-        step.getArgument(t.firstState + 1), adam.getLr(), adam.getBeta1(),
-        adam.getBeta2(), adam.getEps(), adam.getWeightDecay(),
+        step.getArgument(t.firstState + 1), foundInf, adam.getLr(),
+        adam.getBeta1(), adam.getBeta2(), adam.getEps(), adam.getWeightDecay(),
         adam.getDecoupledWeightDecay());
     latest[t.arg] = update.getNewParam();
     stateUpdates.push_back({t.firstState, update.getNewExpAvg()});
@@ -421,6 +463,9 @@ void TrainStepBuilder::emitReturn() {
   };
 
   describe(lossValue, builder.getStringAttr("loss"), Role::output);
+  // The runtime's scaler reads whether the step was skipped.
+  if (foundInf)
+    describe(foundInf, builder.getStringAttr("found_inf"), Role::output);
   for (auto [i, value] : llvm::enumerate(latest))
     if (value != step.getArgument(i))
       describe(value, nameOf(i), roleOf(step, i).getValue(), i);

@@ -142,6 +142,7 @@ struct ChooseRecomputationPass
     rest.reuse = reuse;
     rest.reorder = reorder;
     rest.planSeconds = innerSeconds;
+    rest.chooseHalfWeightCopies = false; // chosen before, marked already
     rest.stopAfter = PipelineStage::Plan;
     PassManager pm(&getContext(), ModuleOp::getOperationName());
     addStagesAfterLowering(pm, rest);

@@ -101,8 +101,10 @@ private:
                               Value x, Value weight, KernelAttrs attrs);
   LogicalResult lowerReduce(Operation *op, Value input, ArrayRef<int64_t> dims,
                             bool mean);
+  /// `inputs` in the kernel's order, null for an absent optional one.
   LogicalResult lowerUpdate(llvm::StringRef kind, Operation *op,
-                            KernelAttrs attrs, std::vector<int> tied);
+                            KernelAttrs attrs, std::vector<int> tied,
+                            ArrayRef<Value> inputs);
   /// Gives the m x n x kDepth GEMM kernel `k` of `op` the workspace the
   /// target asks for.
   void addGemmWorkspace(Kernel &k, Operation *op, int64_t m, int64_t n,
@@ -127,6 +129,12 @@ LogicalResult OpLowering::lower(Operation *op) {
   auto unsupported = [&](Operation *op) -> LogicalResult {
     return op->emitError() << "cannot lower '" << op->getName() << "' to the "
                            << l.getTarget().name << " backend";
+  };
+  auto noLossScaling = [&](Operation *op) -> LogicalResult {
+    return op->emitError() << "cannot lower '" << op->getName() << "' to the "
+                           << l.getTarget().name
+                           << " backend: its kernels do not scale the loss "
+                              "(build f16 models for the CPU)";
   };
   // Every tensor the op touches must have a type the target's kernels take;
   // a target that stores half tensors only converts and reshapes them
@@ -329,7 +337,8 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("spatial", product(x.drop_front(2)));
         attrs.set("momentum", op.getMomentum());
         return lowerUpdate(BatchNormRunningUpdateKernelOp::getOperationName(),
-                           op, std::move(attrs), {1, 2, 3});
+                           op, std::move(attrs), {1, 2, 3},
+                           llvm::to_vector(op->getOperands()));
       })
       .Case([&](LayerNormOp op) {
         ArrayRef<int64_t> x = shapeOf(op.getInput());
@@ -538,7 +547,31 @@ LogicalResult OpLowering::lower(Operation *op) {
         k.attrs.set("norm_type", op.getNormType());
         return success();
       })
+      .Case([&](LossScaleOp op) {
+        if (!target.lossScaling)
+          return noLossScaling(op);
+        Kernel &k = add(LossScaleKernelOp::getOperationName(), op, {});
+        k.attrs.set("inverse", op.getInverse());
+        return success();
+      })
+      .Case([&](FoundInfOp op) {
+        if (!target.lossScaling)
+          return noLossScaling(op);
+        add(FoundInfKernelOp::getOperationName(), op, op.getGrads());
+        return success();
+      })
+      .Case([&](SkipSelectOp op) {
+        if (!target.lossScaling)
+          return noLossScaling(op);
+        KernelAttrs attrs;
+        attrs.set("n", numel(op.getOld()));
+        return lowerUpdate(SkipSelectKernelOp::getOperationName(), op,
+                           std::move(attrs), {0},
+                           {op.getOld(), op.getUpdated(), op.getFoundInf()});
+      })
       .Case([&](SGDUpdateOp op) {
+        if (op.getFoundInf() && !target.lossScaling)
+          return noLossScaling(op);
         KernelAttrs attrs;
         attrs.set("n", numel(op.getParam()));
         attrs.set("lr", op.getLr());
@@ -547,9 +580,13 @@ LogicalResult OpLowering::lower(Operation *op) {
         attrs.set("weight_decay", op.getWeightDecay());
         attrs.set("nesterov", op.getNesterov());
         return lowerUpdate(SgdUpdateKernelOp::getOperationName(), op,
-                           std::move(attrs), {0, 2});
+                           std::move(attrs), {0, 2},
+                           {op.getParam(), op.getGrad(), op.getMomentumBuffer(),
+                            op.getFoundInf()});
       })
       .Case([&](AdamUpdateOp op) {
+        if (op.getFoundInf() && !target.lossScaling)
+          return noLossScaling(op);
         KernelAttrs attrs;
         attrs.set("n", numel(op.getParam()));
         attrs.set("lr", op.getLr());
@@ -560,7 +597,9 @@ LogicalResult OpLowering::lower(Operation *op) {
         if (op.getDecoupledWeightDecay())
           attrs.set("decoupled_weight_decay", true);
         return lowerUpdate(AdamUpdateKernelOp::getOperationName(), op,
-                           std::move(attrs), {0, 2, 3});
+                           std::move(attrs), {0, 2, 3},
+                           {op.getParam(), op.getGrad(), op.getExpAvg(),
+                            op.getExpAvgSq(), op.getFoundInf()});
       })
       .Default([&](Operation *op) { return unsupported(op); });
 }
@@ -769,14 +808,14 @@ LogicalResult OpLowering::lowerReduce(Operation *op, Value input,
 /// Optimizer updates and running statistics overwrite their state operands;
 /// `tied[i]` is the operand result i replaces.
 LogicalResult OpLowering::lowerUpdate(llvm::StringRef kind, Operation *op,
-                                      KernelAttrs attrs,
-                                      std::vector<int> tied) {
-  Kernel &k = add(kind, op, op->getOperands());
+                                      KernelAttrs attrs, std::vector<int> tied,
+                                      ArrayRef<Value> inputs) {
+  Kernel &k = add(kind, op, {});
+  for (Value input : inputs)
+    k.inputs.push_back(input ? l.get(input) : kNoBuffer);
   k.attrs = std::move(attrs);
+  // sgd_update without momentum has no momentum buffer (nor its result).
   k.tiedInputs.assign(tied.begin(), tied.begin() + op->getNumResults());
-  // sgd_update without momentum has no momentum buffer operand.
-  k.inputs.resize(std::max<size_t>(k.inputs.size(), tied.back() + 1),
-                  kNoBuffer);
   return success();
 }
 

@@ -28,6 +28,10 @@ struct LoweringTarget {
   /// Its kernels store f16 and bf16 tensors but compute in float32: only
   /// casts and reshapes take half tensors (the CPU).
   bool halfStorage = false;
+  /// Whether its kernels scale the loss and skip a step with a non-finite
+  /// gradient (cairn.loss_scale, cairn.found_inf, cairn.skip_select, and the
+  /// updates' found_inf).
+  bool lossScaling = false;
   /// Bytes of scratch an m x n x k GEMM (Linear and its gradients, Matmul)
   /// writing `outputBytes` gets (0: none; a multiple of the arena's 256).
   int64_t (*gemmWorkspaceBytes)(int64_t m, int64_t n, int64_t k,

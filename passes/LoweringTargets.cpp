@@ -46,6 +46,7 @@ LoweringTarget cairn::getCpuTarget() {
   LoweringTarget target;
   target.name = "CPU";
   target.halfStorage = true;
+  target.lossScaling = true;
   target.convWorkspaceElements = getIm2colElements;
   return target;
 }

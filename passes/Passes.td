@@ -59,10 +59,12 @@ def AutocastPass : Pass<"cairn-autocast", "mlir::ModuleOp"> {
     `precision f32` region, in float32; every other op in
     the widest float type of its operands, a scalar constant taking the
     other operand's type. A value is cast (`cairn.cast`) at most once to
-    each type, right after its definition. Arguments (inputs, the float32
+    each type, right before its first reader. Arguments (inputs, the float32
     master parameters, buffers) and results keep their types; autodiff's
     rule for the cast brings parameters' gradients back to float32. With
-    float32 for the model, only regions' half types apply.
+    float32 for the model, only regions' half types apply. A trained model
+    with an f16 value in `@loss` gets `cairn.loss_scaling` on the module:
+    f16's range needs a loss scaler, bf16's does not.
 
     ```mlir
     %0 = cairn.cast %w : tensor<10x784xf32> -> tensor<10x784xf16>
@@ -116,7 +118,7 @@ def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
       Adam: `<param>.exp_avg`, `<param>.exp_avg_sq`; role `optimizer_state`,
       init zeros, the param's type); then `@loss`'s inputs in order.
     - Results, each with `cairn.name` and `cairn.role`: the loss (`loss`,
-      role `output`); the new value of every updated argument, in argument
+      role `output`); with loss scaling, `found_inf` (role `output`); the new value of every updated argument, in argument
       order, with `cairn.updates = <argument index>` and the argument's name
       and role (written back over the argument); the gradient of each param
       that has one (`grad.<param>`, role `gradient`). A param with no path to
@@ -128,6 +130,12 @@ def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
       per op (gradients of values used twice summed with `cairn.add`); then
       one `sgd_update` / `adam_update` per param with a gradient. The step
       number those need comes from the runtime, not from the IR.
+    - With `cairn.loss_scaling` on the module (cairn-autocast's, for f16),
+      torch.amp.GradScaler's step: the seed is `cairn.loss_scale`, every
+      gradient is multiplied by `cairn.loss_scale {inverse}` before anything
+      reads it, `cairn.found_inf` of them goes to every update (nonzero: the
+      step is skipped) and to a `cairn.skip_select` of each running
+      statistic, which the forward computed, over its old value.
 
     Every new op has the location of the forward op it differentiates (the
     optimizer's, that of its param's argument). An op without a gradient
@@ -188,6 +196,28 @@ def LowerToKernelsPass : Pass<"cairn-lower-to-kernels", "mlir::ModuleOp"> {
            "The target the kernels are for: cpu or cuda">,
   ];
   let dependentDialects = ["::cairn::CairnDialect"];
+}
+
+def ChooseHalfWeightCopiesPass : Pass<"cairn-choose-half-weight-copies", "mlir::ModuleOp"> {
+  let summary = "Keep each weight's half copy for the backward, or cast it again, by the plan";
+  let description = [{
+    In a half-precision training step, the casts of float32 parameters to
+    half copies that the backward reads (`saved` buffers) are marked
+    `cairn.recompute` (cairn-recompute-checkpoints casts each again from its
+    master weight right before the backward's first reader) when the rest of
+    the pipeline, run on a copy of the module, plans a smaller arena so; else
+    the copies are kept. Weight-dominated models (an MLP) recast, models
+    whose activations dominate keep. Casts marked already are left as they
+    are; a step without such casts is not touched.
+  }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Evaluate with fusion, as the pipeline runs">,
+    Option<"reorder", "reorder", "bool", /*default=*/"true",
+           "Evaluate with the memory-aware schedule">,
+    Option<"planSeconds", "plan-seconds", "double", /*default=*/"1.0",
+           "The exact plan search's budget per evaluation">,
+  ];
 }
 
 def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp"> {

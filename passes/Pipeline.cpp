@@ -90,6 +90,10 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
                                    const PipelineOptions &options) {
   auto runs = [&](PipelineStage stage) { return stage <= options.stopAfter; };
   if (runs(PipelineStage::Recompute) && options.recompute) {
+    // With reuse only: without it every buffer has its own bytes anyway.
+    if (options.chooseHalfWeightCopies && options.reuse)
+      pm.addPass(createChooseHalfWeightCopiesPass(
+          {options.fuse, options.reorder, options.planSeconds}));
     if (options.memoryBudget > 0)
       pm.addPass(createChooseRecomputationPass(
           {options.memoryBudget, options.fuse, options.reuse, options.reorder,

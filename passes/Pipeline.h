@@ -78,6 +78,9 @@ struct PipelineOptions {
   /// A kernel profile whose measured times price recomputation (empty: the
   /// roofline model).
   std::string kernelTimes;
+  /// cairn-choose-half-weight-copies (false inside the evaluations of
+  /// the passes that plan in the loop).
+  bool chooseHalfWeightCopies = true;
   /// Fuse element-wise chains before planning.
   bool fuse = true;
   /// The exact plan search's budget.

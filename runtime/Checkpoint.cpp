@@ -6,29 +6,65 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 namespace cairn::runtime {
 
 namespace {
 
 constexpr const char *kOptimizerStepsKey = "cairn.optimizer_steps";
+constexpr const char *kLossScaleKey = "cairn.loss_scale";
+constexpr const char *kGrowthTrackerKey = "cairn.loss_scale_growth_tracker";
+constexpr const char *kSkippedStepsKey = "cairn.skipped_steps";
+
+/// Reads metadata `key` into `value` when present; false when it is there
+/// but malformed.
+template <typename T>
+bool readMetadata(const std::map<std::string, std::string> &metadata, const char *key,
+                  T &value, bool &present) {
+  auto it = metadata.find(key);
+  present = it != metadata.end();
+  if (!present)
+    return true;
+  if constexpr (std::is_same_v<T, float>)
+    return absl::SimpleAtof(it->second, &value) && std::isfinite(value) && value > 0;
+  else
+    return absl::SimpleAtoi(it->second, &value) && value >= 0;
+}
 
 } // namespace
 
-absl::StatusOr<int64_t> loadCheckpoint(const ModelLayout &layout, const std::string &path,
-                                       unsigned char *arena) {
+absl::StatusOr<TrainingProgress> loadCheckpoint(const ModelLayout &layout,
+                                                const std::string &path, unsigned char *arena) {
   std::map<std::string, std::string> metadata;
   absl::StatusOr<TensorMap> tensors = loadSafetensors(path, &metadata);
   if (!tensors.ok())
     return tensors.status();
-  int64_t optimizerSteps = 0;
-  if (auto it = metadata.find(kOptimizerStepsKey); it != metadata.end())
-    if (!absl::SimpleAtoi(it->second, &optimizerSteps) || optimizerSteps < 0)
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: metadata '%s' is '%s', expected a count of steps", path, kOptimizerStepsKey,
-          it->second));
+  TrainingProgress progress;
+  LossScaleState lossScale;
+  bool present[4];
+  auto malformed = [&](const char *key, const char *expected) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: metadata '%s' is '%s', expected %s", path, key, metadata.at(key), expected));
+  };
+  if (!readMetadata(metadata, kOptimizerStepsKey, progress.optimizerSteps, present[0]))
+    return malformed(kOptimizerStepsKey, "a count of steps");
+  if (!readMetadata(metadata, kLossScaleKey, lossScale.scale, present[1]))
+    return malformed(kLossScaleKey, "a positive finite scale");
+  if (!readMetadata(metadata, kGrowthTrackerKey, lossScale.growthTracker, present[2]))
+    return malformed(kGrowthTrackerKey, "a count of steps");
+  if (!readMetadata(metadata, kSkippedStepsKey, lossScale.skippedSteps, present[3]))
+    return malformed(kSkippedStepsKey, "a count of steps");
+  if (present[1] && present[2] && present[3])
+    progress.lossScale = lossScale;
+  else if (present[1] || present[2] || present[3])
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: metadata has part of the loss scaler's state; expected all of '%s', '%s' and "
+        "'%s' or none",
+        path, kLossScaleKey, kGrowthTrackerKey, kSkippedStepsKey));
   for (const auto &[name, tensor] : *tensors) {
     bool known = false;
     for (const TensorInfo *info : layout.state)
@@ -48,20 +84,27 @@ absl::StatusOr<int64_t> loadCheckpoint(const ModelLayout &layout, const std::str
       return status;
     writeTensor(*info, tensors->at(info->name), arena);
   }
-  return optimizerSteps;
+  return progress;
 }
 
 absl::Status saveCheckpoint(const ModelLayout &layout, const unsigned char *arena,
                             const std::string &path, bool optimizerState,
-                            int64_t optimizerSteps) {
+                            const TrainingProgress &progress) {
   TensorMap tensors;
   for (const TensorInfo *info : layout.state)
     if (optimizerState || layout.isStateDict(*info))
       tensors.emplace(info->name, readTensor(*info, arena));
   // "format": what safetensors.torch.save_file writes; some tools look for it.
   std::map<std::string, std::string> metadata = {{"format", "pt"}};
-  if (optimizerState)
-    metadata[kOptimizerStepsKey] = std::to_string(optimizerSteps);
+  if (optimizerState) {
+    metadata[kOptimizerStepsKey] = std::to_string(progress.optimizerSteps);
+    if (progress.lossScale) {
+      // %.9g: a float32 round-trips.
+      metadata[kLossScaleKey] = absl::StrFormat("%.9g", progress.lossScale->scale);
+      metadata[kGrowthTrackerKey] = std::to_string(progress.lossScale->growthTracker);
+      metadata[kSkippedStepsKey] = std::to_string(progress.lossScale->skippedSteps);
+    }
+  }
   return saveSafetensors(path, tensors, metadata);
 }
 

@@ -28,7 +28,7 @@ constexpr Flag kFlags[] = {
     {"load", kTrain | kEval | kStep | kPredict}, {"save", kTrain | kInit},
     {"metrics", kTrain | kEval}, {"normalize", kTrain | kEval | kPredict},
     {"threads", kTrain | kEval | kPredict}, {"log-every", kTrain},
-    {"profile", kTrain},
+    {"profile", kTrain},        {"loss-scale", kTrain | kStep},
     {"batch", kStep},           {"out", kStep | kPredict},
     {"input", kPredict},
     {"poison", kTrain | kEval | kStep | kPredict, /*takesValue=*/false},
@@ -121,6 +121,12 @@ absl::Status setFlag(const std::string &name, const std::string &value, Options 
     options.threads = static_cast<int>(*threads);
   } else if (name == "log-every")
     return count(1, options.logEvery);
+  else if (name == "loss-scale") {
+    absl::StatusOr<LossScaleSetting> setting = parseLossScale(value);
+    if (!setting.ok())
+      return setting.status();
+    options.lossScale = *setting;
+  }
   if (value.empty())
     return usageError(absl::StrFormat("--%s needs a non-empty value", name));
   return absl::OkStatus();
@@ -221,7 +227,7 @@ std::string usageText(const std::string &exe, const ProgramSpec &spec, bool cuda
 usage:
   %1$s train [--data DIR] [--epochs N | --steps N] [--seed S] [--load F] [--save F]
         [--metrics F] [--normalize MEAN,STD] [--threads N] [--log-every N] [--poison]
-        [--profile F]
+        [--profile F] [--loss-scale dynamic|none|N]
       Trains on DIR's training split, then reports accuracy and loss on its
       test split when it has one.
   %1$s eval [--data DIR] --load F [--metrics F] [--normalize MEAN,STD] [--threads N]
@@ -230,6 +236,7 @@ usage:
   %1$s init [--seed S] --save F
       Writes freshly initialised weights to F.
   %1$s step --load F --batch B --out OUT [--seed S] [--poison]
+        [--loss-scale dynamic|none|N]
       Loads the weights in F and the inputs in B (safetensors, tensors named
       like the model's inputs), runs the forward pass and one training step
       and writes loss, output, gradients and updated state to OUT.
@@ -278,6 +285,16 @@ flags (FLAG VALUE or FLAG=VALUE):
                         (each step but the first) and write each one's median
                         seconds to F as JSON, for `cairn plan|build
                         --kernel-times F` and for reading where the step goes
+  --loss-scale MODE     a model built with --precision f16 (whose step scales
+                        its loss, as torch.amp.GradScaler): dynamic (the
+                        default: from 65536, halved on a step with an inf or
+                        NaN gradient, doubled after 2000 steps without one),
+                        dynamic:S (from S), a fixed scale N, or none (1). A
+                        step with an inf or NaN gradient is skipped in every
+                        mode (weights, optimizer state and running statistics
+                        unchanged), counted in the log and the metrics; the
+                        scaler's state goes into --save's checkpoint. Other
+                        models take none only
   --poison              check the memory plan: overwrite each buffer with 0xFF
                         (NaN) as soon as its lifetime ends; results must be
                         bit-identical to a run without it

@@ -2,11 +2,12 @@
 //
 //   EXE train [--data DIR] [--epochs N | --steps N] [--seed S] [--load F]
 //             [--save F] [--metrics F] [--normalize MEAN,STD] [--threads N]
-//             [--log-every N] [--profile F]
+//             [--log-every N] [--profile F] [--loss-scale dynamic|none|N]
 //   EXE eval  [--data DIR] --load F [--metrics F] [--normalize MEAN,STD]
 //             [--threads N]
 //   EXE init  [--seed S] --save F
 //   EXE step  --load F --batch B.safetensors --out OUT.safetensors [--seed S]
+//             [--loss-scale dynamic|none|N]
 //   EXE predict --load F --input X.npy|NAME=X.npy,... --out Y.npy
 //             [--normalize MEAN,STD] [--threads N] [--poison]
 //   EXE --help | -h      EXE --version
@@ -20,6 +21,7 @@
 #define CAIRN_RUNTIME_CLI_H
 
 #include "runtime/Dataset.h"
+#include "runtime/LossScaler.h"
 #include "runtime/Program.h"
 
 #include "absl/status/statusor.h"
@@ -47,6 +49,9 @@ struct Options {
   int threads = 0; // 0: one per core (OpenMP's default)
   int64_t logEvery = 100;
   bool poison = false; // --poison: StepContext::poison
+  /// --loss-scale (LossScaler.h); unset: dynamic for a step with loss
+  /// scaling, none otherwise.
+  std::optional<LossScaleSetting> lossScale;
   // CUDA executables only (runMain rejects them on the CPU).
   bool deterministic = false; // --deterministic: ExecutorOptions::deterministic
   bool noGraph = false;       // --no-graph: launch kernels one by one

@@ -78,6 +78,9 @@ struct Session {
 
   /// Optimizer steps the --load checkpoint had taken (0 without one).
   int64_t resumedSteps = 0;
+  /// The loss scaler of a training step that scales its loss
+  /// (layout.foundInf), else none.
+  std::optional<LossScaler> scaler;
 
   /// Fills the persistent state from --seed or --load and hands it to the
   /// executor.
@@ -85,20 +88,46 @@ struct Session {
     if (options.load.empty()) {
       initializeState(spec, options.seed, arena());
     } else {
-      absl::StatusOr<int64_t> steps = loadCheckpoint(layout, options.load, arena());
-      if (!steps.ok())
-        return steps.status();
-      resumedSteps = *steps;
+      absl::StatusOr<TrainingProgress> progress = loadCheckpoint(layout, options.load, arena());
+      if (!progress.ok())
+        return progress.status();
+      resumedSteps = progress->optimizerSteps;
+      if (scaler && progress->lossScale)
+        scaler->resume(*progress->lossScale);
     }
     return executor->pushState();
   }
+
+  /// Steps taken so far, skipped ones included: where the lr schedule is (a
+  /// scheduler steps on every iteration in PyTorch, skipped or not).
+  int64_t scheduledSteps(const StepContext &context) const {
+    return context.step + (scaler ? scaler->state().skippedSteps : 0);
+  }
+
+  /// Whether the training step that just ran skipped its updates.
+  bool stepSkipped() {
+    return layout.foundInf && loadScalar(DType::F32, at(*layout.foundInf)) != 0;
+  }
+
+  /// The checkpoint's record of the run so far.
+  TrainingProgress progress(const StepContext &context) const {
+    TrainingProgress progress;
+    progress.optimizerSteps = context.step;
+    if (scaler)
+      progress.lossScale = scaler->state();
+    return progress;
+  }
 };
 
-/// Sets the context's lr factor for its optimizer step from the schedule.
-void scheduleLr(const ProgramSpec &spec, StepContext &context) {
+/// Sets the context's lr factor and loss scale for its next step.
+void prepareStep(const Session &session, StepContext &context) {
+  const ProgramSpec &spec = session.spec;
   context.lrFactor = spec.lrSchedule.empty()
                          ? 1
-                         : scheduledLr(spec.baseLr, spec.lrSchedule, context.step) / spec.baseLr;
+                         : scheduledLr(spec.baseLr, spec.lrSchedule,
+                                       session.scheduledSteps(context)) /
+                               spec.baseLr;
+  context.lossScale = session.scaler ? session.scaler->scale() : 1;
 }
 
 /// The context of the run's first step: --seed, --poison, and the
@@ -108,7 +137,7 @@ StepContext firstStepContext(const Session &session) {
   context.seed = session.options.seed;
   context.poison = session.options.poison;
   context.step = session.resumedSteps;
-  scheduleLr(session.spec, context);
+  prepareStep(session, context);
   return context;
 }
 
@@ -139,7 +168,15 @@ absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &opti
   absl::StatusOr<std::unique_ptr<Executor>> executor = openExecutor(spec, options);
   if (!executor.ok())
     return executor.status();
-  return Session{spec, options, std::move(*layout), std::move(*executor)};
+  Session session{spec, options, std::move(*layout), std::move(*executor)};
+  if (session.layout.foundInf)
+    session.scaler.emplace(options.lossScale.value_or(LossScaleSetting{}));
+  else if (options.lossScale && options.lossScale->mode != LossScaleMode::None)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--loss-scale %s: the training step of model %s does not scale its loss (only "
+        "models built with --precision f16 do); it takes --loss-scale none only",
+        describeLossScale(*options.lossScale), spec.model));
+  return session;
 }
 
 /// What the data feeds: every input of the model, class indices checked
@@ -312,11 +349,13 @@ absl::Status runTrain(Session &session) {
   plan.batch = batch;
   plan.logEvery = options.logEvery;
   plan.showLr = !session.spec.lrSchedule.empty();
+  plan.showLossScale = session.scaler.has_value();
   Progress progress(stderr, ::isatty(STDERR_FILENO) != 0, plan);
   std::vector<unsigned char *> destinations = inputDestinations(session);
   const unsigned char *loss = session.at(*layout.loss);
   StepContext context = firstStepContext(session);
-  int64_t done = 0; // steps of this run
+  int64_t done = 0;    // steps of this run
+  int64_t skipped = 0; // of them, skipped for an inf or NaN gradient
   int64_t rssAfterWarmup = 0;
   Clock::time_point start = Clock::now();
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
@@ -325,18 +364,26 @@ absl::Status runTrain(Session &session) {
       (*train)->fillBatch(&order[k * batch], batch, destinations);
       // The first step warms caches and pages up: profiled only when alone.
       context.profile = *profile && (done > 0 || plan.totalSteps == 1) ? &**profile : nullptr;
-      scheduleLr(session.spec, context);
+      prepareStep(session, context);
       if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
         return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
                                                    done + 1, epoch + 1, status.message()));
       if (context.profile)
         context.profile->endStep();
       const double lr = session.spec.baseLr * context.lrFactor;
-      ++context.step;
+      // A skipped step is no optimizer step: Adam's t and SGD's first step
+      // stay where they were.
+      const bool skip = session.stepSkipped();
+      if (session.scaler)
+        session.scaler->update(skip);
+      skipped += skip;
+      if (!skip)
+        ++context.step;
       ++done;
       if (done == std::min(kWarmupSteps, plan.totalSteps))
         rssAfterWarmup = currentRssBytes();
-      progress.step(epoch, loadScalar(layout.loss->dtype, loss), lr);
+      progress.step(epoch, loadScalar(layout.loss->dtype, loss), lr,
+                    session.scaler ? session.scaler->scale() : 1, skip);
     }
     progress.endEpoch(epoch);
   }
@@ -348,6 +395,10 @@ absl::Status runTrain(Session &session) {
   report.rssAtEndBytes = currentRssBytes();
   report.epochs = plan.epochs;
   report.steps = done;
+  if (session.scaler) {
+    report.skippedSteps = skipped;
+    report.lossScale = session.scaler->scale();
+  }
   report.examplesPerSecond =
       report.seconds > 0 ? static_cast<double>(done * batch) / report.seconds : 0;
   report.finalLoss = progress.lastEpochMeanLoss();
@@ -355,7 +406,7 @@ absl::Status runTrain(Session &session) {
     if (absl::Status status = session.executor->pullState(); !status.ok())
       return status;
     if (absl::Status status = saveCheckpoint(layout, session.arena(), options.save,
-                                             /*optimizerState=*/true, context.step);
+                                             /*optimizerState=*/true, session.progress(context));
         !status.ok())
       return status;
   }
@@ -471,6 +522,8 @@ absl::Status runStep(Session &session) {
   if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
     return absl::InternalError(absl::StrFormat("training step: %s", status.message()));
   results.emplace("loss", readTensor(*layout.loss, session.arena()));
+  if (layout.foundInf)
+    results.emplace("found_inf", readTensor(*layout.foundInf, session.arena()));
   for (const TensorInfo *tensor : layout.gradients)
     if (!results.count(tensor->name))
       return absl::InternalError(absl::StrFormat(

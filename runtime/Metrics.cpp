@@ -70,6 +70,9 @@ std::string metricsJson(const RunReport &report) {
       {"command", report.command},
       {"epochs", report.epochs},
       {"steps", report.steps},
+      {"skipped_steps",
+       report.skippedSteps ? nlohmann::json(*report.skippedSteps) : nlohmann::json(nullptr)},
+      {"loss_scale", orNull(report.lossScale)},
       {"seconds", report.seconds},
       {"examples_per_second", report.examplesPerSecond},
       {"final_loss", orNull(report.finalLoss)},
@@ -113,6 +116,10 @@ void printSummary(std::FILE *out, const RunReport &report) {
   if (report.command == "train")
     absl::FPrintF(out, "trained %d steps (%d epochs) in %.1f s, %.0f examples/s\n",
                   report.steps, report.epochs, report.seconds, report.examplesPerSecond);
+  if (report.skippedSteps)
+    absl::FPrintF(out,
+                  "loss scaling: %d steps skipped for an inf or NaN gradient, scale now %.9g\n",
+                  *report.skippedSteps, *report.lossScale);
   else
     absl::FPrintF(out, "evaluated in %.1f s, %.0f examples/s\n", report.seconds,
                   report.examplesPerSecond);

@@ -2,7 +2,13 @@
 //
 // --metrics FILE writes one JSON object (atomically):
 //   model, command          the spec's model name; "train" or "eval"
-//   epochs, steps           epochs begun and optimizer steps taken (0 for eval)
+//   epochs, steps           epochs begun and steps run (0 for eval), skipped
+//                           ones included
+//   skipped_steps, loss_scale
+//                           train with a loss scaler (LossScaler.h): the steps
+//                           of this run skipped for an inf or NaN gradient,
+//                           and the scale the next step would take; null
+//                           without one
 //   seconds                 wall time of the training loop (eval: of the
 //                           evaluation); loading, saving and the evaluation
 //                           after training are not counted
@@ -49,6 +55,8 @@ struct RunReport {
   std::string command;
   int64_t epochs = 0;
   int64_t steps = 0;
+  std::optional<int64_t> skippedSteps;
+  std::optional<double> lossScale;
   double seconds = 0;
   double examplesPerSecond = 0;
   std::optional<double> finalLoss;

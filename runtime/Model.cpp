@@ -87,6 +87,8 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
         layout.output = &tensor;
       else if (tensor.name == stepResultName(StepKind::EvalLoss))
         layout.evalLoss = &tensor;
+      else if (tensor.name == "found_inf")
+        layout.foundInf = &tensor;
       break;
     }
   }
@@ -99,6 +101,10 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
   if (layout.evalLoss && tensorBytes(*layout.evalLoss) != dtypeSize(layout.evalLoss->dtype))
     return specError(
         absl::StrFormat("output %s is not a scalar", describeTensor(*layout.evalLoss)));
+  if (layout.foundInf && (layout.foundInf->dtype != DType::F32 ||
+                          tensorBytes(*layout.foundInf) != dtypeSize(DType::F32)))
+    return specError(absl::StrFormat("output %s is not a float32 scalar",
+                                     describeTensor(*layout.foundInf)));
   const std::vector<int64_t> &out = layout.output->shape;
   if (out.empty() || out[0] != spec.batch || !isFloating(layout.output->dtype))
     return specError(absl::StrFormat("output %s is not floating-point [%d, ...]",

@@ -28,6 +28,9 @@ struct ModelLayout {
   const TensorInfo *output = nullptr; // Output "output", [batch, ...]
   /// Output "eval_loss", one element: ProgramSpec::evalLoss's, or null.
   const TensorInfo *evalLoss = nullptr;
+  /// Output "found_inf", one float32 (LossScaler.h): the training step scales
+  /// its loss and writes 1 here when it skipped its updates; else null.
+  const TensorInfo *foundInf = nullptr;
   /// The input the loss compares the output with (ProgramSpec::loss), or
   /// null when eval cannot compute the loss.
   const TensorInfo *target = nullptr;

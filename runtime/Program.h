@@ -60,6 +60,9 @@ struct StepContext {
   /// The optimizer's lr this step over its declared lr (ProgramSpec::lrSchedule
   /// at `step`; 1 without a schedule). The updates multiply their lr by it.
   double lrFactor = 1;
+  /// The loss scaler's scale this step (a step built with loss scaling seeds
+  /// its backward with it and divides the gradients by it; 1 otherwise).
+  double lossScale = 1;
   /// --poison: after each kernel, the step overwrites the bytes of every
   /// buffer whose lifetime ends there with 0xFF (NaN in floats, -1 in
   /// integers). A plan that let a live buffer share those bytes, or a kernel

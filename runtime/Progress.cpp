@@ -31,15 +31,21 @@ void Progress::printLine(int64_t epoch, double loss, const char *lossNote) {
                               static_cast<double>(plan.totalSteps - done)
                         : 0;
   std::string lr = plan.showLr ? absl::StrFormat("  lr %.9g", lastLr) : "";
-  absl::FPrintF(out, "%sepoch %d/%d  step %d/%d  loss %.4f%s%s  %.0f ex/s  ETA %s%s",
+  std::string scale = plan.showLossScale ? absl::StrFormat("  scale %.9g  skipped %d",
+                                                           lastScale, skippedSteps)
+                                         : "";
+  absl::FPrintF(out, "%sepoch %d/%d  step %d/%d  loss %.4f%s%s%s  %.0f ex/s  ETA %s%s",
                 terminal ? "\r\033[K" : "", epoch + 1, plan.epochs, done, plan.totalSteps,
-                loss, lossNote, lr, rate, formatDuration(eta), terminal ? "" : "\n");
+                loss, lossNote, lr, scale, rate, formatDuration(eta), terminal ? "" : "\n");
   std::fflush(out);
 }
 
-void Progress::step(int64_t epoch, double loss, double lr) {
+void Progress::step(int64_t epoch, double loss, double lr, double scale, bool skipped) {
   ++done;
   lastLr = lr;
+  lastScale = scale;
+  skippedSteps += skipped;
+  epochSkipped += skipped;
   ++epochSteps;
   epochLoss += loss;
   ++windowSteps;
@@ -61,13 +67,16 @@ void Progress::endEpoch(int64_t epoch) {
   double seconds = secondsSince(epochStart);
   lastEpochLoss = epochSteps > 0 ? epochLoss / static_cast<double>(epochSteps) : 0;
   double rate = seconds > 0 ? static_cast<double>(epochSteps * plan.batch) / seconds : 0;
-  absl::FPrintF(out, "%sepoch %d/%d done  loss %.4f  %.1f s  %.0f ex/s\n",
-                terminal ? "\r\033[K" : "", epoch + 1, plan.epochs, lastEpochLoss, seconds,
-                rate);
+  std::string skipped =
+      plan.showLossScale ? absl::StrFormat("  skipped %d", epochSkipped) : "";
+  absl::FPrintF(out, "%sepoch %d/%d done  loss %.4f%s  %.1f s  %.0f ex/s\n",
+                terminal ? "\r\033[K" : "", epoch + 1, plan.epochs, lastEpochLoss, skipped,
+                seconds, rate);
   std::fflush(out);
   epochStart = Clock::now();
   epochSteps = 0;
   epochLoss = 0;
+  epochSkipped = 0;
 }
 
 } // namespace cairn::runtime

@@ -5,7 +5,9 @@
 // where loss is the running mean of the epoch. Elsewhere (a log file, a
 // pipe) a plain line every `logEvery` steps, its loss the mean of those
 // steps. Both print a summary line at the end of each epoch. With an lr
-// schedule, each line also shows the lr of the step it ends on.
+// schedule, each line also shows the lr of the step it ends on; with a loss
+// scaler (LossScaler.h), the scale of the next step and the steps skipped so
+// far (and the epoch's summary those of the epoch).
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_PROGRESS_H
@@ -24,6 +26,7 @@ struct TrainingPlan {
   int64_t batch = 1;
   int64_t logEvery = 100;
   bool showLr = false; // the model schedules its lr
+  bool showLossScale = false; // the step scales its loss
 };
 
 /// "0:42", "12:05", "3:02:11" (seconds rounded to the nearest).
@@ -33,9 +36,10 @@ class Progress {
 public:
   Progress(std::FILE *out, bool terminal, const TrainingPlan &plan);
 
-  /// After each optimizer step of epoch `epoch` (0-based), which ran with
-  /// learning rate `lr`.
-  void step(int64_t epoch, double loss, double lr);
+  /// After each step of epoch `epoch` (0-based), which ran with learning
+  /// rate `lr`; with a loss scaler, `scale` is the next step's scale and
+  /// `skipped` whether this one was skipped.
+  void step(int64_t epoch, double loss, double lr, double scale = 1, bool skipped = false);
   /// After the last step of epoch `epoch`, whole or cut short by --steps.
   void endEpoch(int64_t epoch);
 
@@ -58,6 +62,8 @@ private:
   double windowLoss = 0;
   double lastEpochLoss = 0;
   double lastLr = 0;
+  double lastScale = 1;
+  int64_t skippedSteps = 0, epochSkipped = 0;
 };
 
 } // namespace cairn::runtime

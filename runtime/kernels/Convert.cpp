@@ -4,10 +4,50 @@
 #include "runtime/kernels/KernelError.h"
 #include "runtime/kernels/Parallel.h"
 
+#if defined(__F16C__) && defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace cairn::kernels {
 
 namespace {
 size_t elementBytes(CastType type) { return type == CastType::F32 ? 4 : 2; }
+
+#if defined(__F16C__) && defined(__AVX__)
+// F16C converts 8 lanes at once, rounding to nearest even as halfFromFloat
+// does; a NaN keeps its payload there, so NaN lanes take halfFromFloat's
+// quiet NaN (PyTorch's), and the scalar functions finish the tail.
+void halvesFromFloats(const float *x, uint16_t *y, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(y + i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    if (int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+      for (int lane = 0; lane < 8; ++lane)
+        if (nan >> lane & 1)
+          y[i + lane] = halfFromFloat(x[i + lane]);
+  }
+  for (; i < end; ++i)
+    y[i] = halfFromFloat(x[i]);
+}
+
+// Exact both ways but for a signalling NaN, which F16C makes quiet (as a
+// float32 operation would): NaN lanes take floatFromHalf's bits.
+void floatsFromHalves(const uint16_t *x, float *y, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x + i)));
+    _mm256_storeu_ps(y + i, v);
+    if (int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+      for (int lane = 0; lane < 8; ++lane)
+        if (nan >> lane & 1)
+          y[i + lane] = floatFromHalf(x[i + lane]);
+  }
+  for (; i < end; ++i)
+    y[i] = floatFromHalf(x[i]);
+}
+#endif
 
 /// One conversion over [begin, end), the loop the compiler vectorises.
 template <typename In, typename Out, typename F>
@@ -27,6 +67,14 @@ void castElements(const void *in, CastType from, void *out, CastType to, int64_t
   if (from != CastType::F32 && to != CastType::F32)
     throw KernelError("cast: f16 and bf16 convert through float32, not to each other");
   parallelFor(n, 4, [&](int64_t begin, int64_t end) {
+#if defined(__F16C__) && defined(__AVX__)
+    if (from == CastType::F32 && to == CastType::F16)
+      return halvesFromFloats(static_cast<const float *>(in), static_cast<uint16_t *>(out), begin,
+                              end);
+    if (from == CastType::F16)
+      return floatsFromHalves(static_cast<const uint16_t *>(in), static_cast<float *>(out), begin,
+                              end);
+#endif
     if (from == CastType::F32 && to == CastType::F16)
       convertRange<float, uint16_t>(in, out, begin, end, halfFromFloat);
     else if (from == CastType::F32)

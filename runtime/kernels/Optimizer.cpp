@@ -15,6 +15,7 @@
 #include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/ScalarOps.h"
 
+#include <atomic>
 #include <cmath>
 
 namespace cairn::kernels {
@@ -70,6 +71,31 @@ void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, dou
     combined = ops::combineGradNormTerms(combined, *p, normType);
   coefficient[0] = ops::clipCoefficientOf<T>(combined, normType, maxNorm);
 }
+
+template <typename T>
+void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found) {
+  std::atomic<bool> any{false};
+  for (int t = 0; t < count; ++t) {
+    const T *g = grads[t];
+    const int64_t n = sizes[t];
+    const int64_t chunks = (n + kGradNormChunk - 1) / kGradNormChunk;
+    parallelForEach(chunks, kGradNormChunk, [&](int64_t c) {
+      const int64_t begin = c * kGradNormChunk;
+      const int64_t end = begin + kGradNormChunk < n ? begin + kGradNormChunk : n;
+      // x - x is 0 for a finite x and NaN for an infinite or NaN one (NaN
+      // != 0): one branch-free loop the compiler vectorizes.
+      T sum = 0;
+      for (int64_t i = begin; i < end; ++i)
+        sum += g[i] - g[i];
+      if (sum != 0)
+        any.store(true, std::memory_order_relaxed);
+    });
+  }
+  found[0] = any.load() ? T(1) : T(0);
+}
+
+template void foundInf<float>(int, const float *const *, const int64_t *, float *);
+template void foundInf<double>(int, const double *const *, const int64_t *, double *);
 
 template void clipCoefficient<float>(int, const float *const *, const int64_t *, double, double,
                                      double *, float *);

@@ -10,7 +10,8 @@
 //   AdamW: as Adam with g = grad, after p *= 1 - lr * wd
 // where t is the 1-based step number.
 //
-// Before them, torch.nn.utils.clip_grad_norm_'s coefficient (clipCoefficient):
+// Before them, with loss scaling, whether a gradient is not finite
+// (foundInf), and torch.nn.utils.clip_grad_norm_'s coefficient (clipCoefficient):
 // the gradients' total p-norm, then min(max_norm / (total + 1e-6), 1), which
 // every gradient is multiplied by. The sum runs over fixed chunks of
 // kGradNormChunk elements, one partial each in the workspace, added in order:
@@ -45,6 +46,13 @@ inline int64_t clipCoefficientWorkspaceElements(const int64_t *sizes, int count)
 template <typename T>
 void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
                      double normType, double *workspace, T *coefficient);
+
+/// torch.amp.GradScaler's found_inf: found[0] = 1 when an element of the
+/// `count` gradients grads[t] of sizes[t] elements is infinite or NaN, else
+/// 0. A step with loss scaling skips its updates (and the running
+/// statistics' commit) when it is 1.
+template <typename T>
+void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found);
 
 /// momentumBuffer may be null when momentum == 0.
 template <typename T>

@@ -825,7 +825,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Tests that an unknown cairn attribute on an op is an error naming it.
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown attribute 'cairn.stage' (expected one of cairn.checkpoint, cairn.device, cairn.precision on ops; cairn.model, cairn.batch, cairn.optimizer, cairn.lr_schedule, cairn.clip_grad_norm, cairn.eval_loss on the module)}}
+  // expected-error @+1 {{unknown attribute 'cairn.stage' (expected one of cairn.checkpoint, cairn.device, cairn.precision on ops; cairn.model, cairn.batch, cairn.optimizer, cairn.lr_schedule, cairn.clip_grad_norm, cairn.eval_loss, cairn.loss_scaling on the module)}}
   %0 = cairn.relu %x {cairn.stage = 1} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -1058,5 +1058,56 @@ module attributes {test.a = #cairn.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, 
 func.func @clamp_without_bounds(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'cairn.clamp' op expected a min or a max bound}}
   %0 = cairn.clamp %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that the loss scale is a float32 scalar.
+func.func @loss_scale_f16() -> tensor<f16> {
+  // expected-error @+1 {{'cairn.loss_scale' op expected result of type 'tensor<f32>' but got 'tensor<f16>'}}
+  %0 = cairn.loss_scale : tensor<f16>
+  return %0 : tensor<f16>
+}
+
+// -----
+
+// Tests that found_inf looks at one gradient at least.
+func.func @found_inf_of_nothing() -> tensor<f32> {
+  // expected-error @+1 {{'cairn.found_inf' op expected at least one gradient}}
+  %0 = cairn.found_inf : () -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that skip_select's new and old values have one type.
+func.func @skip_select_types(%f: tensor<f32>, %a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{'cairn.skip_select' op expected updated of type 'tensor<4xf16>' but got 'tensor<4xf32>'}}
+  %0 = cairn.skip_select %f, %a, %b : (tensor<f32>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+// Tests that an update's found_inf is a float32 scalar, not one of the param's type.
+func.func @sgd_found_inf(%w: tensor<4xf32>, %g: tensor<4xf32>, %f: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'cairn.sgd_update' op expected found_inf of type 'tensor<f32>' but got 'tensor<4xf32>'}}
+  %0 = cairn.sgd_update %w, %g found_inf %f {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that loss scaling is a unit attribute of a trained module.
+// expected-error @+1 {{expected 'cairn.loss_scaling' only with 'cairn.optimizer'}}
+module attributes {cairn.loss_scaling} {
+}
+
+// -----
+
+func.func @loss_scaling_on_an_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expected 'cairn.loss_scaling' as a unit attribute of the builtin module}}
+  %0 = cairn.relu %x {cairn.loss_scaling} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }

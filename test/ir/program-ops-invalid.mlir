@@ -399,7 +399,7 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
   cairn.step train_step {
     %g = cairn.buffer grad "grad.p" : memref<4xf32>
     // expected-error @+1 {{expected 2 entries in 'outs' (an operand, or _ for an absent optional one) but got 1}}
-    cairn.kernel.sgd_update ins(%p, %g, _ : memref<4xf32>, memref<4xf32>) outs(%p : memref<4xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 4 : i64, nesterov = false, weight_decay = 0.0 : f64}
+    cairn.kernel.sgd_update ins(%p, %g, _, _ : memref<4xf32>, memref<4xf32>) outs(%p : memref<4xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 4 : i64, nesterov = false, weight_decay = 0.0 : f64}
   }
 }
 
@@ -610,7 +610,7 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
   cairn.step train_step {
     %g = cairn.buffer grad "grad.p" : memref<4xf32>
     // expected-error @+1 {{'cairn.kernel.sgd_update' op updates in place: expected output #0 to be its input 'p' but got 'q'}}
-    cairn.kernel.sgd_update ins(%p, %g, _ : memref<4xf32>, memref<4xf32>) outs(%q, _ : memref<4xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 4 : i64, nesterov = false, weight_decay = 0.0 : f64}
+    cairn.kernel.sgd_update ins(%p, %g, _, _ : memref<4xf32>, memref<4xf32>) outs(%q, _ : memref<4xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 4 : i64, nesterov = false, weight_decay = 0.0 : f64}
   }
 }
 
@@ -624,7 +624,7 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
   cairn.step train_step {
     %g = cairn.buffer grad "grad.p" : memref<4xf32>
     // expected-error @+1 {{'cairn.kernel.sgd_update' op updates in place: expected output #1 to be its input 'p.momentum_buffer'}}
-    cairn.kernel.sgd_update ins(%p, %g, %m : memref<4xf32>, memref<4xf32>, memref<4xf32>) outs(%p, _ : memref<4xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.9 : f64, n = 4 : i64, nesterov = false, weight_decay = 0.0 : f64}
+    cairn.kernel.sgd_update ins(%p, %g, %m, _ : memref<4xf32>, memref<4xf32>, memref<4xf32>) outs(%p, _ : memref<4xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.9 : f64, n = 4 : i64, nesterov = false, weight_decay = 0.0 : f64}
   }
 }
 
@@ -639,7 +639,7 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
   cairn.step train_step {
     %g = cairn.buffer grad "grad.p" : memref<4xf32>
     // expected-error @+1 {{'cairn.kernel.adam_update' op updates in place: expected output #1 to be its input 'p.exp_avg' but got 'p.exp_avg_sq'}}
-    cairn.kernel.adam_update ins(%p, %g, %m, %v : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) outs(%p, %v, %m : memref<4xf32>, memref<4xf32>, memref<4xf32>) {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, lr = 0.001 : f64, n = 4 : i64, weight_decay = 0.0 : f64}
+    cairn.kernel.adam_update ins(%p, %g, %m, %v, _ : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) outs(%p, %v, %m : memref<4xf32>, memref<4xf32>, memref<4xf32>) {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, lr = 0.001 : f64, n = 4 : i64, weight_decay = 0.0 : f64}
   }
 }
 

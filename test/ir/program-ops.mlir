@@ -38,10 +38,10 @@ cairn.program "Toy" attributes {arena_bytes = 8192 : i64, batch = 4 : i64, optim
     cairn.kernel.reduce_sum ins(%cat : memref<4x24xf32>) outs(%loss : memref<f32>) {alpha = 1.000000e+00 : f64, reduced = array<i1: true, true>}
     %g = cairn.buffer grad "grad.fc.weight" at 4864 : memref<16x8xf32>
     cairn.kernel.linear_grad_weight ins(%r, %flat : memref<4x16xf32>, memref<4x8xf32>) outs(%g : memref<16x8xf32>) {in = 8 : i64, out = 16 : i64, rows = 4 : i64}
-    cairn.kernel.adam_update ins(%w, %g, %m, %v : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) outs(%w, %m, %v : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) {beta1 = 9.000000e-01 : f64, beta2 = 0.999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, n = 128 : i64, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.adam_update ins(%w, %g, %m, %v, _ : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) outs(%w, %m, %v : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) {beta1 = 9.000000e-01 : f64, beta2 = 0.999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, n = 128 : i64, weight_decay = 0.000000e+00 : f64}
     %gb = cairn.buffer grad "grad.fc.bias" at 4864 : memref<16xf32>
     cairn.kernel.reduce_sum ins(%r : memref<4x16xf32>) outs(%gb : memref<16xf32>) {alpha = 1.000000e+00 : f64, reduced = array<i1: true, false>}
-    cairn.kernel.sgd_update ins(%b, %gb, _ : memref<16xf32>, memref<16xf32>) outs(%b, _ : memref<16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%b, %gb, _, _ : memref<16xf32>, memref<16xf32>) outs(%b, _ : memref<16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
   }
   cairn.step forward {
     %1 = cairn.view activation "reshape.1" %0 : memref<4x2x4xf32> to memref<4x8xf32>
@@ -77,10 +77,10 @@ cairn.program "Toy" attributes {arena_bytes = 8192 : i64, batch = 4 : i64, optim
 // CHECK-NEXT:      cairn.kernel.reduce_sum ins(%cat : memref<4x24xf32>) outs(%loss : memref<f32>) {alpha = 1.000000e+00 : f64, reduced = array<i1: true, true>}
 // CHECK-NEXT:      %grad.fc.weight = cairn.buffer grad "grad.fc.weight" at 4864 : memref<16x8xf32>
 // CHECK-NEXT:      cairn.kernel.linear_grad_weight ins(%relu, %reshape : memref<4x16xf32>, memref<4x8xf32>) outs(%grad.fc.weight : memref<16x8xf32>) {in = 8 : i64, out = 16 : i64, rows = 4 : i64}
-// CHECK-NEXT:      cairn.kernel.adam_update ins(%fc.weight, %grad.fc.weight, %fc.weight.exp_avg, %fc.weight.exp_avg_sq : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) outs(%fc.weight, %fc.weight.exp_avg, %fc.weight.exp_avg_sq : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, n = 128 : i64, weight_decay = 0.000000e+00 : f64}
+// CHECK-NEXT:      cairn.kernel.adam_update ins(%fc.weight, %grad.fc.weight, %fc.weight.exp_avg, %fc.weight.exp_avg_sq, _ : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) outs(%fc.weight, %fc.weight.exp_avg, %fc.weight.exp_avg_sq : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, lr = 1.000000e-03 : f64, n = 128 : i64, weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT:      %grad.fc.bias = cairn.buffer grad "grad.fc.bias" at 4864 : memref<16xf32>
 // CHECK-NEXT:      cairn.kernel.reduce_sum ins(%relu : memref<4x16xf32>) outs(%grad.fc.bias : memref<16xf32>) {alpha = 1.000000e+00 : f64, reduced = array<i1: true, false>}
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc.bias, %grad.fc.bias, _ : memref<16xf32>, memref<16xf32>) outs(%fc.bias, _ : memref<16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc.bias, %grad.fc.bias, _, _ : memref<16xf32>, memref<16xf32>) outs(%fc.bias, _ : memref<16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT:    }
 
 // CHECK-NEXT:    cairn.step forward {
@@ -112,7 +112,7 @@ cairn.program "Toy" attributes {arena_bytes = 8192 : i64, batch = 4 : i64, optim
 // GENERIC:       "cairn.kernel.relu"(%[[Y]], %[[R]]) <{n = 64 : i64}>
 // GENERIC:       "cairn.kernel.concat"(%[[R]], %[[FLAT]], %{{.+}}) <{dim = 1 : i64, starts = array<i64: 0, 16>}>
 // GENERIC:       %[[GB:.+]] = "cairn.buffer"() <{kind = 5 : i32, name = "grad.fc.bias", offset = 4864 : i64}>
-// GENERIC:       "cairn.kernel.sgd_update"(%[[B]], %[[GB]], %[[B]]) <{dampening = {{.*}}, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0>
+// GENERIC:       "cairn.kernel.sgd_update"(%[[B]], %[[GB]], %[[B]]) <{dampening = {{.*}}, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0>
 // GENERIC:       "cairn.step"() <{kind = 1 : i32}>
 // GENERIC:       "cairn.kernel.linear"(%{{.+}}, %[[W]], %[[B]], %{{.+}}) <{in = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>
 

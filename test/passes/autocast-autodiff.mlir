@@ -3,7 +3,8 @@
 // Tests that autodiff differentiates what cairn-autocast typed: the gradient
 // of each value has its type, so the weight's gradient is half up to the
 // cast, whose rule brings it back to float32 for the float32 master weight
-// the update writes; the loss's seed and the loss stay float32.
+// the update writes; the loss's seed (the loss scale: f16 has a loss
+// scaler, autodiff-loss-scaling.mlir) and the loss stay float32.
 module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
   func.func @forward(%x: tensor<2x4xf32> {cairn.name = "x", cairn.role = #cairn.role<input>}, %w1: tensor<8x4xf32> {cairn.init = #cairn.init<uniform, 0.5>, cairn.name = "fc1.weight", cairn.role = #cairn.role<param>}, %b1: tensor<8xf32> {cairn.init = #cairn.init<uniform, 0.5>, cairn.name = "fc1.bias", cairn.role = #cairn.role<param>}) -> tensor<2x8xf32> {
     %0 = cairn.linear %x, %w1, %b1 : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
@@ -23,8 +24,10 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #
 // CHECK: cairn.cross_entropy_grad {{.*}} : (tensor<f32>, tensor<2x8xf32>, tensor<2xi64>) -> tensor<2x8xf32>
 // CHECK-NEXT: cairn.cast %{{.*}} : tensor<2x8xf32> -> tensor<2x8xf16>
 // CHECK: cairn.linear_grad_weight {{.*}} -> tensor<8x4xf16>
-// CHECK: %[[GW:.*]] = cairn.cast %{{.*}} : tensor<8x4xf16> -> tensor<8x4xf32>
-// CHECK: %[[GB:.*]] = cairn.cast %{{.*}} : tensor<8xf16> -> tensor<8xf32>
-// CHECK: cairn.sgd_update %{{.*}}, %[[GW]] {{.*}} -> tensor<8x4xf32>
-// CHECK: cairn.sgd_update %{{.*}}, %[[GB]] {{.*}} -> tensor<8xf32>
+// CHECK-DAG: %[[GW:.*]] = cairn.cast %{{.*}} : tensor<8x4xf16> -> tensor<8x4xf32>
+// CHECK-DAG: %[[GB:.*]] = cairn.cast %{{.*}} : tensor<8xf16> -> tensor<8xf32>
+// CHECK: %[[UW:.*]] = cairn.mul %[[GW]], %{{.*}} : tensor<8x4xf32>, tensor<f32> -> tensor<8x4xf32>
+// CHECK: %[[UB:.*]] = cairn.mul %[[GB]], %{{.*}} : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+// CHECK: cairn.sgd_update %{{.*}}, %[[UW]] found_inf {{.*}} -> tensor<8x4xf32>
+// CHECK: cairn.sgd_update %{{.*}}, %[[UB]] found_inf {{.*}} -> tensor<8xf32>
 // CHECK: return {{.*}} : tensor<f32>,

@@ -3,7 +3,7 @@
 // RUN: cairn-opt %s -split-input-file --cairn-autocast=precision=f32 | FileCheck %s --check-prefix=F32
 
 // Tests the element type each op computes in: linear in half (its input,
-// weight and bias cast once each, right after they are defined), relu and
+// weight and bias cast once each, right before the linear reads them), relu and
 // the scaled product following their operand (the scalar made again in
 // half, not cast, the float32 one gone), the loss in float32 (the logits cast back); @forward's
 // output cast back to the declared float32. bf16 alike; float32 leaves the
@@ -23,9 +23,9 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #
   }
 }
 // CHECK-LABEL: func.func @forward(
-// CHECK-NEXT: %[[B:.*]] = cairn.cast %{{.*}} : tensor<8xf32> -> tensor<8xf16>
-// CHECK-NEXT: %[[W:.*]] = cairn.cast %{{.*}} : tensor<8x4xf32> -> tensor<8x4xf16>
 // CHECK-NEXT: %[[X:.*]] = cairn.cast %{{.*}} : tensor<2x4xf32> -> tensor<2x4xf16>
+// CHECK-NEXT: %[[W:.*]] = cairn.cast %{{.*}} : tensor<8x4xf32> -> tensor<8x4xf16>
+// CHECK-NEXT: %[[B:.*]] = cairn.cast %{{.*}} : tensor<8xf32> -> tensor<8xf16>
 // CHECK-NEXT: %[[Y:.*]] = cairn.linear %[[X]], %[[W]], %[[B]] : (tensor<2x4xf16>, tensor<8x4xf16>, tensor<8xf16>) -> tensor<2x8xf16>
 // CHECK-NEXT: %[[OUT:.*]] = cairn.cast %[[Y]] : tensor<2x8xf16> -> tensor<2x8xf32>
 // CHECK-NEXT: return %[[OUT]] : tensor<2x8xf32>
@@ -63,8 +63,8 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
   }
 }
 // CHECK-LABEL: func.func @forward(
-// CHECK-NEXT: %[[W:.*]] = cairn.cast %{{.*}} : tensor<4x4xf32> -> tensor<4x4xf16>
 // CHECK-NEXT: %[[X:.*]] = cairn.cast
+// CHECK-NEXT: %[[W:.*]] = cairn.cast %{{.*}} : tensor<4x4xf32> -> tensor<4x4xf16>
 // CHECK-NEXT: %[[A:.*]] = cairn.linear %[[X]], %[[W]] {{.*}} -> tensor<2x4xf16>
 // CHECK-NEXT: %[[B:.*]] = cairn.linear %[[A]], %[[W]] {{.*}} -> tensor<2x4xf16>
 // CHECK-NEXT: %[[B32:.*]] = cairn.cast %[[B]] : tensor<2x4xf16> -> tensor<2x4xf32>

@@ -92,10 +92,10 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Fuse", cairn.optimizer 
       cairn.kernel.linear_grad_weight ins(%relu_grad, %reshape : memref<4x8xf32>, memref<4x8xf32>) outs(%grad.fc.weight : memref<8x8xf32>) {in = 8 : i64, out = 8 : i64, rows = 4 : i64}
       %grad.fc.bias = cairn.buffer grad "grad.fc.bias" : memref<8xf32>
       cairn.kernel.reduce_sum ins(%relu_grad : memref<4x8xf32>) outs(%grad.fc.bias : memref<8xf32>) {alpha = 1.000000e+00 : f64, reduced = array<i1: true, false>}
-      cairn.kernel.sgd_update ins(%fc.weight, %grad.fc.weight, _ : memref<8x8xf32>, memref<8x8xf32>) outs(%fc.weight, _ : memref<8x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 64 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-      cairn.kernel.sgd_update ins(%fc.bias, %grad.fc.bias, _ : memref<8xf32>, memref<8xf32>) outs(%fc.bias, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-      cairn.kernel.sgd_update ins(%head.weight, %grad.head.weight, _ : memref<3x8xf32>, memref<3x8xf32>) outs(%head.weight, _ : memref<3x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 24 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-      cairn.kernel.sgd_update ins(%head.bias, %grad.head.bias, _ : memref<3xf32>, memref<3xf32>) outs(%head.bias, _ : memref<3xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 3 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+      cairn.kernel.sgd_update ins(%fc.weight, %grad.fc.weight, _, _ : memref<8x8xf32>, memref<8x8xf32>) outs(%fc.weight, _ : memref<8x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 64 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+      cairn.kernel.sgd_update ins(%fc.bias, %grad.fc.bias, _, _ : memref<8xf32>, memref<8xf32>) outs(%fc.bias, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+      cairn.kernel.sgd_update ins(%head.weight, %grad.head.weight, _, _ : memref<3x8xf32>, memref<3x8xf32>) outs(%head.weight, _ : memref<3x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 24 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+      cairn.kernel.sgd_update ins(%head.bias, %grad.head.bias, _, _ : memref<3xf32>, memref<3xf32>) outs(%head.bias, _ : memref<3xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 3 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
     }
     cairn.step forward {
       %reshape.1 = cairn.view activation "reshape.1" %image : memref<4x1x2x4xf32> to memref<4x8xf32>
@@ -199,7 +199,7 @@ cairn.program "Apart" attributes {batch = 4 : i64, optimizer = "", source = "apa
     cairn.kernel.mul ins(%p, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%px : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
     %grad.p = cairn.buffer grad "grad.p" : memref<4x8xf32>
     cairn.kernel.fill outs(%grad.p : memref<4x8xf32>) {n = 32 : i64, value = 1.000000e+00 : f64}
-    cairn.kernel.sgd_update ins(%p, %grad.p, _ : memref<4x8xf32>, memref<4x8xf32>) outs(%p, _ : memref<4x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 32 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%p, %grad.p, _, _ : memref<4x8xf32>, memref<4x8xf32>) outs(%p, _ : memref<4x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 32 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
     cairn.kernel.relu ins(%px : memref<4x8xf32>) outs(%out2 : memref<4x8xf32>) {n = 32 : i64}
     %e = cairn.buffer activation "e" : memref<4x8xf32>
     cairn.kernel.add ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%e : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}

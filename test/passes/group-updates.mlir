@@ -43,10 +43,10 @@ cairn.program "Updates" attributes {batch = 4 : i64, optimizer = "", source = "u
     cairn.kernel.fill outs(%grad.r : memref<8xf32>) {n = 8 : i64, value = 1.000000e+00 : f64}
     %grad.s = cairn.buffer grad "grad.s" : memref<8xf32>
     cairn.kernel.fill outs(%grad.s : memref<8xf32>) {n = 8 : i64, value = 1.000000e+00 : f64}
-    cairn.kernel.sgd_update ins(%p, %grad.p, _ : memref<8xf32>, memref<8xf32>) outs(%p, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-    cairn.kernel.sgd_update ins(%q, %grad.q, _ : memref<8xf32>, memref<8xf32>) outs(%q, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-    cairn.kernel.sgd_update ins(%r, %grad.r, _ : memref<8xf32>, memref<8xf32>) outs(%r, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 2.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%p, %grad.p, _, _ : memref<8xf32>, memref<8xf32>) outs(%p, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%q, %grad.q, _, _ : memref<8xf32>, memref<8xf32>) outs(%q, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%r, %grad.r, _, _ : memref<8xf32>, memref<8xf32>) outs(%r, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 2.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
     cairn.kernel.relu ins(%p : memref<8xf32>) outs(%out : memref<8xf32>) {n = 8 : i64}
-    cairn.kernel.sgd_update ins(%s, %grad.s, _ : memref<8xf32>, memref<8xf32>) outs(%s, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 2.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+    cairn.kernel.sgd_update ins(%s, %grad.s, _, _ : memref<8xf32>, memref<8xf32>) outs(%s, _ : memref<8xf32>) {dampening = 0.000000e+00 : f64, lr = 2.000000e-01 : f64, momentum = 0.000000e+00 : f64, n = 8 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
   }
 }

@@ -118,10 +118,10 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Tiny", cairn.optimizer 
 // CHECK-NEXT:      cairn.kernel.reduce_sum ins(%relu_grad : memref<4x16xf32>) outs(%grad.fc1.bias : memref<16xf32>) {alpha = 1.000000e+00 : f64, reduced = array<i1: true, false>}
 // The updates write over the param and its momentum buffer: no new buffer,
 // no copy.
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc1.weight, %grad.fc1.weight, %fc1.weight.momentum_buffer : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) outs(%fc1.weight, %fc1.weight.momentum_buffer : memref<16x8xf32>, memref<16x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 128 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc1.bias, %grad.fc1.bias, %fc1.bias.momentum_buffer : memref<16xf32>, memref<16xf32>, memref<16xf32>) outs(%fc1.bias, %fc1.bias.momentum_buffer : memref<16xf32>, memref<16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc2.weight, %grad.fc2.weight, %fc2.weight.momentum_buffer : memref<3x16xf32>, memref<3x16xf32>, memref<3x16xf32>) outs(%fc2.weight, %fc2.weight.momentum_buffer : memref<3x16xf32>, memref<3x16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 48 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc2.bias, %grad.fc2.bias, %fc2.bias.momentum_buffer : memref<3xf32>, memref<3xf32>, memref<3xf32>) outs(%fc2.bias, %fc2.bias.momentum_buffer : memref<3xf32>, memref<3xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 3 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc1.weight, %grad.fc1.weight, %fc1.weight.momentum_buffer, _ : memref<16x8xf32>, memref<16x8xf32>, memref<16x8xf32>) outs(%fc1.weight, %fc1.weight.momentum_buffer : memref<16x8xf32>, memref<16x8xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 128 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc1.bias, %grad.fc1.bias, %fc1.bias.momentum_buffer, _ : memref<16xf32>, memref<16xf32>, memref<16xf32>) outs(%fc1.bias, %fc1.bias.momentum_buffer : memref<16xf32>, memref<16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc2.weight, %grad.fc2.weight, %fc2.weight.momentum_buffer, _ : memref<3x16xf32>, memref<3x16xf32>, memref<3x16xf32>) outs(%fc2.weight, %fc2.weight.momentum_buffer : memref<3x16xf32>, memref<3x16xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 48 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc2.bias, %grad.fc2.bias, %fc2.bias.momentum_buffer, _ : memref<3xf32>, memref<3xf32>, memref<3xf32>) outs(%fc2.bias, %fc2.bias.momentum_buffer : memref<3xf32>, memref<3xf32>) {dampening = 0.000000e+00 : f64, lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64, n = 3 : i64, nesterov = false, weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT:    }
 
 // The forward pass: its own per-step buffers (all activations, names made
@@ -241,7 +241,7 @@ module attributes {cairn.batch = 256 : i64, cairn.model = "Wide", cairn.optimize
 // CHECK-NOT:   workspace
 // CHECK:       cairn.kernel.linear_grad_weight ins(%mse_loss_grad, %x : memref<256x12xf32>, memref<256x10xf32>) outs(%grad.fc.weight : memref<12x10xf32>) {in = 10 : i64, out = 12 : i64, rows = 256 : i64}
 // CHECK-NOT:   workspace
-// CHECK:       cairn.kernel.sgd_update ins(%fc.weight, %grad.fc.weight, _ : memref<12x10xf32>, memref<12x10xf32>) outs(%fc.weight, _ : memref<12x10xf32>)
+// CHECK:       cairn.kernel.sgd_update ins(%fc.weight, %grad.fc.weight, _, _ : memref<12x10xf32>, memref<12x10xf32>) outs(%fc.weight, _ : memref<12x10xf32>)
 // CHECK-NOT:   workspace
 // CHECK:       cairn.step forward
 

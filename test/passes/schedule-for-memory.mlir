@@ -35,8 +35,8 @@ cairn.program "Sched" attributes {batch = 4 : i64, optimizer = "SGD(lr=0.1)", so
     cairn.kernel.linear_grad_weight ins(%d, %x : memref<4x16xf32>, memref<4x8xf32>) outs(%gw : memref<16x8xf32>) {in = 8 : i64, out = 16 : i64, rows = 4 : i64}
     %gb = cairn.buffer grad "grad.fc.bias" : memref<16xf32>
     cairn.kernel.reduce_sum ins(%d : memref<4x16xf32>) outs(%gb : memref<16xf32>) {alpha = 1.0 : f64, reduced = array<i1: true, false>}
-    cairn.kernel.sgd_update ins(%fc.weight, %gw, _ : memref<16x8xf32>, memref<16x8xf32>) outs(%fc.weight, _ : memref<16x8xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 128 : i64, nesterov = false, weight_decay = 0.0 : f64}
-    cairn.kernel.sgd_update ins(%fc.bias, %gb, _ : memref<16xf32>, memref<16xf32>) outs(%fc.bias, _ : memref<16xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.0 : f64}
+    cairn.kernel.sgd_update ins(%fc.weight, %gw, _, _ : memref<16x8xf32>, memref<16x8xf32>) outs(%fc.weight, _ : memref<16x8xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 128 : i64, nesterov = false, weight_decay = 0.0 : f64}
+    cairn.kernel.sgd_update ins(%fc.bias, %gb, _, _ : memref<16xf32>, memref<16xf32>) outs(%fc.bias, _ : memref<16xf32>) {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.0 : f64, n = 16 : i64, nesterov = false, weight_decay = 0.0 : f64}
   }
   cairn.step forward {
     %y = cairn.buffer activation "fc.linear" : memref<4x16xf32>
@@ -54,10 +54,10 @@ cairn.program "Sched" attributes {batch = 4 : i64, optimizer = "SGD(lr=0.1)", so
 // CHECK-NEXT:      cairn.kernel.fill outs(%d : memref<4x16xf32>)
 // CHECK-NEXT:      %grad.fc.weight = cairn.buffer grad "grad.fc.weight" : memref<16x8xf32>
 // CHECK-NEXT:      cairn.kernel.linear_grad_weight ins(%d, %x : memref<4x16xf32>, memref<4x8xf32>) outs(%grad.fc.weight : memref<16x8xf32>)
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc.weight, %grad.fc.weight, _ : memref<16x8xf32>, memref<16x8xf32>) outs(%fc.weight, _ : memref<16x8xf32>)
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc.weight, %grad.fc.weight, _, _ : memref<16x8xf32>, memref<16x8xf32>) outs(%fc.weight, _ : memref<16x8xf32>)
 // CHECK-NEXT:      %grad.fc.bias = cairn.buffer grad "grad.fc.bias" : memref<16xf32>
 // CHECK-NEXT:      cairn.kernel.reduce_sum ins(%d : memref<4x16xf32>) outs(%grad.fc.bias : memref<16xf32>)
-// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc.bias, %grad.fc.bias, _ : memref<16xf32>, memref<16xf32>) outs(%fc.bias, _ : memref<16xf32>)
+// CHECK-NEXT:      cairn.kernel.sgd_update ins(%fc.bias, %grad.fc.bias, _, _ : memref<16xf32>, memref<16xf32>) outs(%fc.bias, _ : memref<16xf32>)
 // CHECK-NEXT:    {{^ *}}}{{$}}
 // CHECK-NEXT:    cairn.step forward attributes {moved_kernels = 0 : i64, peak_after = 512 : i64, peak_before = 512 : i64} {
 // CHECK-NEXT:      %fc.linear = cairn.buffer activation "fc.linear" : memref<4x16xf32>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Check one bf16 training step (`cairn build --precision bf16`) against PyTorch's CPU autocast.
+"""Check one bf16 or f16 training step (`cairn build --precision bf16|f16`) against PyTorch's CPU autocast.
 
 For each model this builds the executable with --precision bf16, draws weights with `EXE init`,
 runs `EXE step` on a random batch and compares its loss and gradients with the PyTorch twin's
@@ -17,6 +17,11 @@ under --limit (default 0.05) absolutely: a Cairn that ran in float32 would be as
 float32 step (fraction 1), one that rounded elsewhere further. The loss likewise. A gradient
 the float32 step moves by more than --noise (0.5) is rounding noise in both (a convolution's
 bias before batch norm, zero in exact arithmetic) and is skipped, said so.
+With --dtype f16 the step is scaled as torch.amp.GradScaler scales it: the twin backpropagates
+loss * 65536 (GradScaler's initial scale, Cairn's default) and divides the gradients by it,
+which is exact for a power of two; Cairn's `step` writes the unscaled gradients and found_inf,
+which must be 0. CPU autocast in f16 needs PyTorch 2.1 or newer (bench/precision runs this
+with PyTorch 2.x from PyPI; Debian's 1.13 skips it, exit 77).
 Exits 1 on a failure, 77 (skip) without torch.
 
   python3 test/reference/check_bf16_agreement.py --cairn build/bin/cairn --examples examples \
@@ -67,15 +72,20 @@ def float32_dropout(seed, step):
         F.dropout = original
 
 
-def autocast_step(model, source, batch, seed, enabled):
-    """The twin's loss and parameter gradients, under bf16 autocast when `enabled`."""
+LOSS_SCALE = 65536.0
+
+
+def autocast_step(model, source, batch, seed, dtype):
+    """The twin's loss and parameter gradients, under autocast to `dtype` (None: float32); in
+    f16 with GradScaler's scaling of the loss and unscaling of the gradients."""
     model = copy.deepcopy(model)
     model.train()
-    with float32_dropout(seed, step=0), torch.autocast("cpu", dtype=torch.bfloat16,
-                                                       enabled=enabled):
+    with float32_dropout(seed, step=0), torch.autocast("cpu", dtype=dtype or torch.bfloat16,
+                                                       enabled=dtype is not None):
         loss = csa.train_loss(model, batch["image"], batch["label"])
-    loss.float().backward()
-    grads = {"grad." + n: p.grad.float().clone() for n, p in model.named_parameters()}
+    scale = LOSS_SCALE if dtype == torch.float16 else 1.0
+    (loss.float() * scale).backward()
+    grads = {"grad." + n: p.grad.float().clone() / scale for n, p in model.named_parameters()}
     return loss.detach().float(), grads
 
 
@@ -89,8 +99,8 @@ def check(name, args):
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     exe = os.path.join(work, name)
-    csa.run([args.cairn, "build", source, "--precision", args.precision, "--batch", str(args.batch),
-             "-o", exe], 600)
+    csa.run([args.cairn, "build", source, "--precision", args.precision or args.dtype,
+             "--batch", str(args.batch), "-o", exe], 600)
     torch.manual_seed(0)
     model, in_shape, _ = csa.make_model_and_optimizer(name, args.examples)
     w_path = os.path.join(work, "w.safetensors")
@@ -106,9 +116,12 @@ def check(name, args):
     csa.run([exe, "step", "--load", w_path, "--batch", b_path, "--out", out_path,
              "--seed", STEP_SEED], 600)
     got = csa.read_safetensors(out_path)
-    loss16, grads16 = autocast_step(model, source, batch, int(STEP_SEED), True)
-    loss32, grads32 = autocast_step(model, source, batch, int(STEP_SEED), False)
+    half = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
+    loss16, grads16 = autocast_step(model, source, batch, int(STEP_SEED), half)
+    loss32, grads32 = autocast_step(model, source, batch, int(STEP_SEED), None)
     problems, rows = [], []
+    if "found_inf" in got and float(got["found_inf"]) != 0:
+        problems.append(f"{name}: Cairn skipped the step (found_inf {float(got['found_inf'])})")
     pairs = [("loss", got.get("loss"), loss16, loss32)]
     pairs += [(k, got.get(k), v, grads32[k]) for k, v in grads16.items()]
     for key, mine, ref, full in pairs:
@@ -144,10 +157,16 @@ def main():
     ap.add_argument("--fraction", type=float, default=0.5)
     ap.add_argument("--limit", type=float, default=0.05)
     ap.add_argument("--noise", type=float, default=0.5)
-    ap.add_argument("--precision", default="bf16",
-                    help="what Cairn builds with (f32 shows the check failing)")
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16",
+                    help="PyTorch's autocast type")
+    ap.add_argument("--precision", default=None,
+                    help="what Cairn builds with (default: --dtype; f32 shows the check failing)")
     args = ap.parse_args()
     print(f"PyTorch {torch.__version__}")
+    if args.dtype == "f16" and tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 1):
+        print(f"skipped: CPU autocast in f16 needs PyTorch 2.1 or newer, not "
+              f"{torch.__version__} (bench/precision/run.sh runs it with PyTorch 2.x)")
+        sys.exit(77)
     problems = []
     for name in args.models:
         problems += check(name, args)

@@ -177,14 +177,15 @@ cl::opt<std::string> memoryBudgetSize(
 cl::opt<std::string> precisionName(
     "precision",
     cl::desc("The type of the step's matmuls and convolutions and of the "
-             "values between them: f32 (the default) or bf16, as PyTorch's "
-             "autocast (cairn-autocast): batch norm with float32 statistics, "
-             "softmax, the losses, sums and means in float32, float32 master "
-             "weights and "
-             "optimizer state; bf16 tensors are stored in bf16 and computed "
-             "in float32 (the CPU target only). f16 needs a dynamic loss "
-             "scaler, which Cairn does not have yet"),
-    cl::value_desc("f32|bf16"), cl::sub(buildCommand), cl::sub(planCommand),
+             "values between them: f32 (the default), bf16 or f16, as "
+             "PyTorch's autocast (cairn-autocast): batch norm with float32 "
+             "statistics, softmax, the losses, sums and means in float32, "
+             "float32 master weights and optimizer state; half tensors are "
+             "stored in half and computed in float32 (the CPU target only). "
+             "f16 steps scale the loss as torch.amp.GradScaler (the "
+             "executables' --loss-scale); this wins over the model's own "
+             "`precision`"),
+    cl::value_desc("f32|bf16|f16"), cl::sub(buildCommand), cl::sub(planCommand),
     cl::cat(cairnCategory));
 cl::opt<std::string> kernelTimesFile(
     "kernel-times",
@@ -334,7 +335,7 @@ bool isCudaTarget() {
   return targetName == "cuda" || (buildCommand && emitKind == EmitKind::Cuda);
 }
 
-/// Checks --precision: f32 or bf16, bf16 on the CPU target.
+/// Checks --precision: f32, bf16 or f16, half precision on the CPU target.
 bool checkPrecision() {
   if (!precisionName.getNumOccurrences())
     return true;
@@ -342,15 +343,14 @@ bool checkPrecision() {
     llvm::WithColor::error(llvm::errs(), "cairn") << message << "\n";
     return false;
   };
-  if (precisionName == "f16")
-    return fail("--precision f16 needs dynamic loss scaling (torch.amp."
-                "GradScaler's), which Cairn does not have yet; bf16 trains "
-                "without it");
-  if (precisionName != "f32" && precisionName != "bf16")
-    return fail("--precision expects f32 or bf16, got '" + precisionName + "'");
-  if (precisionName == "bf16" && isCudaTarget())
-    return fail("--precision bf16 runs on the CPU target only for now (its "
-                "CUDA kernels take float32)");
+  if (precisionName != "f32" && precisionName != "bf16" &&
+      precisionName != "f16")
+    return fail("--precision expects f32, bf16 or f16, got '" + precisionName +
+                "'");
+  if (precisionName != "f32" && isCudaTarget())
+    return fail("--precision " + precisionName +
+                " runs on the CPU target only for now (its CUDA kernels take "
+                "float32)");
   return true;
 }
 

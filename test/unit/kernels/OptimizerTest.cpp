@@ -331,3 +331,40 @@ TEST(ClipCoefficient, SameBitsForAnyNumberOfThreads) {
 }
 
 } // namespace
+
+namespace {
+
+/// foundInf over `grads`, as the generated step calls it.
+float foundInfOf(const std::vector<std::vector<float>> &grads) {
+  std::vector<const float *> pointers;
+  std::vector<int64_t> sizes;
+  for (const std::vector<float> &g : grads) {
+    pointers.push_back(g.data());
+    sizes.push_back(int64_t(g.size()));
+  }
+  float found = -1;
+  foundInf<float>(int(grads.size()), pointers.data(), sizes.data(), &found);
+  return found;
+}
+
+TEST(FoundInfTest, FiniteGradientsOfAnyMagnitudeAreNotFound) {
+  std::vector<float> big(3 * kGradNormChunk + 5, 0.0f);
+  big[7] = std::numeric_limits<float>::max();
+  big[kGradNormChunk + 1] = -std::numeric_limits<float>::max();
+  big.back() = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(foundInfOf({big, {1.0f, -2.0f}, {}}), 0.0f);
+}
+
+TEST(FoundInfTest, AnInfinityOrNaNAnywhereIsFound) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float bad : {inf, -inf, nan}) {
+    // In the last chunk of the second of three gradients, and alone.
+    std::vector<float> g(2 * kGradNormChunk + 3, 0.5f);
+    g[2 * kGradNormChunk + 1] = bad;
+    EXPECT_EQ(foundInfOf({{1.0f}, g, {2.0f}}), 1.0f) << bad;
+    EXPECT_EQ(foundInfOf({{bad}}), 1.0f) << bad;
+  }
+}
+
+} // namespace

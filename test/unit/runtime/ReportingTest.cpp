@@ -110,13 +110,20 @@ TEST(Metrics, JsonHasEveryField) {
   EXPECT_EQ(json["backend"], "cpu");
   EXPECT_TRUE(json["device_arena_bytes"].is_null());
   EXPECT_TRUE(json["device_overhead_bytes"].is_null());
-  EXPECT_EQ(json.size(), 21u);
+  // A step without a loss scaler: no skips, no scale.
+  EXPECT_TRUE(json["skipped_steps"].is_null());
+  EXPECT_TRUE(json["loss_scale"].is_null());
+  EXPECT_EQ(json.size(), 23u);
   RunReport train = sampleReport();
   train.rssAfterWarmupBytes = 5 << 20;
   train.rssAtEndBytes = 6 << 20;
+  train.skippedSteps = 3;
+  train.lossScale = 8192;
   nlohmann::json trained = nlohmann::json::parse(metricsJson(train));
   EXPECT_EQ(trained["rss_after_warmup_bytes"], 5 << 20);
   EXPECT_EQ(trained["rss_at_end_bytes"], 6 << 20);
+  EXPECT_EQ(trained["skipped_steps"], 3);
+  EXPECT_EQ(trained["loss_scale"], 8192.0);
 }
 
 TEST(Metrics, MissingAndNonFiniteValuesAreNull) {
