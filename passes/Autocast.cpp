@@ -31,6 +31,8 @@
 
 #include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
+#include "ir/ElementConversion.h"
+#include "ir/VerifierHelpers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -72,10 +74,6 @@ std::optional<Type> getFloatType(Precision precision, MLIRContext *context) {
   return std::nullopt;
 }
 
-Type getElementType(Value value) {
-  return cast<RankedTensorType>(value.getType()).getElementType();
-}
-
 bool isFloatTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && isa<FloatType>(type.getElementType());
@@ -106,8 +104,9 @@ public:
   LogicalResult run();
 
 private:
-  /// The type `op` computes in, or null to leave it as it is.
-  Type getComputeType(Operation *op);
+  /// The type `op` computes in under `policy` (its getPolicy), or null to
+  /// leave it as it is.
+  Type getComputeType(Operation *op, CastPolicy policy);
   /// `value` in `elementType`: itself, a scalar constant made again, or its
   /// one cast to that type, made right before `user` (its first reader)
   /// when there is none yet.
@@ -121,16 +120,15 @@ private:
   SmallVector<ConstantOp> remade;
 };
 
-Type Autocaster::getComputeType(Operation *op) {
+Type Autocaster::getComputeType(Operation *op, CastPolicy policy) {
   auto pinned =
       op->getAttrOfType<PrecisionAttr>(CairnDialect::kPrecisionAttrName);
-  CastPolicy policy = getPolicy(op);
   if (pinned && pinned.getValue() == Precision::f32)
     policy = CastPolicy::Float32;
   // Batch norm takes its input as it comes (half stays half, its saved
   // input too) and computes in float32 with float32 parameters.
   if (policy == CastPolicy::NormInput)
-    return getElementType(op->getOperand(0));
+    return verifier::elementTypeOf(op->getOperand(0));
   if (policy == CastPolicy::Float32)
     return Float32Type::get(op->getContext());
   if (policy == CastPolicy::Half) {
@@ -143,13 +141,13 @@ Type Autocaster::getComputeType(Operation *op) {
     if (!isFloatTensor(operand))
       continue;
     Type &into = isScalarConstant(operand) ? scalars : widest;
-    into = widen(into, getElementType(operand));
+    into = widen(into, verifier::elementTypeOf(operand));
   }
   return widest ? widest : scalars;
 }
 
 Value Autocaster::castTo(Value value, Type elementType, Operation *user) {
-  if (getElementType(value) == elementType)
+  if (verifier::elementTypeOf(value) == elementType)
     return value;
   Value &cached = casts[{value, elementType}];
   if (cached)
@@ -159,14 +157,11 @@ Value Autocaster::castTo(Value value, Type elementType, Operation *user) {
   if (auto constant = value.getDefiningOp<ConstantOp>();
       constant && isScalarConstant(value)) {
     // Made again in the new type: a scalar is not a tensor to convert.
-    auto attr = cast<DenseElementsAttr>(constant.getValue());
-    APFloat scalar = attr.getSplatValue<APFloat>();
-    bool lost = false;
-    scalar.convert(cast<FloatType>(elementType).getFloatSemantics(),
-                   APFloat::rmNearestTiesToEven, &lost);
     builder.setInsertionPointAfter(constant);
-    cached = ConstantOp::create(builder, constant.getLoc(), type,
-                                DenseElementsAttr::get(type, scalar));
+    cached = ConstantOp::create(
+        builder, constant.getLoc(), type,
+        convertFloatElements(cast<DenseElementsAttr>(constant.getValue()),
+                             cast<FloatType>(elementType)));
     remade.push_back(constant);
     return cached;
   }
@@ -188,11 +183,12 @@ LogicalResult Autocaster::run() {
   for (Operation *op : ops) {
     if (isa<CastOp, ConstantOp>(op))
       continue;
-    Type type = getComputeType(op);
+    CastPolicy policy = getPolicy(op);
+    Type type = getComputeType(op, policy);
     if (!type)
       continue;
     Type f32 = Float32Type::get(op->getContext());
-    bool normInput = getPolicy(op) == CastPolicy::NormInput;
+    bool normInput = policy == CastPolicy::NormInput;
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isFloatTensor(operand.get()))
         continue;

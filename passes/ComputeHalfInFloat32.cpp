@@ -15,6 +15,7 @@
 #include "passes/Passes.h"
 
 #include "ir/CairnOps.h"
+#include "ir/ElementConversion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -73,15 +74,10 @@ void HalfInFloat32::widenConstant(ConstantOp constant) {
   auto type = cast<RankedTensorType>(constant.getType());
   auto wide = type.clone(f32);
   auto values = cast<DenseElementsAttr>(constant.getValue());
-  SmallVector<APFloat> widened;
-  for (APFloat value : values.getValues<APFloat>()) {
-    bool lost = false;
-    value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
-    widened.push_back(value);
-  }
   builder.setInsertionPoint(constant);
-  Value replacement = ConstantOp::create(builder, constant.getLoc(), wide,
-                                         DenseElementsAttr::get(wide, widened));
+  Value replacement =
+      ConstantOp::create(builder, constant.getLoc(), wide,
+                         convertFloatElements(values, cast<FloatType>(f32)));
   Value half = CastOp::create(builder, constant.getLoc(), type, replacement);
   constant.getResult().replaceAllUsesWith(half);
   constant.erase();

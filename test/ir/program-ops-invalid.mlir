@@ -780,3 +780,40 @@ cairn.program "Budget" attributes {batch = 1 : i64, optimizer = "", source = "b.
     %r = cairn.buffer temp "r" {cairn.memory_budget = 100 : i64} : memref<4xf32>
   }
 }
+
+// -----
+
+// Tests that skip_select commits over the old value's own buffer.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  %m = cairn.buffer buffer "bn.running_mean" : memref<4xf32>
+  cairn.step train_step {
+    %new = cairn.buffer temp "new" : memref<4xf32>
+    %other = cairn.buffer temp "other" : memref<4xf32>
+    %found = cairn.buffer temp "found_inf" : memref<f32>
+    // expected-error @+1 {{'cairn.kernel.skip_select' op updates in place: expected output #0 to be its input 'bn.running_mean' but got 'other'}}
+    cairn.kernel.skip_select ins(%m, %new, %found : memref<4xf32>, memref<4xf32>, memref<f32>) outs(%other : memref<4xf32>) {n = 4 : i64}
+  }
+}
+
+// -----
+
+// Tests that a cast converts n elements, to or from float32.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %x = cairn.buffer temp "x" : memref<4xf32>
+    %h = cairn.buffer temp "h" : memref<4xf16>
+    // expected-error @+1 {{'cairn.kernel.cast' op expected n = the elements of its input and result but got 3}}
+    cairn.kernel.cast ins(%x : memref<4xf32>) outs(%h : memref<4xf16>) {n = 3 : i64}
+  }
+}
+
+// -----
+
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %h = cairn.buffer temp "h" : memref<4xf16>
+    %b = cairn.buffer temp "b" : memref<4xbf16>
+    // expected-error @+1 {{'cairn.kernel.cast' op converts to or from float32, not 'f16' to 'bf16'}}
+    cairn.kernel.cast ins(%h : memref<4xf16>) outs(%b : memref<4xbf16>) {n = 4 : i64}
+  }
+}
