@@ -167,8 +167,8 @@ private:
   StmtPtr parseFor(Scope scope);
   StmtPtr parseCheckpoint();
   StmtPtr parseOnDevice();
-  StmtPtr parsePrecision();
-  StmtPtr parseModelPrecision();
+  /// `modelLevel`: the model's own statement, without a block.
+  StmtPtr parsePrecision(bool modelLevel);
   StmtPtr parseAssignOrExpr(Scope scope);
   bool reportMisspelledKeyword(const Scope &scope, const Expr &expr);
 
@@ -448,7 +448,7 @@ StmtPtr Parser::parseStatement(Scope scope) {
   case TokenKind::KwOn:
   case TokenKind::KwPrecision:
     if (directlyInModel && tok.is(TokenKind::KwPrecision))
-      return parseModelPrecision();
+      return parsePrecision(/*modelLevel=*/true);
     if (inMember) {
       error(tok.loc, "'" + (tok.is(TokenKind::KwOn) ? "on device" : tok.text) +
                          "' is only allowed in a function body");
@@ -458,7 +458,7 @@ StmtPtr Parser::parseStatement(Scope scope) {
       return parseReturn();
     if (tok.is(TokenKind::KwCheckpoint))
       return parseCheckpoint();
-    return tok.is(TokenKind::KwOn) ? parseOnDevice() : parsePrecision();
+    return tok.is(TokenKind::KwOn) ? parseOnDevice() : parsePrecision(/*modelLevel=*/false);
   case TokenKind::KwIf:
     return parseIf(scope);
   case TokenKind::KwFor:
@@ -714,8 +714,9 @@ StmtPtr Parser::parseOnDevice() {
                                          std::move(body));
 }
 
-/// stmt ::= 'precision' DTYPE block
-StmtPtr Parser::parsePrecision() {
+/// stmt       ::= 'precision' DTYPE block
+/// model-only ::= 'precision' DTYPE   (the model's: no block)
+StmtPtr Parser::parsePrecision(bool modelLevel) {
   Loc loc = tok.loc;
   consume();
   // The dtype is kept as written; the elaborator checks it.
@@ -724,28 +725,16 @@ StmtPtr Parser::parsePrecision() {
   if (!parseIdentifier(dtype, "a dtype after 'precision'"))
     return nullptr;
   Block body;
-  if (!parseBlock({BodyKind::Function}, "'precision'", body))
-    return nullptr;
-  return std::make_unique<AnnotatedStmt>(loc, Annotation::Precision, nullptr,
-                                         dtype, argLoc, std::move(body));
-}
-
-/// model-only ::= 'precision' DTYPE   (the model's: no block)
-StmtPtr Parser::parseModelPrecision() {
-  Loc loc = tok.loc;
-  consume();
-  Loc argLoc = tok.loc;
-  std::string dtype;
-  if (!parseIdentifier(dtype, "a dtype after 'precision'"))
-    return nullptr;
-  if (tok.is(TokenKind::LBrace)) {
+  if (modelLevel && tok.is(TokenKind::LBrace)) {
     error(tok.loc, "a model's 'precision' has no block; regions 'precision f32 { ... }' "
                    "go inside forward or loss");
     return nullptr;
   }
+  if (!modelLevel && !parseBlock({BodyKind::Function}, "'precision'", body))
+    return nullptr;
   auto stmt = std::make_unique<AnnotatedStmt>(loc, Annotation::Precision, nullptr, dtype,
-                                              argLoc, Block{});
-  stmt->modelLevel = true;
+                                              argLoc, std::move(body));
+  stmt->modelLevel = modelLevel;
   return stmt;
 }
 
