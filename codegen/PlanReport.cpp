@@ -207,40 +207,33 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
     os << "\n";
   }
 
-  // Totals by kind, and what each kind holds at the peak.
-  struct KindTotal {
+  // Totals by kind and by element type, and what each holds at the peak.
+  struct Total {
     int count = 0;
     int64_t bytes = 0, atPeak = 0;
   };
-  std::map<std::string, KindTotal> kinds;
-  for (const Buffer *b : listed) {
-    KindTotal &total = kinds[stringifyBufferKind(b->kind).str()];
-    ++total.count;
-    total.bytes += b->bytes;
-    if (isLiveAt(*b, plan.peakIndex))
-      total.atPeak += b->bytes;
-  }
-  os << llvm::format("  %-12s %8s %14s %14s\n", "by kind", "buffers",
-                     "bytes", "at the peak");
-  for (const auto &[kind, total] : kinds)
-    os << llvm::format("  %-12s %8d %14s %14s\n", kind.c_str(), total.count,
-                       formatByteSize(total.bytes).c_str(),
-                       formatByteSize(total.atPeak).c_str());
-  // Where the model is built in half precision, what each type holds.
-  std::map<std::string, KindTotal> types;
-  for (const Buffer *b : listed) {
-    KindTotal &total = types[runtime::dtypeName(b->dtype)];
-    ++total.count;
-    total.bytes += b->bytes;
-    if (isLiveAt(*b, plan.peakIndex))
-      total.atPeak += b->bytes;
-  }
-  os << llvm::format("  %-12s %8s %14s %14s\n", "by type", "buffers", "bytes",
-                     "at the peak");
-  for (const auto &[type, total] : types)
-    os << llvm::format("  %-12s %8d %14s %14s\n", type.c_str(), total.count,
-                       formatByteSize(total.bytes).c_str(),
-                       formatByteSize(total.atPeak).c_str());
+  auto printTotals = [&](const char *heading,
+                         llvm::function_ref<std::string(const Buffer &)> key) {
+    std::map<std::string, Total> totals;
+    for (const Buffer *b : listed) {
+      Total &total = totals[key(*b)];
+      ++total.count;
+      total.bytes += b->bytes;
+      if (isLiveAt(*b, plan.peakIndex))
+        total.atPeak += b->bytes;
+    }
+    os << llvm::format("  %-12s %8s %14s %14s\n", heading, "buffers", "bytes",
+                       "at the peak");
+    for (const auto &[name, total] : totals)
+      os << llvm::format("  %-12s %8d %14s %14s\n", name.c_str(), total.count,
+                         formatByteSize(total.bytes).c_str(),
+                         formatByteSize(total.atPeak).c_str());
+  };
+  printTotals("by kind", [](const Buffer &b) {
+    return stringifyBufferKind(b.kind).str();
+  });
+  printTotals("by type",
+              [](const Buffer &b) { return runtime::dtypeName(b.dtype); });
   os << "\n";
 
   // The peak and what is live there.
