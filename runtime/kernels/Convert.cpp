@@ -4,7 +4,9 @@
 #include "runtime/kernels/KernelError.h"
 #include "runtime/kernels/Parallel.h"
 
-#if defined(__F16C__) && defined(__AVX__)
+#include <cstring>
+
+#if (defined(__F16C__) && defined(__AVX__)) || (defined(__AVX512BF16__) && defined(__AVX512DQ__))
 #include <immintrin.h>
 #endif
 
@@ -49,6 +51,27 @@ void floatsFromHalves(const uint16_t *x, float *y, int64_t begin, int64_t end) {
 }
 #endif
 
+#if defined(__AVX512BF16__) && defined(__AVX512DQ__)
+// AVX-512 BF16 rounds 16 lanes to nearest even at once, as bfloat16FromFloat
+// does, but flushes subnormal inputs to zero: subnormal and NaN lanes (its
+// quiet NaN is PyTorch's) take the scalar conversion, and the tail.
+void bfloat16sFromFloats(const float *x, uint16_t *y, int64_t begin, int64_t end) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    __m256bh h = _mm512_cvtneps_pbh(v);
+    std::memcpy(y + i, &h, sizeof h);
+    // fpclass 0x01 | 0x20 | 0x80: quiet NaN, subnormal, signalling NaN.
+    if (__mmask16 scalar = _mm512_fpclass_ps_mask(v, 0xa1))
+      for (int lane = 0; lane < 16; ++lane)
+        if (scalar >> lane & 1)
+          y[i + lane] = bfloat16FromFloat(x[i + lane]);
+  }
+  for (; i < end; ++i)
+    y[i] = bfloat16FromFloat(x[i]);
+}
+#endif
+
 /// One conversion over [begin, end), the loop the compiler vectorises.
 template <typename In, typename Out, typename F>
 void convertRange(const void *in, void *out, int64_t begin, int64_t end, F convert) {
@@ -74,6 +97,11 @@ void castElements(const void *in, CastType from, void *out, CastType to, int64_t
     if (from == CastType::F16)
       return floatsFromHalves(static_cast<const uint16_t *>(in), static_cast<float *>(out), begin,
                               end);
+#endif
+#if defined(__AVX512BF16__) && defined(__AVX512DQ__)
+    if (from == CastType::F32 && to == CastType::BF16)
+      return bfloat16sFromFloats(static_cast<const float *>(in), static_cast<uint16_t *>(out),
+                                 begin, end);
 #endif
     if (from == CastType::F32 && to == CastType::F16)
       convertRange<float, uint16_t>(in, out, begin, end, halfFromFloat);
