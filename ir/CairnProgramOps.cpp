@@ -242,7 +242,8 @@ int cairn::getForwardEnd(ArrayRef<Operation *> kernels) {
   for (int k = 0, e = kernels.size(); k < e; ++k)
     for (Value output : cast<KernelOpInterface>(kernels[k]).getKernelOutputs())
       if (auto buffer = output ? output.getDefiningOp<BufferOp>() : BufferOp())
-        if (buffer.getKind() == BufferKind::output)
+        if (buffer.getKind() == BufferKind::output &&
+            buffer.getName() != kFoundInfBufferName)
           end = k;
   return end;
 }
@@ -253,6 +254,34 @@ bool cairn::writesPersistentBuffer(Operation *kernel) {
             output ? getViewRoot(output).getDefiningOp<BufferOp>() : BufferOp())
       if (buffer.isPersistent())
         return true;
+  return false;
+}
+
+llvm::DenseSet<Operation *>
+cairn::getUncopiableKernels(ArrayRef<Operation *> kernels) {
+  llvm::DenseSet<Operation *> uncopiable;
+  llvm::DenseSet<Value> updated;
+  for (Operation *kernel : kernels)
+    if (updatesInPlace(kernel))
+      for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs())
+        if (output)
+          updated.insert(output);
+  for (Operation *kernel : kernels) {
+    bool overwritten = llvm::any_of(
+        cast<KernelOpInterface>(kernel).getKernelOutputs(),
+        [&](Value output) { return output && updated.contains(output); });
+    if (overwritten || writesPersistentBuffer(kernel) || updatesInPlace(kernel))
+      uncopiable.insert(kernel);
+  }
+  return uncopiable;
+}
+
+bool cairn::updatesInPlace(Operation *kernel) {
+  auto k = cast<KernelOpInterface>(kernel);
+  SmallVector<Value> inputs = k.getKernelInputs();
+  for (Value output : k.getKernelOutputs())
+    if (output && llvm::is_contained(inputs, output))
+      return true;
   return false;
 }
 

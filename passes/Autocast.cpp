@@ -170,6 +170,7 @@ Value Autocaster::castTo(Value value, Type elementType, Operation *user) {
   // layer before its own.
   builder.setInsertionPoint(user);
   cached = CastOp::create(builder, value.getLoc(), type, value);
+  copyRegionAndDevice(user, cached.getDefiningOp());
   return cached;
 }
 

@@ -61,16 +61,17 @@ namespace {
 constexpr int kMaxRounds = 1024;
 
 /// The forward kernels of the training step that may be marked, by the
-/// name of the per-step buffer they write: those before the loss that write
-/// no persistent buffer.
+/// name of the per-step buffer they write: those before the loss that
+/// recomputation may copy (getUncopiableKernels).
 llvm::StringMap<Operation *> findCandidateKernels(ProgramOp program) {
   llvm::StringMap<Operation *> byOutput;
   for (auto step : program.getBody().front().getOps<StepOp>()) {
     if (step.getKind() != StepKind::train_step)
       continue;
     SmallVector<Operation *> kernels = getStepKernels(step);
+    llvm::DenseSet<Operation *> uncopiable = getUncopiableKernels(kernels);
     for (int k = 0, end = getForwardEnd(kernels); k <= end; ++k)
-      if (!writesPersistentBuffer(kernels[k]))
+      if (!uncopiable.contains(kernels[k]))
         for (Value output :
              cast<KernelOpInterface>(kernels[k]).getKernelOutputs())
           if (auto buffer =

@@ -14,6 +14,7 @@
 
 #include "passes/Passes.h"
 
+#include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
 #include "ir/ElementConversion.h"
 
@@ -67,6 +68,7 @@ Value HalfInFloat32::getFloat32(Value value, Operation *reader) {
   builder.setInsertionPoint(reader);
   auto type = cast<RankedTensorType>(value.getType()).clone(f32);
   copy = CastOp::create(builder, value.getLoc(), type, value);
+  copyRegionAndDevice(reader, copy.getDefiningOp());
   return copy;
 }
 
@@ -109,6 +111,7 @@ void HalfInFloat32::run() {
         continue;
       result.setType(type.clone(f32));
       auto half = CastOp::create(builder, op->getLoc(), type, result);
+      copyRegionAndDevice(op, half);
       // Readers take the half value, rounded, as PyTorch's next op would;
       // not the float32 result before rounding.
       result.replaceAllUsesExcept(half, half);

@@ -77,10 +77,12 @@ public:
     if (forwardEnd < 0)
       return success(); // no loss: nothing is a backward part
 
-    // The per-step buffers of a forward kernel are not kept (and a kernel
-    // writing persistent buffers is never copied).
+    // The per-step buffers of a forward kernel are not kept (but a kernel
+    // writing persistent buffers, updating one of its inputs, or writing a
+    // buffer an update then overwrites is never copied).
+    llvm::DenseSet<Operation *> uncopiable = getUncopiableKernels(kernels);
     auto notKept = [&](Operation *kernel) {
-      if (writesPersistentBuffer(kernel))
+      if (uncopiable.contains(kernel))
         return;
       for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs())
         if (output)
