@@ -1,7 +1,8 @@
 """Memory of one training step (and of inference): Cairn's static plan against XLA's plan
 (JAX on the CPU) and PyTorch's measured peak, same models, same batch, same machine.
 
-  bench.py run [--models M ...] [--batches N ...] [--steps train inference] [--out FILE.md]
+  bench.py run [--models M ...] [--batches N ...] [--steps train inference]
+               [--precisions f32 bf16 f16] [--out FILE.md]
       Run by bench/memory/run.sh in its virtual environment (JAX); starts a child process per
       measurement and writes FILE.md and FILE.json (the raw numbers). Per model and batch:
       - Cairn: `cairn plan examples/M.cairn --batch N --step train|forward --memory-report
@@ -34,6 +35,26 @@
         two float64 training steps with dropout off (losses, outputs, every parameter's
         update, buffers) agree with PyTorch's in float64.
       - `bench.py torch-selftest`: the PyTorch measurement on allocations of known sizes.
+      Mixed precision (--precisions with bf16 and/or f16; default f32 alone, the above): per
+      model, batch, step and half precision P, besides the float32 row:
+      - Cairn: `cairn plan ... --precision P --memory-report OUT.json`: the arena, and the
+        bytes of its "activations and temporaries", every buffer whose kind is none of
+        param, buffer, optimizer, grad, input, output (so activation, saved, temp, workspace),
+        summed over all such buffers and over those live at the peak; each as a ratio to the
+        same model's float32 plan. The goal (issue 13): activations and temporaries at most
+        HALF_GOAL of float32's. A precision the compiler refuses (f16 on the CUDA target, say)
+        is recorded with its message.
+      - PyTorch: the same measurement as above with forward and loss under
+        `torch.autocast(device_type="cpu", dtype=torch.bfloat16|float16)` (float32 master
+        weights and optimizer state, backward and optimizer step outside it), in PyTorch 2.x
+        from PyPI (--torch2-python, build/bench-torch-venv: Debian's torch 1.13 has no f16
+        CPU autocast); the float32 step is measured again there, so the ratios compare one
+        PyTorch.
+      - XLA: the step of jax_models.py with compute_dtype (float32 master params and image
+        cast to P inside the jitted step, norms and softmax in float32, float32 loss and
+        gradients), its memory analysis as above.
+      - jax-check also runs each half step on the check batch: its loss against PyTorch's
+        float64 loss (HALF_TOLERANCE) and the updated params still float32.
 """
 import argparse
 import contextlib
@@ -65,6 +86,12 @@ OUTPUT_TOLERANCE = 1e-4  # float32 eval-mode output
 F64_TOLERANCE = 1e-9  # float64 training steps: losses, outputs, buffers
 UPDATE_TOLERANCE = 1e-5  # float64 change of each param: Adam turns the rounding noise of a
 #                          zero gradient (k_proj's bias) into changes of lr * noise / eps
+HALF_TOLERANCE = 5e-2  # the loss of a half-precision step against float64's (bf16: 8 bits)
+PRECISIONS = ["f32", "bf16", "f16"]
+HALF_NAMES = {"bf16": "bfloat16", "f16": "float16"}  # torch's and jax.numpy's names
+HALF_GOAL = 0.55  # issue 13: half's activations and temporaries <= 0.55 of float32's
+# Buffer kinds of Cairn's memory report that are not activations or temporaries.
+NOT_ACTIVATIONS = ("param", "buffer", "optimizer", "grad", "input", "output")
 
 
 # ----------------------------------------------------------------------------- PyTorch side
@@ -72,7 +99,7 @@ UPDATE_TOLERANCE = 1e-5  # float64 change of each param: Adam turns the rounding
 
 def _torch_profiler():
     """(start, stop): the legacy autograd profiler with memory profiling; stop() returns
-    its raw records (per thread)."""
+    its raw records (per thread). The same in Debian's torch 1.13 and PyTorch 2.15."""
     import torch
     from torch.autograd import (ProfilerConfig, ProfilerState, _disable_profiler_legacy,
                                 _enable_profiler_legacy)
@@ -85,13 +112,21 @@ def _torch_profiler():
 @contextlib.contextmanager
 def _marked(name):
     """A profiler range named `name` (record_function without its 4-byte placeholder
-    tensor, which would count as live at the range's start)."""
+    tensor, which would count as live at the range's start; PyTorch 2.x's has none)."""
     import torch
-    handle = torch.ops.profiler._record_function_enter(name, None)
+    ops = torch.ops.profiler
+    if hasattr(ops, "_record_function_enter_new"):
+        handle = ops._record_function_enter_new(name, None)
+        try:
+            yield
+        finally:
+            ops._record_function_exit._RecordFunction(handle)
+        return
+    handle = ops._record_function_enter(name, None)
     try:
         yield
     finally:
-        torch.ops.profiler._record_function_exit(handle)
+        ops._record_function_exit(handle)
 
 
 def _live_bytes(records, mark):
@@ -129,9 +164,17 @@ def _storage_bytes(tensors):
     seen = {}
     for t in tensors:
         if t is not None:
-            s = t.storage()
+            s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
             seen[s.data_ptr()] = s.nbytes()
     return sum(seen.values())
+
+
+def _autocast(precision):
+    """A new context for the forward and loss: CPU autocast to bf16 or f16, or nothing."""
+    import torch
+    if precision == "f32":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type="cpu", dtype=getattr(torch, HALF_NAMES[precision]))
 
 
 def torch_peak(args):
@@ -159,7 +202,10 @@ def torch_peak(args):
 
             def step():
                 opt.zero_grad(set_to_none=True)
-                F.cross_entropy(model(x), y).backward()
+                with _autocast(args.precision):
+                    loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                del loss  # freed before the update, as the one-expression form does
                 opt.step()
 
             step()  # warm-up: the optimizer state exists from here on
@@ -172,17 +218,19 @@ def torch_peak(args):
         else:
             model.eval()
             with torch.no_grad():
-                model(x)
+                with _autocast(args.precision):
+                    model(x)
                 expected = _storage_bytes(list(model.parameters()) + list(model.buffers())
                                           + [x, y])
                 with _marked(mark):
-                    model(x)  # the output is freed at the end of the statement
+                    with _autocast(args.precision):
+                        model(x)  # the output is freed at the end of the statement
     finally:
         records = stop()
     at_begin, peak, threads = _live_bytes(records, mark)
     return {"peak_bytes": peak, "live_at_start_bytes": at_begin,
             "expected_live_at_start_bytes": expected, "allocating_threads": len(threads),
-            "torch": torch.__version__}
+            "torch": torch.__version__, "precision": args.precision}
 
 
 def torch_selftest(args):
@@ -269,20 +317,28 @@ def _jax_model(args):
     return jm, model, optimizer
 
 
+def _compute_dtype(precision):
+    """jax.numpy's type for a precision: None for f32 (no casts)."""
+    import jax.numpy as jnp
+    return None if precision == "f32" else getattr(jnp, HALF_NAMES[precision])
+
+
 def jax_memory(args):
-    """XLA's memory analysis of the compiled step."""
+    """XLA's memory analysis of the compiled step (mixed precision for bf16, f16)."""
     import jax
     import jax.numpy as jnp
     jm, model, optimizer = _jax_model(args)
     params, buffers = jm.abstract_params(model)  # shapes and dtypes suffice to compile
     image = jax.ShapeDtypeStruct((args.batch,) + model.input_shape, jnp.float32)
+    compute = _compute_dtype(args.precision)
     if args.step == "train":
         label = jax.ShapeDtypeStruct((args.batch,), jnp.int32)
-        fn = jax.jit(jm.make_train_step(model, optimizer), donate_argnums=(0, 1, 2))
+        fn = jax.jit(jm.make_train_step(model, optimizer, compute_dtype=compute),
+                     donate_argnums=(0, 1, 2))
         lowered = fn.lower(params, buffers, jax.eval_shape(optimizer[0], params), image, label,
                            jax.eval_shape(lambda: jax.random.PRNGKey(0)))
     else:
-        lowered = jax.jit(jm.make_forward(model)).lower(params, buffers, image)
+        lowered = jax.jit(jm.make_forward(model, compute)).lower(params, buffers, image)
     begin = time.perf_counter()
     compiled = lowered.compile()
     seconds = time.perf_counter() - begin
@@ -296,6 +352,7 @@ def jax_memory(args):
                         - r["alias_size_in_bytes"] + r["temp_size_in_bytes"])
     r["compile_seconds"] = seconds
     r["param_count"] = jm.param_count(model)
+    r["precision"] = args.precision
     return r
 
 
@@ -343,6 +400,25 @@ def jax_check(args):
     step = jax.jit(jm.make_train_step(model, optimizer, dropout=False))
     loss = step(params, buffers, optimizer[0](params), x, y, jax.random.PRNGKey(0))[0]
     r["loss_f32"] = _rel_err(loss, ref["losses_f64"][0])
+    # Mixed precision: the step's loss against float64's; params and state stay float32.
+    half_ok = True
+    for precision in args.precisions:
+        if precision == "f32":
+            continue
+        step = jax.jit(jm.make_train_step(model, optimizer, dropout=False,
+                                          compute_dtype=_compute_dtype(precision)))
+        loss, p, s, st = step(params, buffers, optimizer[0](params), x, y,
+                              jax.random.PRNGKey(0))
+        r["loss_" + precision] = _rel_err(loss, ref["losses_f64"][0])
+        state = list(p.values()) + list(s.values()) + jax.tree_util.tree_leaves(st)
+        kept = all(v.dtype == np.float32 for v in state
+                   if jax.numpy.issubdtype(v.dtype, jax.numpy.floating))
+        r["float32_state_" + precision] = bool(kept)
+        finite = all(bool(np.all(np.isfinite(v))) for v in p.values())
+        half_ok = (half_ok and kept and finite
+                   and r["loss_" + precision] <= HALF_TOLERANCE)
+        if not finite:
+            r.setdefault("problems", []).append(f"{precision} step: non-finite params")
 
     # Float64, op by op: jax.jit of the float64 step miscompiles cnn's backward on XLA:CPU
     # (jaxlib 0.10.2: conv and BatchNorm gradients off by 40-50% under jit, right without;
@@ -364,7 +440,7 @@ def jax_check(args):
         (_rel_err(jm.to_torch_layout(model, n, p[n]) - sd0[n], sd1[n] - sd0[n],
                   1e-6 * np.max(np.abs(sd0[n]))), n) for n in model.params())
     r["buffers_f64"] = max([_rel_err(s[n], sd1[n]) for n in model.buffers()] or [0.0])
-    r["ok"] = (max(r["output_f32"], r["loss_f32"]) <= OUTPUT_TOLERANCE
+    r["ok"] = (half_ok and max(r["output_f32"], r["loss_f32"]) <= OUTPUT_TOLERANCE
                and max(r["loss_f64"], r["output_after_f64"], r["buffers_f64"]) <= F64_TOLERANCE
                and r["update_f64"] <= UPDATE_TOLERANCE)
     return r
@@ -384,13 +460,22 @@ def cairn_has_memory_report(cairn):
     return True, ""
 
 
-def cairn_plan(args, model, batch, step, work):
-    """The memory report of `cairn plan` for one model, batch and step."""
-    report = os.path.join(work, f"cairn-{model}-{batch}-{step}.json")
+def cairn_plan(args, model, batch, step, work, precision="f32"):
+    """The memory report of `cairn plan` for one model, batch, step and precision (f32:
+    no --precision flag); for a half precision the compiler refuses, {"refused": its
+    message}."""
+    report = os.path.join(work, f"cairn-{model}-{batch}-{step}-{precision}.json")
     cmd = [args.cairn_run, "plan", os.path.join(args.examples, model + ".cairn"), "--batch",
            str(batch), "--step", "train" if step == "train" else "forward",
            "--memory-report", report]
+    if precision != "f32":
+        cmd += ["--precision", precision]
     proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 and precision != "f32":
+        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+        return {"refused": " ".join(lines[:3]) or f"exit code {proc.returncode}",
+                "exit_code": proc.returncode,
+                "command": " ".join(["cairn"] + cmd[1:])}
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}:\n"
                            f"{(proc.stdout + proc.stderr)[-2000:]}")
@@ -402,14 +487,24 @@ def cairn_plan(args, model, batch, step, work):
     total["devices"] = len(devices)
     # Bytes of the buffers live at each device's peak (schedule index peak_index, a buffer
     # live over [start, end] inclusive), by kind: what the plan spends its arena on.
-    by_kind = {}
+    by_kind, all_by_kind, by_dtype = {}, {}, {}
     for d in devices:
-        if "peak_index" not in d or "buffers" not in d:
-            continue
-        for b in d["buffers"]:
-            if b["start"] <= d["peak_index"] <= b["end"]:
+        for b in d.get("buffers", []):
+            all_by_kind[b["kind"]] = all_by_kind.get(b["kind"], 0) + b["bytes"]
+            if "dtype" in b:
+                by_dtype[b["dtype"]] = by_dtype.get(b["dtype"], 0) + b["bytes"]
+            if "peak_index" in d and b["start"] <= d["peak_index"] <= b["end"]:
                 by_kind[b["kind"]] = by_kind.get(b["kind"], 0) + b["bytes"]
     total["at_peak_by_kind"] = by_kind
+    total["by_kind"] = all_by_kind
+    total["by_dtype"] = by_dtype
+    # Activations and temporaries: every buffer that is not state, a gradient or an
+    # input/output (the report's kinds), all of them and those live at the peak.
+    total["act_temp_bytes"] = sum(v for k, v in all_by_kind.items()
+                                  if k not in NOT_ACTIVATIONS)
+    total["act_temp_at_peak_bytes"] = sum(v for k, v in by_kind.items()
+                                          if k not in NOT_ACTIVATIONS)
+    total["precision"] = precision
     return total
 
 
@@ -445,8 +540,11 @@ def run(args):
     now = datetime.datetime.now(datetime.timezone.utc)
     full = (args.models == EXAMPLES and sorted(args.batches) == [64, 256]
             and sorted(args.steps) == ["inference", "train"])
-    out = args.out or os.path.join(ROOT, "bench", "results",
-                                   f"memory-{now:%Y-%m-%d}{'' if full else '-quick'}.md")
+    # The float32 row is every half row's reference: always measured, first.
+    args.precisions = ["f32"] + [p for p in PRECISIONS[1:] if p in args.precisions]
+    halves = args.precisions[1:]
+    tag = "".join("-" + p for p in halves) + ("" if full else "-quick")
+    out = args.out or os.path.join(ROOT, "bench", "results", f"memory-{now:%Y-%m-%d}{tag}.md")
     work = tempfile.mkdtemp(prefix="cairn-bench-memory-")
     load_before = os.getloadavg()[0]
     began = time.perf_counter()
@@ -454,6 +552,8 @@ def run(args):
     import jaxlib
     versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
                 "torch": child(args.torch_python, ["version"])["torch"]}
+    if halves:
+        versions["torch2"] = child(args.torch2_python, ["version"])["torch"]
     # A copy of the compiler, so that a rebuild of build/bin/cairn during the run (another
     # engineer's) neither breaks the run nor mixes two compilers' numbers.
     cairn_copy = os.path.join(work, "cairn")
@@ -478,6 +578,13 @@ def run(args):
     print(f"PyTorch measurement self-test: {selftest}", flush=True)
     if not selftest["ok"]:
         raise SystemExit("the PyTorch measurement failed its self-test")
+    if halves:
+        selftest["torch2"] = child(args.torch2_python, ["torch-selftest"])
+        print(f"PyTorch {versions['torch2']} measurement self-test: {selftest['torch2']}",
+              flush=True)
+        if not selftest["torch2"]["ok"]:
+            raise SystemExit(f"the PyTorch {versions['torch2']} measurement failed its "
+                             "self-test")
     common = ["--examples", args.examples]
 
     checks = {}
@@ -485,31 +592,49 @@ def run(args):
         ref = os.path.join(work, f"ref-{model}.npz")
         child(args.torch_python, ["torch-ref", "--model", model, "--batch", CHECK_BATCH,
                                   "--ref", ref] + common)
-        checks[model] = child(sys.executable, ["jax-check", "--model", model, "--ref", ref]
-                              + common, xla_flags=XLA_COMPLETE)
+        checks[model] = child(sys.executable, ["jax-check", "--model", model, "--ref", ref,
+                                               "--precisions"] + args.precisions + common,
+                              xla_flags=XLA_COMPLETE)
         print(f"{model}: JAX twin check {checks[model]}", flush=True)
 
     rows = []
     for model in args.models:
         for batch in args.batches:
             for step in args.steps:
-                row = {"model": model, "batch": batch, "step": step}
-                if has_cairn:
-                    row["cairn"] = cairn_plan(args, model, batch, step, work)
-                argv = ["jax", "--model", model, "--batch", batch, "--step", step] + common
-                row["xla"] = child(sys.executable, argv, xla_flags=XLA_COMPLETE)
-                row["xla_default"] = child(sys.executable, argv)
-                row["torch"] = child(args.torch_python,
-                                     ["torch", "--model", model, "--batch", batch, "--step",
-                                      step, "--threads", args.threads] + common)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                for precision in args.precisions:
+                    rows.append(measure(args, model, batch, step, precision, has_cairn, work,
+                                        common, halves))
+                    print(json.dumps(rows[-1]), flush=True)
     seconds = time.perf_counter() - began
     versions["cairn"] = cairn_version
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     write_results(args, out, now, versions, has_cairn, why, selftest, checks, rows,
                   load_before, seconds)
+
+
+def measure(args, model, batch, step, precision, has_cairn, work, common, halves):
+    """One row: Cairn's plan, XLA's analysis and PyTorch's peak for one model, batch, step
+    and precision. float32: PyTorch is /usr/bin/python3's (and, when half precisions are
+    measured too, PyTorch 2.x's as "torch_amp", their reference); half: PyTorch 2.x under
+    autocast ("torch_amp")."""
+    row = {"model": model, "batch": batch, "step": step, "precision": precision}
+    if has_cairn:
+        row["cairn"] = cairn_plan(args, model, batch, step, work, precision)
+    argv = ["jax", "--model", model, "--batch", batch, "--step", step,
+            "--precision", precision] + common
+    row["xla"] = child(sys.executable, argv, xla_flags=XLA_COMPLETE)
+    torch_argv = ["torch", "--model", model, "--batch", batch, "--step", step, "--threads",
+                  args.threads, "--precision", precision] + common
+    if precision == "f32":
+        row["xla_default"] = child(sys.executable, argv)
+        row["torch"] = child(args.torch_python, torch_argv)
+    if halves:
+        try:
+            row["torch_amp"] = child(args.torch2_python, torch_argv)
+        except RuntimeError as e:  # e.g. an autocast type this PyTorch lacks
+            row["torch_amp"] = {"error": str(e).strip().splitlines()[-1]}
+    return row
 
 
 KINDS = [("persistent", ("param", "buffer", "optimizer", "input", "output")),
@@ -519,6 +644,8 @@ KINDS = [("persistent", ("param", "buffer", "optimizer", "input", "output")),
 
 def write_results(args, out, now, versions, has_cairn, why, selftest, checks, rows,
                   load_before, seconds):
+    all_rows, halves = rows, args.precisions[1:]
+    rows = [r for r in rows if r["precision"] == "f32"]  # the tables of float32
     table = []
     for r in rows:
         c = r.get("cairn")
@@ -560,8 +687,10 @@ def write_results(args, out, now, versions, has_cairn, why, selftest, checks, ro
     check_table = [[m, f"{c['param_count']:,}", f"{c['torch_param_count']:,}",
                     e(c, "output_f32"), e(c, "loss_f32"), e(c, "loss_f64"),
                     e(c, "output_after_f64"),
-                    f"{e(c, 'update_f64')} ({c.get('update_worst', '-')})", e(c, "buffers_f64"),
-                    "yes" if c["ok"] else "**no** " + "; ".join(c.get("problems", []))]
+                    f"{e(c, 'update_f64')} ({c.get('update_worst', '-')})", e(c, "buffers_f64")]
+                   + [e(c, "loss_" + p) + ("" if c.get("float32_state_" + p, True)
+                                           else " (**state not float32**)") for p in halves]
+                   + ["yes" if c["ok"] else "**no** " + "; ".join(c.get("problems", []))]
                    for m, c in checks.items()]
     if has_cairn:
         verdict = []
@@ -594,10 +723,14 @@ def write_results(args, out, now, versions, has_cairn, why, selftest, checks, ro
         f"{os.getloadavg()[0]:.2f} after; the run took {seconds:.0f} s",
         f"- date: {now:%Y-%m-%d %H:%M} UTC, commit {commit()}",
         f"- versions: jax {versions['jax']}, jaxlib {versions['jaxlib']} (XLA:CPU), "
-        f"torch {versions['torch']} (Debian python3-torch); Cairn "
+        f"torch {versions['torch']} (Debian python3-torch)"
+        + (f", torch {versions['torch2']} (PyPI, build/bench-torch-venv: autocast)"
+           if halves else "") + "; Cairn "
         f"`{os.path.relpath(args.cairn, ROOT)}` ({versions['cairn']}, copied before the run)",
         f"- models: examples/*.cairn, {', '.join(args.models)}; batches "
-        f"{', '.join(map(str, args.batches))}; float32 everywhere",
+        f"{', '.join(map(str, args.batches))}; "
+        + ("float32 everywhere" if not halves else
+           "float32, and mixed precision " + ", ".join(halves) + " (its own section)"),
         "",
         "Columns (MiB = 2^20 bytes):",
         "",
@@ -641,7 +774,8 @@ def write_results(args, out, now, versions, has_cairn, why, selftest, checks, ro
         "",
     ] + verdict + [
         "",
-    ] + md(header, table) + [
+    ] + md(header, table) + mixed_precision_section(args, all_rows, versions, selftest,
+                                                   has_cairn, md) + [
         "",
         "## Where Cairn's bytes go",
         "",
@@ -689,9 +823,13 @@ def write_results(args, out, now, versions, has_cairn, why, selftest, checks, ro
         "cnn's float64 backward (convolution and BatchNorm gradients off by 40-50%), while "
         "its float32 gradients agree with PyTorch's to float32 rounding.",
         "",
-    ] + md(["model", "JAX params", "PyTorch params", "output f32", "loss f32",
-            "losses f64", "output after f64", "update f64", "buffers f64", "ok"],
-           check_table, left=1) + [
+    ] + ([f"Half steps (jitted, the same batch and weights, dropout off): **loss P** is the "
+          "loss of the mixed-precision step (`compute_dtype`) against PyTorch's float64 loss "
+          f"(accepted: {HALF_TOLERANCE:g}); the params, buffers and optimizer state it "
+          "returns are float32 and finite.", ""] if halves else []) + md(
+        ["model", "JAX params", "PyTorch params", "output f32", "loss f32", "losses f64",
+         "output after f64", "update f64", "buffers f64"] + ["loss " + p for p in halves]
+        + ["ok"], check_table, left=1) + [
         "",
         "## XLA's memory analysis (MiB)",
         "",
@@ -710,12 +848,174 @@ def write_results(args, out, now, versions, has_cairn, why, selftest, checks, ro
     raw = {"command": args.command, "machine": machine(), "date": f"{now:%Y-%m-%d %H:%M} UTC",
            "commit": commit(), "versions": versions, "xla_flags": XLA_COMPLETE,
            "cairn_skipped": None if has_cairn else why, "torch_selftest": selftest,
-           "jax_checks": checks, "rows": rows}
+           "jax_checks": checks, "precisions": args.precisions, "half_goal": HALF_GOAL,
+           "rows": all_rows}
     with open(os.path.splitext(out)[0] + ".json", "w") as f:
         json.dump(raw, f, indent=1)
         f.write("\n")
     print("\n".join(lines))
     print(f"\nwrote {out} and {os.path.splitext(out)[0]}.json")
+
+
+def mixed_precision_section(args, rows, versions, selftest, has_cairn, md):
+    """The results file's lines on the half precisions (none without them): per row, Cairn's
+    arena and activations against float32's, PyTorch under autocast, XLA in mixed
+    precision."""
+    halves = args.precisions[1:]
+    if not halves:
+        return []
+    f32 = {(r["model"], r["batch"], r["step"]): r for r in rows if r["precision"] == "f32"}
+
+    def cairn_of(r):
+        c = r.get("cairn")
+        return c if c and "refused" not in c else None
+
+    def torch_of(r):
+        t = r.get("torch_amp") or {}
+        return t.get("peak_bytes")
+
+    table, refusals, goal = [], {}, {p: [] for p in halves}
+    for r in rows:
+        ref = f32[(r["model"], r["batch"], r["step"])]
+        c, c32 = cairn_of(r), cairn_of(ref)
+        arena = c["arena_bytes"] if c else None
+        act = c["act_temp_bytes"] if c else None
+        meets = "-"
+        if r["precision"] != "f32" and c and c32:
+            share = act / c32["act_temp_bytes"]
+            meets = "yes" if share <= HALF_GOAL else "**no**"
+            goal[r["precision"]].append(
+                (r, share, arena / c32["arena_bytes"],
+                 c["act_temp_at_peak_bytes"] / c32["act_temp_at_peak_bytes"],
+                 c["by_kind"].get("saved", 0) / max(c32["by_kind"].get("saved", 0), 1)))
+        refused = None
+        if r.get("cairn") and "refused" in r["cairn"]:
+            refusals.setdefault(r["cairn"]["refused"], []).append(r)
+            refused = f"refused ({list(refusals).index(r['cairn']['refused']) + 1})"
+        note = "-" if refused else None
+        pt, xla = torch_of(r), r["xla"]["total_bytes"]
+        pt_note = "error" if (r.get("torch_amp") or {}).get("error") else None
+        table.append([
+            r["model"], str(r["batch"]), r["step"], r["precision"],
+            refused or mib(arena), note or ratio(arena, c32 and c32["arena_bytes"]),
+            note or mib(act), note or ratio(act, c32 and c32["act_temp_bytes"]),
+            note or ratio(c and c["act_temp_at_peak_bytes"],
+                          c32 and c32["act_temp_at_peak_bytes"]),
+            note or ratio(c and c["by_kind"].get("saved", 0),
+                          c32 and c32["by_kind"].get("saved", 0)),
+            meets, pt_note or mib(pt), pt_note or ratio(pt, torch_of(ref)),
+            mib(xla), ratio(xla, ref["xla"]["total_bytes"]),
+            ratio(arena, pt), ratio(arena, xla)])
+    verdict = []
+    for p in halves:
+        got = goal[p]
+        refused = [r for r in rows if r["precision"] == p and r.get("cairn")
+                   and "refused" in r["cairn"]]
+        if refused:
+            verdict.append(f"- {p}: `cairn plan --precision {p}` refused, in "
+                           f"{len(refused)} of {len(refused) + len(got)} rows: "
+                           f"\"{refused[0]['cairn']['refused']}\"")
+        if not got:
+            continue
+        met = [g for g in got if g[1] <= HALF_GOAL]
+
+        def span(i):
+            return f"{min(g[i] for g in got):.3f} to {max(g[i] for g in got):.3f}"
+        verdict.append(
+            f"- {p}: Cairn's activations and temporaries (all such buffers) are at most "
+            f"{HALF_GOAL} of float32's in {len(met)} of {len(got)} rows ("
+            + ", ".join(f"{r['model']} b{r['batch']} {r['step']} {g[1]:.3f}"
+                        for g in got for r in [g[0]]) + ")"
+            + ("" if len(met) == len(got) else "; not met in: " + ", ".join(
+                f"{g[0]['model']} b{g[0]['batch']} {g[0]['step']}" for g in got
+                if g[1] > HALF_GOAL))
+            + f". Those live at the peak: {span(3)} of float32's; saved activations alone: "
+            f"{span(4)}; the whole arena: {span(2)}.")
+    torch2 = versions.get("torch2", "2.x")
+    check = [[r["model"], str(r["batch"]), r["step"], r["precision"],
+              mib(t["live_at_start_bytes"]), mib(t["expected_live_at_start_bytes"]),
+              "yes" if t["live_at_start_bytes"] == t["expected_live_at_start_bytes"]
+              else "**no**", mib(t["peak_bytes"]), str(t["allocating_threads"])]
+             for r in rows for t in [r.get("torch_amp") or {}] if "peak_bytes" in t]
+    errors = [f"- {r['model']} b{r['batch']} {r['step']} {r['precision']}: "
+              f"{r['torch_amp']['error']}" for r in rows
+              if (r.get("torch_amp") or {}).get("error")]
+    xla_table = [[r["model"], str(r["batch"]), r["step"], r["precision"]]
+                 + [mib(r["xla"][k]) for k in ("argument_size_in_bytes", "output_size_in_bytes",
+                                               "alias_size_in_bytes", "temp_size_in_bytes")]
+                 + [mib(r["xla"]["total_bytes"]), f"{r['xla']['compile_seconds']:.1f}"]
+                 for r in rows]
+    dtype_table = [[r["model"], str(r["batch"]), r["step"], r["precision"]]
+                   + [mib(c["by_dtype"].get(t, 0)) for t in ("F32", "BF16", "F16", "I64")]
+                   + [mib(sum(c["by_kind"].get(k, 0) for k in ks)) for _, ks in KINDS]
+                   for r in rows for c in [cairn_of(r)] if c]
+    st = selftest.get("torch2", {})
+    lines = [
+        "",
+        "## Mixed precision",
+        "",
+        "One row per model, batch, step and precision; every ratio \"/ f32\" is against the "
+        "float32 row of the same model, batch and step, measured by the same system.",
+        "",
+        "- **Cairn arena**: `arena_bytes` of `cairn plan ... --precision P --memory-report "
+        "R.json` (float32: no flag, the table above). **act+temp**: the bytes of every "
+        "buffer of the report whose kind is not param, buffer, optimizer, grad, input or "
+        "output (i.e. activation, saved, temp and workspace: the saved activations and the "
+        "temporaries), all such buffers summed; **at peak / f32**: the same for those live "
+        "at the plan's peak only; **saved / f32**: the `saved` buffers alone (forward "
+        "values the backward reads), all summed, what test/tools/precision.test bounds. "
+        f"**goal**: act+temp / f32 <= {HALF_GOAL} (issue 13). Summed over all buffers, a "
+        "figure counts every buffer once however the plan reuses bytes (a no-reuse "
+        "figure); at the peak, what the arena holds at once.",
+        f"- **PyTorch**: the peak as above, in PyTorch {torch2} from PyPI (Debian's torch "
+        "1.13 has no float16 CPU autocast), forward and cross-entropy under "
+        "`torch.autocast(device_type=\"cpu\", dtype=torch.bfloat16|torch.float16)`, "
+        "`backward()` and `opt.step()` outside it (float32 master weights, gradients and "
+        "optimizer state); inference `torch.no_grad()` and autocast. Its f32 row is the same "
+        f"torch {torch2} without autocast (the table above uses Debian's torch). "
+        f"{args.threads} threads.",
+        "- **XLA**: argument + output - alias + temp as above, of the step in mixed "
+        "precision (jax_models.py's `compute_dtype`, as jmp's policy params=float32, "
+        "compute=P, output=float32): the float32 master params (norms' aside) and the image "
+        "cast to P inside the jitted step, batch norm and layer norm in float32 on their "
+        "half input with float32 parameters and statistics, softmax in float32, the logits "
+        "cast to float32 for the loss; float32 gradients (the cast's transpose) and "
+        "optimizer update. No loss scaling for f16 (it changes no buffer's size).",
+        "- **Cairn/PyTorch**, **Cairn/XLA**: Cairn's arena over the other's figure in the "
+        "same row; below 1 means Cairn needs less.",
+        "",
+    ] + (verdict if has_cairn else ["Cairn: skipped."]) + [
+        "",
+    ] + md(["model", "batch", "step", "precision", "Cairn arena (MiB)", "arena / f32",
+            "act+temp (MiB)", "act+temp / f32", "at peak / f32", "saved / f32", "goal",
+            "PyTorch peak (MiB)", "PyTorch / f32", "XLA (MiB)", "XLA / f32", "Cairn/PyTorch",
+            "Cairn/XLA"], table, left=4) + [""] + [
+        f"({i + 1}) `cairn plan --precision ...` exited with an error: \"{msg}\" "
+        f"({', '.join(sorted({r['precision'] for r in rs}))})"
+        for i, (msg, rs) in enumerate(refusals.items())] + (
+        ["", "PyTorch errors:", ""] + errors if errors else []) + [
+        "",
+        "Cairn's buffers by element type (`dtype`) and by kind, all buffers summed (MiB; "
+        "persistent = params, buffers, optimizer state, inputs, outputs):",
+        "",
+    ] + md(["model", "batch", "step", "precision", "F32", "BF16", "F16", "I64"]
+           + [k for k, _ in KINDS], dtype_table, left=4) + [
+        "",
+        f"PyTorch {torch2}'s measurement (the same legacy profiler as above), self-test: "
+        f"expected {st.get('expected')}, measured "
+        f"{st.get('measured')}: {'exact' if st.get('ok') else 'MISMATCH'}; in each row the "
+        "bytes live at the step's start against the tensors known to be live then:",
+        "",
+    ] + md(["model", "batch", "step", "precision", "live at start (events)",
+            "expected live at start", "equal", "peak", "allocating threads"], check,
+           left=4) + [
+        "",
+        "XLA's memory analysis of the mixed-precision steps (MiB; with "
+        f"`XLA_FLAGS={XLA_COMPLETE}`):",
+        "",
+    ] + md(["model", "batch", "step", "precision", "argument", "output", "alias", "temp",
+            "argument + output - alias + temp", "compile s"], xla_table, left=4)
+    return lines
 
 
 def main():
@@ -728,6 +1028,12 @@ def main():
     r.add_argument("--batches", nargs="+", type=int, default=[64, 256])
     r.add_argument("--steps", nargs="+", default=["train", "inference"],
                    choices=["train", "inference"])
+    r.add_argument("--precisions", nargs="+", default=["f32"], choices=PRECISIONS,
+                   help="f32 (default) and the half precisions to plan and measure; a half "
+                        "precision always comes with its float32 reference")
+    r.add_argument("--torch2-python",
+                   default=os.path.join(ROOT, "build", "bench-torch-venv", "bin", "python"),
+                   help="PyTorch 2.x for autocast (half precisions; run.sh makes it)")
     r.add_argument("--out", help="results file (default bench/results/memory-DATE.md, "
                                  "memory-DATE-quick.md for a subset)")
     r.add_argument("--command", default="bench/memory/run.sh", help="for the results file")
@@ -739,12 +1045,16 @@ def main():
         p.add_argument("--model", required=True)
         p.add_argument("--batch", type=int, required=True)
         p.add_argument("--step", choices=["train", "inference"], required=True)
+        p.add_argument("--precision", choices=PRECISIONS, default="f32",
+                       help="bf16, f16: mixed precision (PyTorch: autocast)")
     tr = sub.add_parser("torch-ref", help="the PyTorch twin's numbers for jax-check (.npz)")
     tr.add_argument("--batch", type=int, default=CHECK_BATCH)
     jc = sub.add_parser("jax-check", help="the JAX model against torch-ref's .npz (JSON)")
     for p in (tr, jc):
         p.add_argument("--model", required=True)
         p.add_argument("--ref", required=True)
+    jc.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["f32"],
+                    help="also run each half step on the batch")
     sub.add_parser("torch-selftest", help="the PyTorch measurement on known allocations")
     sub.add_parser("version", help="torch's version (JSON)")
     for p in (r, t):

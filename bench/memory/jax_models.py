@@ -13,6 +13,16 @@ mean cross-entropy, backward (jax.grad), BatchNorm running statistics, then the 
 step's buffer = gradient; Adam: bias-corrected moments). The step counter lives in the
 optimizer state as an int32 scalar; dropout draws from a key argument. Labels and
 num_batches_tracked are int32 (JAX's default without x64; PyTorch and Cairn use int64).
+
+Mixed precision (`make_train_step(..., compute_dtype=jnp.bfloat16)`, `make_forward(...,
+compute_dtype=...)`), as mixed-precision JAX training does it (jmp's policy params=float32,
+compute=half, output=float32, with haiku's usual float32 normalization): the float32 master
+params (but the norms') and the image are cast to the half type inside the step, the forward
+runs in it, batch norm and layer norm keep float32 parameters and compute in float32 from
+their half input with float32 statistics, returning the half type, softmax computes in
+float32, the logits are cast to float32 for the loss; gradients come back float32 (the
+transpose of the cast) and the optimizer updates the float32 params. No loss scaling (f16
+would need it to train; it changes no buffer's size).
 """
 import ast
 import math
@@ -53,6 +63,10 @@ class Ctx:
 def batch_norm(p, ctx, name, x, eps=1e-5, momentum=0.1):
     """BatchNorm2d over NHWC: batch statistics and the running update in training mode
     (unbiased variance in the running estimate, as PyTorch), running statistics otherwise."""
+    half = _half_dtype(x)
+    if half is not None:  # float32 compute, parameters and statistics; the half type out
+        x = x.astype(jnp.float32)
+        p = {k: p[k].astype(jnp.float32) for k in (name + ".weight", name + ".bias")}
     s = ctx.state
     if ctx.train:
         axes = tuple(range(x.ndim - 1))
@@ -66,13 +80,32 @@ def batch_norm(p, ctx, name, x, eps=1e-5, momentum=0.1):
         s[name + ".num_batches_tracked"] = s[name + ".num_batches_tracked"] + 1
     else:
         mean, var = s[name + ".running_mean"], s[name + ".running_var"]
-    return (x - mean) * lax.rsqrt(var + eps) * p[name + ".weight"] + p[name + ".bias"]
+    y = (x - mean) * lax.rsqrt(var + eps) * p[name + ".weight"] + p[name + ".bias"]
+    return y if half is None else y.astype(half)
 
 
 def layer_norm(p, name, x, eps=1e-5):
+    half = _half_dtype(x)
+    if half is not None:  # as batch_norm: float32 inside, the half type out
+        x = x.astype(jnp.float32)
+        p = {k: p[k].astype(jnp.float32) for k in (name + ".weight", name + ".bias")}
     mean = jnp.mean(x, -1, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), -1, keepdims=True)
-    return (x - mean) * lax.rsqrt(var + eps) * p[name + ".weight"] + p[name + ".bias"]
+    y = (x - mean) * lax.rsqrt(var + eps) * p[name + ".weight"] + p[name + ".bias"]
+    return y if half is None else y.astype(half)
+
+
+def softmax(x, axis=-1):
+    """jax.nn.softmax, computed in float32 for a half input (returned in the half type)."""
+    half = _half_dtype(x)
+    if half is None:
+        return jax.nn.softmax(x, axis)
+    return jax.nn.softmax(x.astype(jnp.float32), axis).astype(half)
+
+
+def _half_dtype(x):
+    """x's dtype when it is bfloat16 or float16, else None."""
+    return x.dtype if x.dtype in (jnp.bfloat16, jnp.float16) else None
 
 
 def dropout(ctx, x, rate):
@@ -238,7 +271,7 @@ class Transformer:
 
         q, k, v = (split(linear(p, f"{l}.{m}", x)) for m in ("q_proj", "k_proj", "v_proj"))
         scores = jnp.matmul(q, k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(hd))
-        attn = dropout(ctx, jax.nn.softmax(scores, -1), self.p_drop)
+        attn = dropout(ctx, softmax(scores, -1), self.p_drop)
         a = jnp.matmul(attn, v).transpose(0, 2, 1, 3).reshape(n, s, d)
         x = layer_norm(p, f"{l}.norm1", x + dropout(ctx, linear(p, f"{l}.out_proj", a),
                                                     self.p_drop))
@@ -391,15 +424,39 @@ def cross_entropy(logits, labels):
     return jnp.mean(logz - picked)
 
 
-def make_train_step(model, optimizer, dropout=True):
+def norm_params(model):
+    """Names of the batch norm and layer norm parameters (kept in float32 under mixed
+    precision): those of a module with running statistics or named norm*."""
+    buffers = model.buffers()
+    return {n for n in model.params()
+            if n.rsplit(".", 1)[0] + ".running_mean" in buffers
+            or n.rsplit(".", 1)[0].rsplit(".", 1)[-1].startswith("norm")}
+
+
+def to_compute(model, params, image, compute_dtype):
+    """The params (but the norms') and image in the step's compute type (unchanged for
+    None): mixed precision casts the float32 master params inside the step, so jax.grad
+    differentiates through the cast and the gradients are float32."""
+    if compute_dtype is None:
+        return params, image
+    keep = norm_params(model)
+    return ({n: v if n in keep else v.astype(compute_dtype) for n, v in params.items()},
+            image.astype(compute_dtype))
+
+
+def make_train_step(model, optimizer, dropout=True, compute_dtype=None):
     """step(params, buffers, opt_state, image, label, key) ->
-    (loss, params, buffers, opt_state): one training step of the model file."""
+    (loss, params, buffers, opt_state): one training step of the model file; with
+    compute_dtype (jnp.bfloat16, jnp.float16), mixed precision (the module's docstring)."""
     _, update = optimizer
 
     def step(params, buffers, opt_state, image, label, key):
         def loss_fn(p):
             ctx = Ctx(buffers, train=True, key=key, dropout=dropout)
-            logits = model.forward(p, ctx, image)
+            p, x = to_compute(model, p, image, compute_dtype)
+            logits = model.forward(p, ctx, x)
+            if compute_dtype is not None:
+                logits = logits.astype(jnp.float32)
             return cross_entropy(logits, label), ctx.state
 
         (loss, new_buffers), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
@@ -408,11 +465,14 @@ def make_train_step(model, optimizer, dropout=True):
     return step
 
 
-def make_forward(model):
+def make_forward(model, compute_dtype=None):
     """forward(params, buffers, image) -> logits: eval mode (running statistics, no
-    dropout)."""
+    dropout); with compute_dtype, in mixed precision (float32 logits)."""
     def forward(params, buffers, image):
-        return model.forward(params, Ctx(buffers, train=False), image)
+        if compute_dtype is None:
+            return model.forward(params, Ctx(buffers, train=False), image)
+        p, x = to_compute(model, params, image, compute_dtype)
+        return model.forward(p, Ctx(buffers, train=False), x).astype(jnp.float32)
     return forward
 
 
