@@ -23,8 +23,6 @@
 #include "ir/CairnKernelOps.h"
 #include "ir/CairnProgramOps.h"
 
-#include "mlir/Pass/PassManager.h"
-
 namespace cairn {
 #define GEN_PASS_DEF_CHOOSEHALFWEIGHTCOPIESPASS
 #include "passes/Passes.h.inc"
@@ -61,24 +59,16 @@ struct ChooseHalfWeightCopiesPass
   /// The arena the rest of the pipeline plans with the weight casts marked
   /// (`recast`) or not, on a copy of the module.
   FailureOr<int64_t> planArena(bool recast) {
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(getOperation()->clone()));
-    ProgramOp program = getProgramFor(*copy, getArgument());
-    if (!program)
-      return failure();
-    if (recast)
-      for (Operation *kernel : findWeightCasts(program))
-        kernel->setAttr(CairnDialect::kRecomputeAttrName,
-                        UnitAttr::get(&getContext()));
     PipelineOptions rest;
     rest.fuse = fuse;
-    rest.reuse = true;
     rest.reorder = reorder;
     rest.planSeconds = planSeconds;
-    rest.chooseHalfWeightCopies = false;
-    rest.stopAfter = PipelineStage::Plan;
-    PassManager pm(&getContext(), ModuleOp::getOperationName());
-    addStagesAfterLowering(pm, rest);
-    if (failed(pm.run(*copy)))
+    OwningOpRef<ModuleOp> copy = planMarkedCopy(
+        getOperation(), getArgument(), rest, [&](ProgramOp program) {
+          if (recast)
+            markRecast(findWeightCasts(program));
+        });
+    if (!copy)
       return failure();
     std::optional<uint64_t> arena =
         getProgramFor(*copy, getArgument()).getArenaBytes();
@@ -98,8 +88,11 @@ struct ChooseHalfWeightCopiesPass
     FailureOr<int64_t> recast = planArena(/*recast=*/true);
     if (failed(kept) || failed(recast))
       return signalPassFailure();
-    if (*recast >= *kept)
-      return;
+    if (*recast < *kept)
+      markRecast(casts);
+  }
+
+  void markRecast(ArrayRef<Operation *> casts) {
     for (Operation *kernel : casts)
       kernel->setAttr(CairnDialect::kRecomputeAttrName,
                       UnitAttr::get(&getContext()));

@@ -36,7 +36,6 @@
 #include "ir/CairnProgramOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -131,25 +130,21 @@ struct ChooseRecomputationPass
   /// train step's peak (name, bytes) go to `atPeak`. Fails when a pass does.
   FailureOr<Evaluation> evaluate(const Choice &choice,
                                  SmallVectorImpl<Move> &atPeak) {
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(getOperation()->clone()));
-    ProgramOp program = getProgramFor(*copy, getArgument());
-    if (!program)
-      return failure();
-    mark(choice, findCandidateKernels(program));
     // The rest of the pipeline, as it will run, up to the plan (the CPU's
-    // stages: CUDA's update grouping moves no byte).
+    // stages: CUDA's update grouping moves no byte); the half weight copies
+    // were chosen before, marked already.
     PipelineOptions rest;
     rest.fuse = fuse;
     rest.reuse = reuse;
     rest.reorder = reorder;
     rest.planSeconds = innerSeconds;
-    rest.chooseHalfWeightCopies = false; // chosen before, marked already
-    rest.stopAfter = PipelineStage::Plan;
-    PassManager pm(&getContext(), ModuleOp::getOperationName());
-    addStagesAfterLowering(pm, rest);
-    if (failed(pm.run(*copy)))
+    OwningOpRef<ModuleOp> copy =
+        planMarkedCopy(getOperation(), getArgument(), rest, [&](ProgramOp p) {
+          mark(choice, findCandidateKernels(p));
+        });
+    if (!copy)
       return failure();
-    program = getProgramFor(*copy, getArgument());
+    ProgramOp program = getProgramFor(*copy, getArgument());
     std::optional<uint64_t> arena = program.getArenaBytes();
     if (!arena)
       return failure();

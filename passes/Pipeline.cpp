@@ -2,6 +2,7 @@
 
 #include "passes/Pipeline.h"
 
+#include "passes/KernelGraphIR.h"
 #include "passes/Lowering.h"
 #include "passes/Passes.h"
 
@@ -92,8 +93,10 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
   if (runs(PipelineStage::Recompute) && options.recompute) {
     // With reuse only: without it every buffer has its own bytes anyway.
     if (options.chooseHalfWeightCopies && options.reuse)
+      // Two plans in the loop before the real one: a tenth of its search
+      // time each, as cairn-choose-recomputation's rounds take.
       pm.addPass(createChooseHalfWeightCopiesPass(
-          {options.fuse, options.reorder, options.planSeconds}));
+          {options.fuse, options.reorder, options.planSeconds / 10}));
     if (options.memoryBudget > 0)
       pm.addPass(createChooseRecomputationPass(
           {options.memoryBudget, options.fuse, options.reuse, options.reorder,
@@ -115,6 +118,29 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
     pm.addPass(createPlanArenaPass({options.reuse, options.planSeconds}));
   if (runs(PipelineStage::Verify))
     pm.addPass(createVerifyArenaPass());
+}
+
+OwningOpRef<ModuleOp>
+cairn::planMarkedCopy(ModuleOp module, llvm::StringRef pass,
+                      const PipelineOptions &options,
+                      llvm::function_ref<void(ProgramOp)> mark) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  ProgramOp program = getProgramFor(*copy, pass);
+  if (!program)
+    return nullptr;
+  mark(program);
+  PipelineOptions rest;
+  rest.fuse = options.fuse;
+  rest.reuse = options.reuse;
+  rest.reorder = options.reorder;
+  rest.planSeconds = options.planSeconds;
+  rest.chooseHalfWeightCopies = false;
+  rest.stopAfter = PipelineStage::Plan;
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  addStagesAfterLowering(pm, rest);
+  if (failed(pm.run(*copy)) || !getProgramFor(*copy, pass))
+    return nullptr;
+  return copy;
 }
 
 namespace {
@@ -197,7 +223,7 @@ void cairn::registerTrainingPipeline() {
           return error("cairn-training-pipeline: " + message);
         return success();
       },
-      [](llvm::function_ref<void(const detail::PassOptions &)> print) {
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> print) {
         print(TrainingPipelineOptions());
       });
 }

@@ -32,6 +32,9 @@
 #ifndef CAIRN_PASSES_PIPELINE_H
 #define CAIRN_PASSES_PIPELINE_H
 
+#include "ir/CairnProgramOps.h"
+
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/StringRef.h"
@@ -109,6 +112,16 @@ llvm::LogicalResult buildTrainingPipeline(mlir::OpPassManager &pm,
 /// program, and what cairn-choose-recomputation runs on each candidate.
 void addStagesAfterLowering(mlir::OpPassManager &pm,
                             const PipelineOptions &options);
+/// What the passes that plan in the loop evaluate: a copy of `module`, whose
+/// program `mark` changes (marks kernels), run through the stages after the
+/// lowering up to the plan as the pipeline will run them (`fuse`, `reuse`,
+/// `reorder`, `planSeconds` from the caller; no choice of half weight copies
+/// in the loop). Null, after a diagnostic naming `pass`, when a pass fails.
+mlir::OwningOpRef<mlir::ModuleOp>
+planMarkedCopy(mlir::ModuleOp module, llvm::StringRef pass,
+               const PipelineOptions &options,
+               llvm::function_ref<void(ProgramOp)> mark);
+
 /// Registers `cairn-training-pipeline` for cairn-opt.
 void registerTrainingPipeline();
 

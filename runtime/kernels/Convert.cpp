@@ -15,60 +15,56 @@ namespace cairn::kernels {
 namespace {
 size_t elementBytes(CastType type) { return type == CastType::F32 ? 4 : 2; }
 
+/// Converts x into y over [begin, end) `Lanes` at a time with `vector(i)`,
+/// which returns a mask of the lanes the instruction gets otherwise than
+/// `scalar` (a NaN's payload, a flushed subnormal); those lanes and the tail
+/// take `scalar`, so the result is the scalar conversion's, bit for bit.
+template <int Lanes, typename In, typename Out, typename V, typename S>
+void convertInVectors(const In *x, Out *y, int64_t begin, int64_t end, V vector, S scalar) {
+  int64_t i = begin;
+  for (; i + Lanes <= end; i += Lanes)
+    if (unsigned redo = vector(i))
+      for (int lane = 0; lane < Lanes; ++lane)
+        if (redo >> lane & 1)
+          y[i + lane] = scalar(x[i + lane]);
+  for (; i < end; ++i)
+    y[i] = scalar(x[i]);
+}
+
 #if defined(__F16C__) && defined(__AVX__)
 // F16C converts 8 lanes at once, rounding to nearest even as halfFromFloat
-// does; a NaN keeps its payload there, so NaN lanes take halfFromFloat's
-// quiet NaN (PyTorch's), and the scalar functions finish the tail.
+// does; a NaN keeps its payload there (halfFromFloat: PyTorch's quiet NaN).
 void halvesFromFloats(const float *x, uint16_t *y, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 8 <= end; i += 8) {
+  convertInVectors<8>(x, y, begin, end, [&](int64_t i) -> unsigned {
     __m256 v = _mm256_loadu_ps(x + i);
     _mm_storeu_si128(reinterpret_cast<__m128i *>(y + i),
                      _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    if (int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
-      for (int lane = 0; lane < 8; ++lane)
-        if (nan >> lane & 1)
-          y[i + lane] = halfFromFloat(x[i + lane]);
-  }
-  for (; i < end; ++i)
-    y[i] = halfFromFloat(x[i]);
+    return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }, halfFromFloat);
 }
 
 // Exact both ways but for a signalling NaN, which F16C makes quiet (as a
-// float32 operation would): NaN lanes take floatFromHalf's bits.
+// float32 operation would).
 void floatsFromHalves(const uint16_t *x, float *y, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 8 <= end; i += 8) {
+  convertInVectors<8>(x, y, begin, end, [&](int64_t i) -> unsigned {
     __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x + i)));
     _mm256_storeu_ps(y + i, v);
-    if (int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
-      for (int lane = 0; lane < 8; ++lane)
-        if (nan >> lane & 1)
-          y[i + lane] = floatFromHalf(x[i + lane]);
-  }
-  for (; i < end; ++i)
-    y[i] = floatFromHalf(x[i]);
+    return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }, floatFromHalf);
 }
 #endif
 
 #if defined(__AVX512BF16__) && defined(__AVX512DQ__)
 // AVX-512 BF16 rounds 16 lanes to nearest even at once, as bfloat16FromFloat
-// does, but flushes subnormal inputs to zero: subnormal and NaN lanes (its
-// quiet NaN is PyTorch's) take the scalar conversion, and the tail.
+// does, but flushes subnormal inputs to zero and keeps a NaN's payload.
 void bfloat16sFromFloats(const float *x, uint16_t *y, int64_t begin, int64_t end) {
-  int64_t i = begin;
-  for (; i + 16 <= end; i += 16) {
+  convertInVectors<16>(x, y, begin, end, [&](int64_t i) -> unsigned {
     __m512 v = _mm512_loadu_ps(x + i);
     __m256bh h = _mm512_cvtneps_pbh(v);
     std::memcpy(y + i, &h, sizeof h);
     // fpclass 0x01 | 0x20 | 0x80: quiet NaN, subnormal, signalling NaN.
-    if (__mmask16 scalar = _mm512_fpclass_ps_mask(v, 0xa1))
-      for (int lane = 0; lane < 16; ++lane)
-        if (scalar >> lane & 1)
-          y[i + lane] = bfloat16FromFloat(x[i + lane]);
-  }
-  for (; i < end; ++i)
-    y[i] = bfloat16FromFloat(x[i]);
+    return _mm512_fpclass_ps_mask(v, 0xa1);
+  }, bfloat16FromFloat);
 }
 #endif
 

@@ -40,11 +40,13 @@ void adamUpdate(int64_t n, double lr, double beta1, double beta2, double eps,
     ops::adamElement(h, bias, param, grad, expAvg, expAvgSq, i);
 }
 
-template <typename T>
-void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
-                     double normType, double *workspace, T *coefficient) {
-  // One partial per chunk, in parallel; then all of them in order.
-  double *partial = workspace;
+/// Calls f(g, begin, end, chunk) for every chunk of kGradNormChunk elements
+/// of the `count` gradients grads[t] of sizes[t] elements, the chunks of
+/// one gradient in parallel; `chunk` numbers them across all gradients.
+/// Returns the number of chunks.
+template <typename T, typename F>
+int64_t forEachGradChunk(int count, const T *const *grads, const int64_t *sizes, F f) {
+  int64_t first = 0;
   for (int t = 0; t < count; ++t) {
     const T *g = grads[t];
     const int64_t n = sizes[t];
@@ -52,45 +54,49 @@ void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, dou
     parallelForEach(chunks, kGradNormChunk, [&](int64_t c) {
       const int64_t begin = c * kGradNormChunk;
       const int64_t end = begin + kGradNormChunk < n ? begin + kGradNormChunk : n;
-      double sum = 0;
-      if (!std::isinf(normType)) {
-        sum = laneSum(end - begin, [&](int64_t i) {
-          return ops::gradNormTerm(double(g[begin + i]), normType);
-        });
-      } else {
-        for (int64_t i = begin; i < end; ++i)
-          sum = ops::combineGradNormTerms(sum, ops::gradNormTerm(double(g[i]), normType),
-                                          normType);
-      }
-      partial[c] = sum;
+      f(g, begin, end, first + c);
     });
-    partial += chunks;
+    first += chunks;
   }
+  return first;
+}
+
+template <typename T>
+void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
+                     double normType, double *workspace, T *coefficient) {
+  // One partial per chunk, in parallel; then all of them in order.
+  int64_t chunks = forEachGradChunk(
+      count, grads, sizes, [&](const T *g, int64_t begin, int64_t end, int64_t chunk) {
+        double sum = 0;
+        if (!std::isinf(normType)) {
+          sum = laneSum(end - begin, [&](int64_t i) {
+            return ops::gradNormTerm(double(g[begin + i]), normType);
+          });
+        } else {
+          for (int64_t i = begin; i < end; ++i)
+            sum = ops::combineGradNormTerms(sum, ops::gradNormTerm(double(g[i]), normType),
+                                            normType);
+        }
+        workspace[chunk] = sum;
+      });
   double combined = 0;
-  for (const double *p = workspace; p != partial; ++p)
-    combined = ops::combineGradNormTerms(combined, *p, normType);
+  for (int64_t c = 0; c < chunks; ++c)
+    combined = ops::combineGradNormTerms(combined, workspace[c], normType);
   coefficient[0] = ops::clipCoefficientOf<T>(combined, normType, maxNorm);
 }
 
 template <typename T>
 void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found) {
   std::atomic<bool> any{false};
-  for (int t = 0; t < count; ++t) {
-    const T *g = grads[t];
-    const int64_t n = sizes[t];
-    const int64_t chunks = (n + kGradNormChunk - 1) / kGradNormChunk;
-    parallelForEach(chunks, kGradNormChunk, [&](int64_t c) {
-      const int64_t begin = c * kGradNormChunk;
-      const int64_t end = begin + kGradNormChunk < n ? begin + kGradNormChunk : n;
-      // x - x is 0 for a finite x and NaN for an infinite or NaN one (NaN
-      // != 0): one branch-free loop the compiler vectorizes.
-      T sum = 0;
-      for (int64_t i = begin; i < end; ++i)
-        sum += g[i] - g[i];
-      if (sum != 0)
-        any.store(true, std::memory_order_relaxed);
+  forEachGradChunk(count, grads, sizes, [&](const T *g, int64_t begin, int64_t end, int64_t) {
+    // x - x is 0 for a finite x and NaN for an infinite or NaN one, and a
+    // NaN makes the sum NaN (!= 0): no branch per element.
+    double sum = laneSum(end - begin, [&](int64_t i) {
+      return double(g[begin + i]) - double(g[begin + i]);
     });
-  }
+    if (sum != 0)
+      any.store(true, std::memory_order_relaxed);
+  });
   found[0] = any.load() ? T(1) : T(0);
 }
 
