@@ -23,6 +23,11 @@ namespace cairn::codegen {
 /// is preceded by a comment with its location and that line.
 void emitCpuProgram(const ProgramGraph &graph, llvm::StringRef modelSource,
                     llvm::raw_ostream &os);
+/// A model split across devices (cairn-partition-devices): each device's
+/// steps and spec in one translation unit, in device order, and a main that
+/// runs the spec of its MPI rank.
+void emitCpuProgram(llvm::ArrayRef<const ProgramGraph *> devices,
+                    llvm::StringRef modelSource, llvm::raw_ostream &os);
 
 } // namespace cairn::codegen
 

@@ -358,7 +358,8 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
                                      llvm::StringRef backend) {
   os << "/// Every named tensor: the runtime initialises, loads, saves, feeds "
         "and reads\n/// them at these offsets.\n"
-     << "static const cairn::runtime::ProgramSpec spec = [] {\n"
+     << "static const cairn::runtime::ProgramSpec spec"
+     << getDeviceSuffix(program) << " = [] {\n"
      << "  using cairn::runtime::DType;\n"
      << "  using cairn::runtime::InitKind;\n"
      << "  using cairn::runtime::TensorRole;\n"
@@ -368,6 +369,9 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
      << "  s.batch = " << program.batch << ";\n"
      << "  s.arenaBytes = " << program.arenaBytes << ";\n"
      << "  s.optimizer = " << quote(program.optimizer) << ";\n";
+  if (program.devices > 1)
+    os << "  s.device = " << program.device << ";\n"
+       << "  s.devices = " << program.devices << ";\n";
   if (!program.lrSchedule.empty()) {
     os << "  s.baseLr = " << formatDouble(program.baseLr) << ";\n"
        << "  s.lrSchedule = {\n"
@@ -412,17 +416,35 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
     os << "      {" << quote(kernel.name) << ", " << quote(kernel.kind) << ", "
        << quote(kernel.loc) << "},\n";
   os << "  };\n"
-     << "  s.trainStep = trainStep;\n"
-     << "  s.forward = forward;\n"
-     << (program.evalLoss.kernels.empty() ? "" : "  s.evalLoss = evalLoss;\n")
+     << "  s.trainStep = trainStep" << getDeviceSuffix(program) << ";\n"
+     << "  s.forward = forward" << getDeviceSuffix(program) << ";\n"
+     << (program.evalLoss.kernels.empty()
+             ? ""
+             : "  s.evalLoss = evalLoss" + getDeviceSuffix(program) + ";\n")
      << "  s.backend = " << backend << ";\n"
      << "  return s;\n"
      << "}();\n\n";
 }
 
-void cairn::codegen::emitMain(llvm::raw_ostream &os) {
+std::string cairn::codegen::getDeviceSuffix(const KernelGraph &program) {
+  return program.devices > 1 ? "Device" + std::to_string(program.device) : "";
+}
+
+void cairn::codegen::emitMain(llvm::raw_ostream &os, int64_t devices) {
   os << "int main(int argc, char **argv) {\n";
-  os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
+  if (devices == 1) {
+    os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
+       << "}\n";
+    return;
+  }
+  os << "  // One process per device, launched by mpirun: each runs its "
+        "rank's spec.\n"
+     << "  static const cairn::runtime::ProgramSpec *const kDevices[] = {";
+  for (int64_t device = 0; device < devices; ++device)
+    os << (device ? ", " : "") << "&specDevice" << device;
+  os << "};\n"
+     << "  return cairn::runtime::runPartitionedMain(kDevices, " << devices
+     << ", cairn::runtime::openMpiTransport, argc, argv);\n"
      << "}\n";
 }
 

@@ -146,14 +146,21 @@ void emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
 //===--- The program
 //----------------------------------------------------------===//
 
+/// The suffix of a device's step functions and spec in a program split
+/// across devices ("Device1"), "" for a model on one device.
+std::string getDeviceSuffix(const KernelGraph &program);
+
 /// `static const cairn::runtime::ProgramSpec spec = ...;`: every tensor of
 /// the spec with its offset, the two step functions, and `backend` (an
-/// expression of type `const cairn::runtime::Backend *`).
+/// expression of type `const cairn::runtime::Backend *`). One device's of a
+/// partitioned program: `specDevice1`, with its device and the count.
 void emitProgramSpec(llvm::raw_ostream &os, const KernelGraph &program,
                      llvm::StringRef backend);
 
-/// `int main(...) { return cairn::runtime::runMain(spec, argc, argv); }`.
-void emitMain(llvm::raw_ostream &os);
+/// `int main(...) { return cairn::runtime::runMain(spec, argc, argv); }`;
+/// for a program on `devices` > 1 devices, main hands every device's spec
+/// to runPartitionedMain, which runs the one of its MPI rank.
+void emitMain(llvm::raw_ostream &os, int64_t devices = 1);
 
 } // namespace cairn::codegen
 

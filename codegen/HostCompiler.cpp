@@ -194,7 +194,7 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
     return failure();
   return compileAndLink(
       source, outputPath, ".cpp", *compiler, "the host compiler",
-      options.keepTemps, [](StringRef sourcePath, StringRef executable) {
+      options.keepTemps, [&](StringRef sourcePath, StringRef executable) {
         // No contraction of a * b + c into one rounding: a fused chain
         // computes every element as the separate kernels would, bit for bit.
         // OpenMP for runtime/kernels/Parallel.h's loops.
@@ -204,6 +204,10 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
             "-fopenmp",       (Twine("-I") + config::kRuntimeIncludeDir).str(),
             sourcePath.str(), "-o",
             executable.str()};
+        // Before the runtime's archives: CairnMpi uses them.
+        if (options.partitioned)
+          for (const char *arg : config::kMpiLinkArguments)
+            args.push_back(arg);
         for (const char *arg : config::kLinkArguments)
           args.push_back(arg);
         return args;
@@ -216,6 +220,11 @@ LogicalResult
 cairn::codegen::compileCudaExecutable(StringRef source, StringRef outputPath,
                                       const HostCompileOptions &options) {
 #if CAIRN_ENABLE_CUDA
+  if (options.partitioned) {
+    error() << "a model partitioned across devices runs on the CPU only for "
+               "now\n";
+    return failure();
+  }
   if (failed(checkOutputPath(outputPath)))
     return failure();
   std::optional<std::string> nvcc =

@@ -71,8 +71,10 @@ RecomputeSummary summarizeRecompute(const KernelGraph &program) {
 
 } // namespace
 
-std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
-                                                   const ArenaPlan &plan) {
+namespace {
+/// One device's part of the JSON report.
+nlohmann::ordered_json formatDeviceJson(const KernelGraph &program,
+                                        const ArenaPlan &plan) {
   using Json = nlohmann::ordered_json;
   Json buffers = Json::array();
   for (const Buffer *buffer : getPlannedBuffers(program, plan)) {
@@ -100,26 +102,25 @@ std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
          {"layer", kernel.layer},
          {"loc", kernel.loc}});
   }
-  Json device = {{"device", 0},
-                 {"arena_bytes", plan.arenaBytes},
-                 {"lower_bound_bytes", plan.lowerBoundBytes},
-                 {"persistent_bytes", plan.persistentBytes},
-                 {"no_reuse_bytes", plan.noReuseBytes},
-                 {"planning_seconds", plan.seconds},
-                 {"method", plan.method},
-                 {"proved_optimal", plan.provedOptimal},
-                 {"in_place_buffers", plan.inPlaceBuffers},
-                 {"peak_index", plan.peakIndex},
-                 {"schedule_order",
-                  plan.scheduleReordered ? "memory-aware" : "as-lowered"},
-                 {"schedule_reorder_tried", plan.scheduleTried},
-                 {"schedule_lower_bound_before_bytes",
-                  plan.scheduleLowerBoundBefore},
-                 {"schedule_lower_bound_after_bytes",
-                  plan.scheduleLowerBoundAfter},
-                 {"schedule_moved_kernels", plan.scheduleMovedKernels},
-                 {"buffers", std::move(buffers)},
-                 {"schedule", std::move(schedule)}};
+  Json device = {
+      {"device", program.device},
+      {"arena_bytes", plan.arenaBytes},
+      {"lower_bound_bytes", plan.lowerBoundBytes},
+      {"persistent_bytes", plan.persistentBytes},
+      {"no_reuse_bytes", plan.noReuseBytes},
+      {"planning_seconds", plan.seconds},
+      {"method", plan.method},
+      {"proved_optimal", plan.provedOptimal},
+      {"in_place_buffers", plan.inPlaceBuffers},
+      {"peak_index", plan.peakIndex},
+      {"schedule_order",
+       plan.scheduleReordered ? "memory-aware" : "as-lowered"},
+      {"schedule_reorder_tried", plan.scheduleTried},
+      {"schedule_lower_bound_before_bytes", plan.scheduleLowerBoundBefore},
+      {"schedule_lower_bound_after_bytes", plan.scheduleLowerBoundAfter},
+      {"schedule_moved_kernels", plan.scheduleMovedKernels},
+      {"buffers", std::move(buffers)},
+      {"schedule", std::move(schedule)}};
   RecomputeSummary recompute = summarizeRecompute(program);
   device["recompute"] = {
       {"kernels", recompute.kernels},
@@ -128,18 +129,30 @@ std::string cairn::codegen::formatPlanReportJson(const KernelGraph &program,
       {"step_flops", recompute.stepFlops},
       {"memory_budget_bytes",
        program.memoryBudget > 0 ? Json(program.memoryBudget) : Json(nullptr)}};
+  return device;
+}
+} // namespace
+
+std::string
+cairn::codegen::formatPlanReportJson(llvm::ArrayRef<DevicePlan> devices) {
+  using Json = nlohmann::ordered_json;
+  const KernelGraph &program = *devices.front().program;
+  Json deviceList = Json::array();
+  for (const DevicePlan &device : devices)
+    deviceList.push_back(formatDeviceJson(*device.program, *device.plan));
   Json report = {{"model", program.model},
                  {"source", program.sourceFile},
                  {"batch", program.batch},
-                 {"steps", getStepNames(plan)},
-                 {"devices", Json::array({std::move(device)})}};
+                 {"steps", getStepNames(*devices.front().plan)},
+                 {"devices", std::move(deviceList)}};
   // `replace`: a model name with bad UTF-8 must not throw.
   return report.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-void cairn::codegen::printPlanReportText(const KernelGraph &program,
-                                           const ArenaPlan &plan,
-                                           llvm::raw_ostream &os) {
+namespace {
+/// One device's text report.
+void printDeviceText(const KernelGraph &program, const ArenaPlan &plan,
+                     llvm::raw_ostream &os) {
   std::vector<const Buffer *> listed = getPlannedBuffers(program, plan);
   auto ratio = [](int64_t a, int64_t b) {
     return b > 0 ? static_cast<double>(a) / b : 1.0;
@@ -158,7 +171,8 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
      << "), batch " << program.batch
      << (program.target == "CPU" ? "" : ", " + program.target + " program")
      << ": " << stepList << ", " << plan.schedule.size() << " kernels, "
-     << listed.size() << " buffers, one arena (device 0)\n\n";
+     << listed.size() << " buffers, one arena (device " << program.device
+     << ")\n\n";
   os << llvm::format("  %-13s %12s\n", "arena",
                      formatByteSize(plan.arenaBytes).c_str());
   os << llvm::format("  %-13s %12s   arena / lower bound = %.3f%s\n",
@@ -289,6 +303,17 @@ void cairn::codegen::printPlanReportText(const KernelGraph &program,
         life.c_str(), b.loc.c_str());
   }
 }
+} // namespace
+
+void cairn::codegen::printPlanReportText(llvm::ArrayRef<DevicePlan> devices,
+                                         llvm::raw_ostream &os) {
+  for (const DevicePlan &device : devices) {
+    if (devices.size() > 1)
+      os << (device.program->device ? "\n" : "") << "== device "
+         << device.program->device << " of " << devices.size() << " ==\n";
+    printDeviceText(*device.program, *device.plan, os);
+  }
+}
 
 std::optional<ReportFormat>
 cairn::codegen::getReportFormat(llvm::StringRef path) {
@@ -307,9 +332,9 @@ std::string cairn::codegen::formatReportPathError(llvm::StringRef path) {
       .str();
 }
 
-llvm::LogicalResult cairn::codegen::writePlanReportFile(
-    const KernelGraph &program, const ArenaPlan &plan, llvm::StringRef path,
-    std::string &error) {
+llvm::LogicalResult
+cairn::codegen::writePlanReportFile(llvm::ArrayRef<DevicePlan> devices,
+                                    llvm::StringRef path, std::string &error) {
   std::optional<ReportFormat> format = getReportFormat(path);
   if (!format) {
     error = formatReportPathError(path);
@@ -321,13 +346,13 @@ llvm::LogicalResult cairn::codegen::writePlanReportFile(
     return llvm::failure();
   switch (*format) {
   case ReportFormat::Json:
-    output->os() << formatPlanReportJson(program, plan);
+    output->os() << formatPlanReportJson(devices);
     break;
   case ReportFormat::Text:
-    printPlanReportText(program, plan, output->os());
+    printPlanReportText(devices, output->os());
     break;
   case ReportFormat::Html:
-    writePlanReportHtml(formatPlanReportJson(program, plan), output->os());
+    writePlanReportHtml(formatPlanReportJson(devices), output->os());
     break;
   }
   output->os().flush();

@@ -40,22 +40,45 @@ std::optional<ReportFormat> getReportFormat(llvm::StringRef path);
 /// What is wrong with a `--memory-report` path of no known format.
 std::string formatReportPathError(llvm::StringRef path);
 
+/// One device's planned program and its plan. A model split across devices
+/// (cairn-partition-devices) has one per device, in device order
+/// (KernelGraph::device); a model on one device has one.
+struct DevicePlan {
+  const KernelGraph *program;
+  const ArenaPlan *plan;
+};
+
 /// Writes the report to `path` ("-": stdout) in the format its extension
 /// names, atomically: a file that cannot be written completely is not left
 /// behind. On failure `error` says why.
-llvm::LogicalResult writePlanReportFile(const KernelGraph &program,
-                                          const ArenaPlan &plan,
-                                          llvm::StringRef path,
-                                          std::string &error);
+llvm::LogicalResult writePlanReportFile(llvm::ArrayRef<DevicePlan> devices,
+                                        llvm::StringRef path,
+                                        std::string &error);
 
 /// The report as a JSON document (pretty-printed, trailing newline).
-std::string formatPlanReportJson(const KernelGraph &program,
-                                   const ArenaPlan &plan);
+std::string formatPlanReportJson(llvm::ArrayRef<DevicePlan> devices);
 
 /// The report for people: totals, the peak and what is live there, the
-/// largest buffers, planned vs no-reuse vs lower bound.
-void printPlanReportText(const KernelGraph &program, const ArenaPlan &plan,
-                           llvm::raw_ostream &os);
+/// largest buffers, planned vs no-reuse vs lower bound; a section per
+/// device.
+void printPlanReportText(llvm::ArrayRef<DevicePlan> devices,
+                         llvm::raw_ostream &os);
+
+/// The reports of a model on one device.
+inline llvm::LogicalResult writePlanReportFile(const KernelGraph &program,
+                                               const ArenaPlan &plan,
+                                               llvm::StringRef path,
+                                               std::string &error) {
+  return writePlanReportFile(DevicePlan{&program, &plan}, path, error);
+}
+inline std::string formatPlanReportJson(const KernelGraph &program,
+                                        const ArenaPlan &plan) {
+  return formatPlanReportJson(DevicePlan{&program, &plan});
+}
+inline void printPlanReportText(const KernelGraph &program,
+                                const ArenaPlan &plan, llvm::raw_ostream &os) {
+  printPlanReportText(DevicePlan{&program, &plan}, os);
+}
 
 } // namespace cairn::codegen
 

@@ -208,8 +208,17 @@ LogicalResult cairn::detail::verifyKernelOp(Operation *op) {
       return op->emitOpError() << "uses its workspace " << describe(workspace)
                                << " as an input or output too";
   }
-  if (llvm::none_of(outputs, [](Value v) { return bool(v); }))
+  // A send is the one kernel that only reads: its result is on another
+  // device.
+  if (!isa<SendKernelOp>(op) &&
+      llvm::none_of(outputs, [](Value v) { return bool(v); }))
     return op->emitOpError() << "writes nothing";
+  if (isa<SendKernelOp, ReceiveKernelOp>(op)) {
+    auto peer = op->getAttrOfType<IntegerAttr>("peer");
+    auto tag = op->getAttrOfType<IntegerAttr>("tag");
+    if (peer.getInt() < 0 || tag.getInt() < 0)
+      return op->emitOpError() << "expected peer >= 0 and tag >= 0";
+  }
   if (auto cast = dyn_cast<CastKernelOp>(op)) {
     auto in = llvm::cast<MemRefType>(cast.getInput().getType());
     auto out = llvm::cast<MemRefType>(cast.getResult().getType());

@@ -111,6 +111,30 @@ def Cairn_CastKernelOp : Cairn_KernelOp<"cast", 1, 1, 0, 0, "11"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Transfers between devices
+//===----------------------------------------------------------------------===//
+
+// A partitioned program (cairn-partition-devices) moves a value that another
+// device reads with one send on the device that computes it and one receive
+// on the device that reads it. `tag` numbers the step's transfers in the
+// order every device runs them, so blocking sends and receives cannot wait
+// on each other in a cycle.
+
+def Cairn_SendKernelOp : Cairn_KernelOp<"send", 1, 0, 0, 0, "1"> {
+  let summary = "sends a buffer's bytes to device `peer`";
+  let arguments = (ins Cairn_MemRef:$input,
+                       Cairn_I64Attr:$peer,
+                       Cairn_I64Attr:$tag);
+}
+
+def Cairn_ReceiveKernelOp : Cairn_KernelOp<"receive", 0, 1, 0, 0, "1"> {
+  let summary = "receives a buffer's bytes from device `peer`";
+  let arguments = (ins Cairn_MemRef:$result,
+                       Cairn_I64Attr:$peer,
+                       Cairn_I64Attr:$tag);
+}
+
+//===----------------------------------------------------------------------===//
 // Element-wise
 //===----------------------------------------------------------------------===//
 

@@ -61,6 +61,13 @@ LogicalResult ProgramOp::verify() {
   if (auto loss = getEvalLossAttr())
     if (failed(readEvalLoss(loss, [&] { return emitOpError(); })))
       return failure();
+  if (getDevice().has_value() != getDevices().has_value())
+    return emitOpError() << "expected device and devices together";
+  if (getDevices() &&
+      (*getDevices() < 2 || *getDevice() < 0 || *getDevice() >= *getDevices()))
+    return emitOpError() << "expected 0 <= device < devices and devices >= 2 "
+                            "but got device "
+                         << *getDevice() << " of " << *getDevices();
   return success();
 }
 

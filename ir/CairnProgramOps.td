@@ -36,6 +36,10 @@ def Cairn_ProgramOp : Cairn_ProgramOp<"program", [
     the declared lr it scales; the runtime gives the updates each step's
     factor. `eval_loss`, as the module's `cairn.eval_loss`, says how the
     runtime computes the test loss from the forward step's output.
+    A model partitioned across devices (cairn-partition-devices) is one
+    program per device: `device` is its index, `devices` how many there are;
+    each has its own arena, and values that cross go through
+    `cairn.kernel.send` and `cairn.kernel.receive`.
 
     ```mlir
     cairn.program "MLP" attributes {batch = 64 : i64, optimizer = "SGD(lr=0.05)",
@@ -57,7 +61,9 @@ def Cairn_ProgramOp : Cairn_ProgramOp<"program", [
                        UnitAttr:$plan_optimal,
                        OptionalAttr<ArrayAttr>:$lr_schedule,
                        OptionalAttr<Cairn_F64Attr>:$lr,
-                       OptionalAttr<DictionaryAttr>:$eval_loss);
+                       OptionalAttr<DictionaryAttr>:$eval_loss,
+                       OptionalAttr<Cairn_I64Attr>:$device,
+                       OptionalAttr<Cairn_I64Attr>:$devices);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$model attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -372,14 +372,20 @@ struct FuseElementwisePass
   using FuseElementwisePassBase::FuseElementwisePassBase;
 
   void runOnOperation() override {
-    ProgramOp program = getProgramFor(getOperation(), getArgument());
-    if (!program)
+    SmallVector<ProgramOp> programs =
+        getProgramsFor(getOperation(), getArgument());
+    if (programs.empty())
       return signalPassFailure();
     if (maxInputs < 1 || maxOps < 2) {
-      program.emitError() << "cairn-fuse-elementwise: max-inputs must be >= 1 "
-                             "and max-ops >= 2";
+      programs.front().emitError()
+          << "cairn-fuse-elementwise: max-inputs must be >= 1 and max-ops >= 2";
       return signalPassFailure();
     }
+    for (ProgramOp program : programs)
+      fuseProgram(program);
+  }
+
+  void fuseProgram(ProgramOp program) {
     for (auto step : program.getBody().front().getOps<StepOp>()) {
       if (StepFuser(step, maxInputs, maxOps).run() > 0)
         dropPlan(program);

@@ -31,9 +31,15 @@ namespace {
 
 struct GroupUpdatesPass : cairn::impl::GroupUpdatesPassBase<GroupUpdatesPass> {
   void runOnOperation() override {
-    ProgramOp program = getProgramFor(getOperation(), getArgument());
-    if (!program)
+    SmallVector<ProgramOp> programs =
+        getProgramsFor(getOperation(), getArgument());
+    if (programs.empty())
       return signalPassFailure();
+    for (ProgramOp program : programs)
+      groupUpdates(program);
+  }
+
+  void groupUpdates(ProgramOp program) {
     Builder b(program.getContext());
     for (auto step : program.getBody().front().getOps<StepOp>()) {
       SmallVector<Operation *> kernels;

@@ -106,3 +106,38 @@ void cairn::computeLiveness(KernelGraph &program) {
       root.lastUse = std::max(root.lastUse, buffer.lastUse);
   }
 }
+
+std::vector<Access> cairn::getKernelAccesses(const KernelGraph &program,
+                                             const Kernel &kernel) {
+  std::vector<Access> accesses;
+  auto add = [&](int id, bool writes) {
+    if (id == kNoBuffer)
+      return;
+    int root = program.getAliasRoot(id);
+    for (Access &access : accesses) {
+      if (access.root == root) {
+        access.writes |= writes;
+        return;
+      }
+    }
+    accesses.push_back({root, writes});
+  };
+  for (int id : kernel.inputs)
+    add(id, /*writes=*/false);
+  for (int id : kernel.outputs)
+    add(id, /*writes=*/true);
+  // An in-place kernel overwrites the input an output is tied to, whatever
+  // id that output has (even none: the kernel writes through the input).
+  for (int tied : kernel.tiedInputs)
+    if (tied >= 0 && size_t(tied) < kernel.inputs.size())
+      add(kernel.inputs[tied], /*writes=*/true);
+  // Private to its kernel; counted as a write all the same, so a workspace
+  // a second kernel touched would order the two.
+  add(kernel.workspace, /*writes=*/true);
+  return accesses;
+}
+
+bool cairn::isTransferKernel(const Kernel &kernel) {
+  return kernel.kind == "cairn.kernel.send" ||
+         kernel.kind == "cairn.kernel.receive";
+}

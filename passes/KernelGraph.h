@@ -148,6 +148,9 @@ struct Kernel {
   /// The `checkpoint { }` region of the op it comes from (-1: none): the
   /// kernel's `cairn.checkpoint`, which cairn-recompute-checkpoints reads.
   int64_t checkpoint = -1;
+  /// The device of its op (`on device K`, the op's `cairn.device`; -1:
+  /// none), which cairn-partition-devices places it by.
+  int64_t device = -1;
   /// Floating-point operations of one run (KernelOpInterface::getKernelFlops;
   /// 0 in graphs made by hand).
   int64_t flops = 0;
@@ -189,6 +192,11 @@ struct KernelGraph {
   /// The arena's budget the recomputation was chosen for
   /// (`cairn.memory_budget` on the program; 0: none).
   int64_t memoryBudget = 0;
+  /// A model partitioned across devices (cairn-partition-devices) is one
+  /// program per device: this one's index and how many there are (0 of 1
+  /// for a model on one device).
+  int64_t device = 0;
+  int64_t devices = 1;
 
   const StepKernels &getStep(StepKind step) const {
     switch (step) {
@@ -211,6 +219,21 @@ struct KernelGraph {
   /// buffer order.
   std::vector<std::string> getStepInputs(StepKind step) const;
 };
+
+/// A buffer a kernel touches, as its alias root; `writes` when the kernel
+/// writes it (an output, a workspace, a tied input), else it only reads it.
+struct Access {
+  int root;
+  bool writes;
+};
+
+/// The distinct roots `kernel` touches, a write winning over a read.
+std::vector<Access> getKernelAccesses(const KernelGraph &program,
+                                      const Kernel &kernel);
+
+/// A cairn.kernel.send or cairn.kernel.receive: the transfers of a
+/// partitioned step, which run in their tags' order on every device.
+bool isTransferKernel(const Kernel &kernel);
 
 /// Sets Buffer::definedBy and lastUse from the kernel lists, extending every
 /// buffer's lastUse over the uses of its views.

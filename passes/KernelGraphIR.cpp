@@ -257,6 +257,9 @@ LogicalResult ProgramWriter::writeKernel(const Kernel &kernel) {
   if (kernel.checkpoint >= 0)
     op->setAttr(CairnDialect::kCheckpointAttrName,
                 b.getI64IntegerAttr(kernel.checkpoint));
+  if (kernel.device >= 0)
+    op->setAttr(CairnDialect::kDeviceAttrName,
+                b.getI64IntegerAttr(kernel.device));
   return success();
 }
 
@@ -275,7 +278,8 @@ ProgramOp ProgramWriter::write() {
       graph.lrSchedule.empty() ? FloatAttr() : b.getF64FloatAttr(graph.baseLr),
       graph.loss.kind == runtime::LossKind::Unknown
           ? DictionaryAttr()
-          : getEvalLossAttr(b.getContext(), graph.loss));
+          : getEvalLossAttr(b.getContext(), graph.loss),
+      IntegerAttr(), IntegerAttr());
   Block &body = program.getBody().emplaceBlock();
   b.setInsertionPointToEnd(&body);
   for (const Buffer &buffer : graph.buffers)
@@ -331,6 +335,10 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
   if (auto budget = program->getAttrOfType<IntegerAttr>(
           CairnDialect::kMemoryBudgetAttrName))
     graph.memoryBudget = budget.getInt();
+  if (program.getDevices()) {
+    graph.device = *program.getDevice();
+    graph.devices = *program.getDevices();
+  }
 
   auto add = [&](Buffer buffer, Value value, Location loc) {
     auto type = cast<MemRefType>(value.getType());
@@ -400,6 +408,9 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
         kernel.irLoc = inner.getLoc();
         kernel.beforeFirstUse =
             inner.hasAttr(CairnDialect::kBeforeFirstUseAttrName);
+        if (auto device =
+                inner.getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
+          kernel.device = device.getInt();
         kernel.flops = kernelOp.getKernelFlops();
         kernels.push_back(std::move(kernel));
         result.kernels[static_cast<unsigned>(kind)].push_back(&inner);
@@ -454,12 +465,24 @@ ProgramOp cairn::getProgram(ModuleOp module) {
 }
 
 ProgramOp cairn::getProgramFor(ModuleOp module, StringRef pass) {
-  if (ProgramOp program = getProgram(module))
-    return program;
-  module.emitError() << pass
-                     << " expected a cairn.program (cairn-lower-to-kernels "
-                        "makes it from @train_step and @forward)";
-  return {};
+  SmallVector<ProgramOp> programs = getProgramsFor(module, pass);
+  if (programs.size() > 1) {
+    module.emitError() << pass
+                       << " expected one cairn.program, before "
+                          "cairn-partition-devices, but found "
+                       << programs.size();
+    return {};
+  }
+  return programs.empty() ? ProgramOp() : programs.front();
+}
+
+SmallVector<ProgramOp> cairn::getProgramsFor(ModuleOp module, StringRef pass) {
+  SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
+  if (programs.empty())
+    module.emitError() << pass
+                       << " expected a cairn.program (cairn-lower-to-kernels "
+                          "makes it from @train_step and @forward)";
+  return programs;
 }
 
 FailureOr<ProgramGraph> cairn::readProgramFor(ModuleOp module,

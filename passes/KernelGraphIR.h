@@ -79,10 +79,16 @@ ProgramGraph readProgram(ProgramOp program);
 mlir::FailureOr<ProgramGraph> readProgramFor(mlir::ModuleOp module,
                                              llvm::StringRef pass);
 
-/// The module's cairn.program, or null (there is at most one).
+/// The module's first cairn.program, or null (there is one per device of
+/// a partitioned model, cairn-partition-devices).
 ProgramOp getProgram(mlir::ModuleOp module);
-/// getProgram, or an error at the module naming `pass` and null.
+/// The module's one cairn.program, or an error at the module naming `pass`
+/// and null (for the passes before cairn-partition-devices).
 ProgramOp getProgramFor(mlir::ModuleOp module, llvm::StringRef pass);
+/// Every cairn.program of the module (one per device), or an error at the
+/// module naming `pass` and none.
+llvm::SmallVector<ProgramOp> getProgramsFor(mlir::ModuleOp module,
+                                            llvm::StringRef pass);
 
 /// Removes the plan from `program` (every offset, arena_bytes, plan_method,
 /// plan_optimal): what a pass that changes lifetimes must do, so that a

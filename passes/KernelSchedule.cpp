@@ -23,43 +23,6 @@ using namespace cairn;
 
 namespace {
 
-/// A buffer a kernel touches, as its alias root; `writes` when the kernel
-/// writes it (an output, a workspace, a tied input), else it only reads it.
-struct Access {
-  int root;
-  bool writes;
-};
-
-/// The distinct roots `kernel` touches, a write winning over a read.
-std::vector<Access> getAccesses(const KernelGraph &program, const Kernel &kernel) {
-  std::vector<Access> accesses;
-  auto add = [&](int id, bool writes) {
-    if (id == kNoBuffer)
-      return;
-    int root = program.getAliasRoot(id);
-    for (Access &access : accesses) {
-      if (access.root == root) {
-        access.writes |= writes;
-        return;
-      }
-    }
-    accesses.push_back({root, writes});
-  };
-  for (int id : kernel.inputs)
-    add(id, /*writes=*/false);
-  for (int id : kernel.outputs)
-    add(id, /*writes=*/true);
-  // An in-place kernel overwrites the input an output is tied to, whatever
-  // id that output has (even none: the kernel writes through the input).
-  for (int tied : kernel.tiedInputs)
-    if (tied >= 0 && size_t(tied) < kernel.inputs.size())
-      add(kernel.inputs[tied], /*writes=*/true);
-  // Private to its kernel; counted as a write all the same, so a workspace
-  // a second kernel touched would order the two.
-  add(kernel.workspace, /*writes=*/true);
-  return accesses;
-}
-
 /// Whether `buffer` is one `step`'s planner gives bytes to for a lifetime
 /// inside the step (not persistent, not a view, not empty).
 bool isStepBuffer(const Buffer &buffer, StepKind step) {
@@ -118,9 +81,10 @@ cairn::computeKernelDependences(const KernelGraph &program, StepKind step) {
   // since (all of them must run before the next write).
   std::vector<int> lastWriter(program.buffers.size(), -1);
   std::vector<std::vector<int>> readers(program.buffers.size());
+  int lastTransfer = -1;
   for (size_t k = 0; k < n; ++k) {
     std::vector<int> &preds = deps.predecessors[k];
-    for (Access access : getAccesses(program, kernels[k])) {
+    for (Access access : getKernelAccesses(program, kernels[k])) {
       if (lastWriter[access.root] >= 0)
         preds.push_back(lastWriter[access.root]);
       if (!access.writes) {
@@ -131,6 +95,13 @@ cairn::computeKernelDependences(const KernelGraph &program, StepKind step) {
                    readers[access.root].end());
       readers[access.root].clear();
       lastWriter[access.root] = k;
+    }
+    // Transfers run in the order of their tags on every device, or two
+    // devices could each wait for the other (cairn-partition-devices).
+    if (isTransferKernel(kernels[k])) {
+      if (lastTransfer >= 0)
+        preds.push_back(lastTransfer);
+      lastTransfer = k;
     }
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
@@ -154,7 +125,7 @@ std::vector<int> cairn::getScheduleAnchors(const KernelGraph &program,
     if (!kernels[k].beforeFirstUse)
       continue;
     std::vector<int> written;
-    for (Access access : getAccesses(program, kernels[k]))
+    for (Access access : getKernelAccesses(program, kernels[k]))
       if (access.writes)
         written.push_back(access.root);
     for (int j = k + 1; j < n && anchor[k] == k; ++j)

@@ -213,6 +213,9 @@ Kernel &StepLowering::addKernel(llvm::StringRef kind, Operation *op,
   if (auto region =
           op->getAttrOfType<IntegerAttr>(CairnDialect::kCheckpointAttrName))
     kernel.checkpoint = region.getInt();
+  if (auto device =
+          op->getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
+    kernel.device = device.getInt();
   std::vector<Kernel> &kernels = builder.getProgram().getStep(step).kernels;
   kernels.push_back(std::move(kernel));
   kernelOps.push_back(op);

@@ -102,6 +102,23 @@ def ComputeHalfInFloat32Pass
   }];
 }
 
+def PlaceDevicesPass : Pass<"cairn-place-devices", "mlir::ModuleOp"> {
+  let summary = "Give every op of a model with `on device` regions its device";
+  let description = [{
+    Runs before `cairn-autocast` and `cairn-autodiff` (which copies each
+    forward op's `cairn.device` onto its backward). In a module where some op
+    has a `cairn.device` (an `on device K { }` region), every op of
+    `@forward`, `@loss` and `@eval_loss` gets one: an op outside every
+    region runs where its first computed operand is computed (what a
+    pipeline stage reads stays on that stage); an op with no computed
+    operand (a reshape of an input, a constant) runs where its first user
+    does; where the rules leave ops that only feed each other, the first
+    of them runs on device 0 and the rules go on. The devices used must be 0 to N-1
+    without a gap: a device with nothing on it is an error at the first op
+    of the next one. A module without `on device` is not changed.
+  }];
+}
+
 def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step: forward, loss, backward and optimizer update";
   let description = [{
@@ -302,6 +319,40 @@ def RecomputeCheckpointsPass : Pass<"cairn-recompute-checkpoints", "mlir::Module
     cairn.kernel.relu_grad ins(%dy, %r.recomputed : ...) outs(%dx : ...)
     ```
   }];
+}
+
+def PartitionDevicesPass : Pass<"cairn-partition-devices", "mlir::ModuleOp"> {
+  let summary = "Split a program whose kernels are on several devices into one program per device";
+  let description = [{
+    Runs after the lowering and recomputation, before fusion and the plan.
+    A program whose kernels carry `cairn.device` (cairn-place-devices, then
+    the lowering) on devices 0 to N-1, N >= 2, becomes N programs, each with
+    `device` and `devices`, its own kernels in the step's order and only the
+    buffers they touch, so that each is scheduled, planned and verified as
+    a single device's. A kernel without a device takes the device of the
+    persistent state it touches (an optimizer update runs where its
+    parameter is), else of the kernel computing its first input, else of
+    the first kernel reading its output, else 0. A parameter, buffer or
+    optimizer state lives on one device: a kernel on another that touches
+    it is an error (tied weights across devices). Inputs are on every
+    device that reads them (each process loads its batches); any other
+    value a kernel on another device reads crosses in a
+    `cairn.kernel.send` on its device and a `cairn.kernel.receive` on the
+    reader's, both at the place of the reader's first use, numbered by a
+    `tag` in that order on every device. Gradient clipping and f16 loss
+    scaling, which reduce over every gradient, are refused. A program on
+    one device is not changed.
+
+    ```mlir
+    cairn.program "MLP" attributes {device = 0 : i64, devices = 2 : i64, ...} {
+      cairn.step train_step {
+        %h = cairn.buffer saved "relu" : memref<64x256xf32>
+        cairn.kernel.linear ins(...) outs(%h : memref<64x256xf32>) {...}
+        cairn.kernel.send ins(%h : memref<64x256xf32>) {peer = 1 : i64, tag = 0 : i64}
+        ...
+    ```
+  }];
+  let dependentDialects = ["::cairn::CairnDialect"];
 }
 
 def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {

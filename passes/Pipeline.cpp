@@ -24,6 +24,7 @@ constexpr StageName kStages[] = {
     {PipelineStage::Autodiff, "autodiff"},
     {PipelineStage::Lower, "lower"},
     {PipelineStage::Recompute, "recompute"},
+    {PipelineStage::Partition, "partition"},
     {PipelineStage::Fuse, "fuse"},
     {PipelineStage::Schedule, "schedule"},
     {PipelineStage::InPlace, "in-place"},
@@ -72,6 +73,7 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
   if (options.executable)
     pm.addPass(createCheckExecutablePass());
   if (runs(PipelineStage::Autodiff)) {
+    pm.addPass(createPlaceDevicesPass());
     pm.addPass(createAutocastPass({options.precision}));
     pm.addPass(createAutodiffPass());
   }
@@ -103,6 +105,8 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
            options.planSeconds, options.kernelTimes}));
     pm.addPass(createRecomputeCheckpointsPass());
   }
+  if (runs(PipelineStage::Partition))
+    pm.addPass(createPartitionDevicesPass());
   if (runs(PipelineStage::Fuse) && options.fuse)
     pm.addPass(createFuseElementwisePass());
   // Without reuse the plan is the reference layout: the lowered order,

@@ -48,6 +48,7 @@ enum class PipelineStage {
   Autodiff,
   Lower,
   Recompute,
+  Partition,
   Fuse,
   Schedule,
   InPlace,
@@ -55,8 +56,8 @@ enum class PipelineStage {
   Verify
 };
 
-/// "elaborate", "autodiff", "lower", "recompute", "fuse", "schedule",
-/// "in-place", "plan", "verify".
+/// "elaborate", "autodiff", "lower", "recompute", "partition", "fuse",
+/// "schedule", "in-place", "plan", "verify".
 llvm::StringRef getPipelineStageName(PipelineStage stage);
 std::optional<PipelineStage> parsePipelineStage(llvm::StringRef name);
 /// The stage names in order, comma-separated (for messages and --help).

@@ -22,15 +22,23 @@ struct PlanArenaPass : cairn::impl::PlanArenaPassBase<PlanArenaPass> {
   using PlanArenaPassBase::PlanArenaPassBase;
 
   void runOnOperation() override {
-    ProgramOp program = getProgramFor(getOperation(), getArgument());
-    if (!program)
+    SmallVector<ProgramOp> programs =
+        getProgramsFor(getOperation(), getArgument());
+    if (programs.empty())
       return signalPassFailure();
     if (!(timeLimit >= 0) || !std::isfinite(timeLimit)) {
-      program.emitError() << "cairn-plan-arena: time-limit must be a number "
-                             "of seconds >= 0 but got "
-                          << timeLimit;
+      programs.front().emitError()
+          << "cairn-plan-arena: time-limit must be a number of seconds >= 0 "
+             "but got "
+          << timeLimit;
       return signalPassFailure();
     }
+    // Each device's program has its own arena.
+    for (ProgramOp program : programs)
+      planProgram(program);
+  }
+
+  void planProgram(ProgramOp program) {
     ProgramGraph graph = readProgram(program);
     // The order and the in-place decisions are the IR's.
     ArenaPlanOptions options;

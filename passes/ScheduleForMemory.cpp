@@ -19,12 +19,16 @@ namespace {
 struct ScheduleForMemoryPass
     : cairn::impl::ScheduleForMemoryPassBase<ScheduleForMemoryPass> {
   void runOnOperation() override {
-    FailureOr<ProgramGraph> read =
-        readProgramFor(getOperation(), getArgument());
-    if (failed(read))
+    SmallVector<ProgramOp> programs =
+        getProgramsFor(getOperation(), getArgument());
+    if (programs.empty())
       return signalPassFailure();
-    ProgramOp program = read->getProgram();
-    ProgramGraph &graph = *read;
+    for (ProgramOp program : programs)
+      scheduleProgram(program);
+  }
+
+  void scheduleProgram(ProgramOp program) {
+    ProgramGraph graph = readProgram(program);
     Builder b(program.getContext());
     for (auto step : program.getBody().front().getOps<StepOp>()) {
       StepScheduleResult result =

@@ -16,23 +16,31 @@ namespace {
 
 struct VerifyArenaPass : cairn::impl::VerifyArenaPassBase<VerifyArenaPass> {
   void runOnOperation() override {
-    ProgramOp program = getProgramFor(getOperation(), getArgument());
-    if (!program)
+    SmallVector<ProgramOp> programs =
+        getProgramsFor(getOperation(), getArgument());
+    if (programs.empty())
       return signalPassFailure();
+    for (ProgramOp program : programs)
+      if (failed(verifyProgram(program)))
+        return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+
+  LogicalResult verifyProgram(ProgramOp program) {
     if (!program.getArenaBytes()) {
       program.emitError() << "cairn-verify-arena expected a planned "
                              "program (cairn-plan-arena gives it its arena)";
-      return signalPassFailure();
+      return failure();
     }
     ArenaVerdict verdict = verifyArena(readProgram(program).graph);
     if (verdict.ok)
-      return markAllAnalysesPreserved();
+      return success();
     program.emitError() << "internal error: the memory plan of model '"
                         << program.getModel()
                         << "' failed verification: " << verdict.message
                         << "\nThis is a bug in Cairn; please report it with "
                            "the model file.";
-    signalPassFailure();
+    return failure();
   }
 };
 

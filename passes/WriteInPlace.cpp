@@ -16,11 +16,20 @@ namespace {
 
 struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
   void runOnOperation() override {
-    FailureOr<ProgramGraph> read =
-        readProgramFor(getOperation(), getArgument());
-    if (failed(read))
+    SmallVector<ProgramOp> programs =
+        getProgramsFor(getOperation(), getArgument());
+    if (programs.empty())
       return signalPassFailure();
-    ProgramGraph &graph = *read;
+    bool changed = false;
+    for (ProgramOp program : programs)
+      changed |= writeInPlace(program);
+    if (!changed)
+      markAllAnalysesPreserved();
+  }
+
+  /// Writes the in-place decisions of `program`; true when one changed.
+  bool writeInPlace(ProgramOp program) {
+    ProgramGraph graph = readProgram(program);
     // The decisions alone: lifetimes and in-place, no offsets.
     ArenaPlanOptions options;
     options.reorder = false;
@@ -40,7 +49,7 @@ struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
       decisions.push_back({op, over});
     }
     if (!changed)
-      return markAllAnalysesPreserved();
+      return false;
     // New decisions change lifetimes: a plan made before is stale.
     dropPlan(graph.getProgram());
     for (auto [op, over] : decisions) {
@@ -49,6 +58,7 @@ struct WriteInPlacePass : cairn::impl::WriteInPlacePassBase<WriteInPlacePass> {
       else
         op.getInPlaceMutable().clear();
     }
+    return true;
   }
 };
 

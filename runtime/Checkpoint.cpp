@@ -38,7 +38,8 @@ bool readMetadata(const std::map<std::string, std::string> &metadata, const char
 } // namespace
 
 absl::StatusOr<TrainingProgress> loadCheckpoint(const ModelLayout &layout,
-                                                const std::string &path, unsigned char *arena) {
+                                                const std::string &path, unsigned char *arena,
+                                                const std::set<std::string> &otherDevices) {
   std::map<std::string, std::string> metadata;
   absl::StatusOr<TensorMap> tensors = loadSafetensors(path, &metadata);
   if (!tensors.ok())
@@ -66,7 +67,7 @@ absl::StatusOr<TrainingProgress> loadCheckpoint(const ModelLayout &layout,
         "'%s' or none",
         path, kLossScaleKey, kGrowthTrackerKey, kSkippedStepsKey));
   for (const auto &[name, tensor] : *tensors) {
-    bool known = false;
+    bool known = otherDevices.count(name) > 0;
     for (const TensorInfo *info : layout.state)
       known |= info->name == name;
     if (!known)
@@ -87,13 +88,17 @@ absl::StatusOr<TrainingProgress> loadCheckpoint(const ModelLayout &layout,
   return progress;
 }
 
-absl::Status saveCheckpoint(const ModelLayout &layout, const unsigned char *arena,
-                            const std::string &path, bool optimizerState,
-                            const TrainingProgress &progress) {
+TensorMap checkpointTensors(const ModelLayout &layout, const unsigned char *arena,
+                            bool optimizerState) {
   TensorMap tensors;
   for (const TensorInfo *info : layout.state)
     if (optimizerState || layout.isStateDict(*info))
       tensors.emplace(info->name, readTensor(*info, arena));
+  return tensors;
+}
+
+absl::Status writeCheckpoint(const std::string &path, const TensorMap &tensors,
+                             bool optimizerState, const TrainingProgress &progress) {
   // "format": what safetensors.torch.save_file writes; some tools look for it.
   std::map<std::string, std::string> metadata = {{"format", "pt"}};
   if (optimizerState) {
@@ -106,6 +111,13 @@ absl::Status saveCheckpoint(const ModelLayout &layout, const unsigned char *aren
     }
   }
   return saveSafetensors(path, tensors, metadata);
+}
+
+absl::Status saveCheckpoint(const ModelLayout &layout, const unsigned char *arena,
+                            const std::string &path, bool optimizerState,
+                            const TrainingProgress &progress) {
+  return writeCheckpoint(path, checkpointTensors(layout, arena, optimizerState), optimizerState,
+                         progress);
 }
 
 } // namespace cairn::runtime

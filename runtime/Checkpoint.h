@@ -17,12 +17,14 @@
 
 #include "runtime/LossScaler.h"
 #include "runtime/Model.h"
+#include "runtime/Safetensors.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace cairn::runtime {
@@ -35,12 +37,25 @@ struct TrainingProgress {
 
 /// Loads `path` into the arena: every Param and Buffer must be present with
 /// the spec's dtype and shape; optimizer state is loaded where present and
-/// zero otherwise; any other tensor is an error. Errors name the file and
-/// the tensor. Returns the progress the file records (0 optimizer steps and
-/// no loss scale when it records none). On error the arena's state is
-/// unspecified.
+/// zero otherwise; any other tensor is an error, but for the names in
+/// `otherDevices` (the state of a partitioned model's other devices, which
+/// the file holds too), which are left to their devices. Errors name the
+/// file and the tensor. Returns the progress the file records (0 optimizer
+/// steps and no loss scale when it records none). On error the arena's
+/// state is unspecified.
 absl::StatusOr<TrainingProgress> loadCheckpoint(const ModelLayout &layout, const std::string &path,
-                                       unsigned char *arena);
+                                                unsigned char *arena,
+                                                const std::set<std::string> &otherDevices = {});
+
+/// Every Param and Buffer, and with `optimizerState` every OptimizerState,
+/// copied from the arena: what saveCheckpoint writes.
+TensorMap checkpointTensors(const ModelLayout &layout, const unsigned char *arena,
+                            bool optimizerState);
+
+/// Writes `tensors` (checkpointTensors', of one device or gathered from
+/// all), and with `optimizerState` the `progress`, to `path` atomically.
+absl::Status writeCheckpoint(const std::string &path, const TensorMap &tensors,
+                             bool optimizerState, const TrainingProgress &progress = {});
 
 /// Writes every Param and Buffer, and with `optimizerState` every
 /// OptimizerState and the `progress`, to `path` atomically. Without it the

@@ -28,6 +28,8 @@ std::vector<int64_t> epochPermutation(int64_t n, uint64_t seed, int64_t epoch) {
 void Examples::fillBatch(const int64_t *indices, int64_t n,
                          const std::vector<unsigned char *> &destinations) const {
   for (size_t c = 0; c < columns.size(); ++c) {
+    if (!destinations[c])
+      continue;
     const Column &column = columns[c];
     const DType to = column.format.dtype, from = column.data.dtype;
     const size_t toSize = dtypeSize(to), fromSize = dtypeSize(from);

@@ -72,7 +72,8 @@ public:
   int64_t size() const { return count; }
 
   /// Writes examples indices[0..n) of input i (in the order loadSplit got
-  /// the formats) at destinations[i], in its dtype, normalised.
+  /// the formats) at destinations[i], in its dtype, normalised; a null
+  /// destination skips its input (one on another device).
   void fillBatch(const int64_t *indices, int64_t n,
                  const std::vector<unsigned char *> &destinations) const;
 

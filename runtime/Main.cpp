@@ -8,9 +8,21 @@
 // ends as one "error: ..." line on stderr and exit code 1; output files are
 // written atomically and only at the end.
 //
+// A partitioned model (runPartitionedMain) runs the same commands on every
+// rank, each with its device's spec and executor: every rank feeds the
+// inputs it has and runs every step; the rank holding a result (the loss,
+// the evaluation, predict's outputs, the checkpoint's tensors) hands it to
+// the others or to rank 0, which alone prints and writes files. A model on
+// one device is the case of one rank (LocalTransport), where all of that
+// costs nothing. A failure in a phase every rank runs alone (loading data or
+// a checkpoint) is agreed on (Collective.h): every rank exits 1. Any later
+// failure may leave the other ranks waiting on the failed one, so it ends
+// every rank at once (Transport::abortAll).
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/Checkpoint.h"
 #include "runtime/Cli.h"
+#include "runtime/Collective.h"
 #include "runtime/Dataset.h"
 #include "runtime/EvalLoss.h"
 #include "runtime/Executor.h"
@@ -20,10 +32,12 @@
 #include "runtime/Metrics.h"
 #include "runtime/Model.h"
 #include "runtime/Npy.h"
+#include "runtime/Partition.h"
 #include "runtime/Program.h"
 #include "runtime/Progress.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Scalar.h"
+#include "runtime/Transport.h"
 #include "runtime/kernels/KernelError.h"
 
 #include "absl/strings/str_format.h"
@@ -65,16 +79,24 @@ absl::Status checkWritable(const char *flag, const std::string &path) {
   return absl::OkStatus();
 }
 
-/// What every command works on: the checked spec and its executor, whose
-/// host arena the runtime reads and writes.
+/// What every command works on: the checked spec of this rank's device and
+/// its executor, whose host arena the runtime reads and writes; the whole
+/// model's devices and the transport to them.
 struct Session {
   const ProgramSpec &spec;
   const Options &options;
-  ModelLayout layout;
+  const PartitionLayout &partition;
+  Transport &transport;
+  const ModelLayout &layout;
   std::unique_ptr<Executor> executor;
 
   unsigned char *arena() { return executor->hostArena(); }
   unsigned char *at(const TensorInfo &tensor) { return arena() + tensor.offset; }
+
+  int rank() const { return transport.rank(); }
+  bool partitioned() const { return partition.size() > 1; }
+  /// Whether this rank prints and writes the run's files.
+  bool reports() const { return transport.rank() == 0; }
 
   /// Optimizer steps the --load checkpoint had taken (0 without one).
   int64_t resumedSteps = 0;
@@ -88,7 +110,8 @@ struct Session {
     if (options.load.empty()) {
       initializeState(spec, options.seed, arena());
     } else {
-      absl::StatusOr<TrainingProgress> progress = loadCheckpoint(layout, options.load, arena());
+      absl::StatusOr<TrainingProgress> progress =
+          loadCheckpoint(layout, options.load, arena(), partition.stateNames);
       if (!progress.ok())
         return progress.status();
       resumedSteps = progress->optimizerSteps;
@@ -117,6 +140,29 @@ struct Session {
       progress.lossScale = scaler->state();
     return progress;
   }
+
+  /// The training step's loss, from the rank that has it, on every rank.
+  absl::StatusOr<double> sharedLoss() {
+    double loss = layout.loss ? loadScalar(layout.loss->dtype, at(*layout.loss)) : 0;
+    if (partitioned())
+      if (absl::Status status = transport.broadcast(&loss, sizeof(loss), partition.lossDevice);
+          !status.ok())
+        return status;
+    return loss;
+  }
+
+  /// Writes every device's state (checkpointTensors) in the host arenas to
+  /// `path`, from rank 0.
+  absl::Status saveState(const std::string &path, bool optimizerState,
+                         const TrainingProgress &progress = {}) {
+    absl::StatusOr<TensorMap> tensors =
+        gatherTensors(transport, checkpointTensors(layout, arena(), optimizerState), 0);
+    if (!tensors.ok())
+      return tensors.status();
+    if (!reports())
+      return absl::OkStatus();
+    return writeCheckpoint(path, *tensors, optimizerState, progress);
+  }
 };
 
 /// Sets the context's lr factor and loss scale for its next step.
@@ -137,6 +183,7 @@ StepContext firstStepContext(const Session &session) {
   context.seed = session.options.seed;
   context.poison = session.options.poison;
   context.step = session.resumedSteps;
+  context.transport = &session.transport;
   prepareStep(session, context);
   return context;
 }
@@ -161,14 +208,14 @@ absl::StatusOr<std::unique_ptr<Executor>> openExecutor(const ProgramSpec &spec,
   return HostExecutor::open(spec, "CPU", std::nullopt, std::nullopt);
 }
 
-absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &options) {
-  absl::StatusOr<ModelLayout> layout = describeModel(spec);
-  if (!layout.ok())
-    return layout.status();
+absl::StatusOr<Session> openSession(const PartitionLayout &partition, Transport &transport,
+                                    const Options &options) {
+  const ModelLayout &layout = partition.devices[transport.rank()];
+  const ProgramSpec &spec = *layout.spec;
   absl::StatusOr<std::unique_ptr<Executor>> executor = openExecutor(spec, options);
   if (!executor.ok())
     return executor.status();
-  Session session{spec, options, std::move(*layout), std::move(*executor)};
+  Session session{spec, options, partition, transport, layout, std::move(*executor)};
   if (session.layout.foundInf)
     session.scaler.emplace(options.lossScale.value_or(LossScaleSetting{}));
   else if (options.lossScale && options.lossScale->mode != LossScaleMode::None)
@@ -179,33 +226,38 @@ absl::StatusOr<Session> openSession(const ProgramSpec &spec, const Options &opti
   return session;
 }
 
-/// What the data feeds: every input of the model, class indices checked
-/// where the loss is a cross-entropy.
-std::vector<InputFormat> inputFormats(const ModelLayout &layout) {
+/// What the data feeds: every input of the model (every device's), class
+/// indices checked where the loss is a cross-entropy.
+std::vector<InputFormat> inputFormats(const PartitionLayout &partition) {
   std::vector<InputFormat> formats;
-  for (const TensorInfo *input : layout.inputs)
-    formats.push_back({input->name, input->dtype, input->shape,
-                       input == layout.target ? layout.classes : 0});
+  for (const TensorInfo *input : partition.inputs)
+    formats.push_back(
+        {input->name, input->dtype, input->shape,
+         partition.target && input->name == partition.target->name ? partition.classes : 0});
   return formats;
 }
 
-/// Where fillBatch writes each input of inputFormats.
-std::vector<unsigned char *> inputDestinations(Session &session) {
+/// Where fillBatch writes each of `inputs` (the model's): null for those
+/// on another device.
+std::vector<unsigned char *> inputDestinations(Session &session,
+                                               const std::vector<const TensorInfo *> &inputs) {
   std::vector<unsigned char *> destinations;
-  for (const TensorInfo *input : session.layout.inputs)
-    destinations.push_back(session.at(*input));
+  for (const TensorInfo *input : inputs) {
+    const TensorInfo *mine = session.layout.input(input->name);
+    destinations.push_back(mine ? session.at(*mine) : nullptr);
+  }
   return destinations;
 }
 
 absl::StatusOr<std::optional<Examples>> loadData(const Session &session, Split split) {
-  return loadSplit(session.options.data, split, inputFormats(session.layout),
+  return loadSplit(session.options.data, split, inputFormats(session.partition),
                    session.options.normalization);
 }
 
 absl::Status noSplitError(const Session &session, Split split) {
   const std::string &dir = session.options.data;
   std::string named;
-  for (const TensorInfo *input : session.layout.inputs)
+  for (const TensorInfo *input : session.partition.inputs)
     named += absl::StrFormat("%s%s%s.npy", named.empty() ? "" : ", ",
                              split == Split::Train ? "train_" : "test_", input->name);
   return absl::NotFoundError(
@@ -233,19 +285,24 @@ struct Evaluation {
 /// gives it per example and the padding rows are ignored. Otherwise the
 /// eval_loss step gives it per batch, each batch weighted by its real
 /// examples: the padded last batch's value counts its padding rows too.
+/// On a partitioned model every rank runs the steps, the rank holding
+/// "output" (or "eval_loss") sums, and every rank gets its sums.
 absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
                                     const StepContext &context) {
   const ModelLayout &layout = session.layout;
+  const PartitionLayout &partition = session.partition;
   int64_t batch = session.spec.batch, n = test.size();
-  const bool perExample = layout.target != nullptr;
+  const bool perExample = partition.target != nullptr;
   const StepKind step = perExample ? StepKind::Forward : StepKind::EvalLoss;
-  if (!perExample && !layout.evalLoss)
+  if (!perExample && partition.evalLossDevice < 0)
     return absl::FailedPreconditionError(absl::StrFormat(
         "model %s has neither a loss eval computes from the forward step's output nor an "
         "eval_loss step; rebuild it with this cairn",
         session.spec.model));
+  const int holder = perExample ? partition.outputDevice : partition.evalLossDevice;
+  const bool sums = session.rank() == holder;
   std::vector<int64_t> indices(static_cast<size_t>(batch));
-  std::vector<unsigned char *> destinations = inputDestinations(session);
+  std::vector<unsigned char *> destinations = inputDestinations(session, partition.inputs);
   Evaluation result;
   Clock::time_point start = Clock::now();
   for (int64_t first = 0; first < n; first += batch) {
@@ -256,6 +313,8 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
     if (absl::Status status = session.executor->run(step, context); !status.ok())
       return absl::InternalError(absl::StrFormat("evaluation of test examples %d to %d: %s",
                                                  first, first + real - 1, status.message()));
+    if (!sums)
+      continue;
     if (!perExample) {
       double loss = loadScalar(layout.evalLoss->dtype, session.at(*layout.evalLoss));
       result.lossSum += loss * static_cast<double>(real);
@@ -271,12 +330,23 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
   }
   result.count = n;
   result.seconds = secondsSince(start);
+  if (session.partitioned()) {
+    struct {
+      int64_t correct;
+      double lossSum;
+    } sum{result.correct, result.lossSum};
+    if (absl::Status status = session.transport.broadcast(&sum, sizeof(sum), holder);
+        !status.ok())
+      return status;
+    result.correct = sum.correct;
+    result.lossSum = sum.lossSum;
+  }
   return result;
 }
 
 void recordEvaluation(const Session &session, const Evaluation &evaluation, RunReport &report) {
   double n = static_cast<double>(evaluation.count);
-  if (session.layout.classes > 0)
+  if (session.partition.classes > 0)
     report.testAccuracy = static_cast<double>(evaluation.correct) / n;
   report.testLoss = evaluation.lossSum / n;
   report.testExamples = evaluation.count;
@@ -286,14 +356,35 @@ RunReport startReport(const Session &session, const char *command) {
   RunReport report;
   report.model = session.spec.model;
   report.command = command;
-  report.plannedArenaBytes = session.spec.arenaBytes;
+  // A partitioned model's: the largest device's.
+  for (const ModelLayout &device : session.partition.devices)
+    report.plannedArenaBytes = std::max(report.plannedArenaBytes, device.spec->arenaBytes);
   report.seed = session.options.seed;
   return report;
 }
 
+/// Fills the executor's part of the report; on a partitioned model, rank 0's
+/// with the largest arena and resident set of all devices.
 absl::Status finishReport(const Session &session, RunReport &report) {
   session.executor->fillReport(report);
   report.peakRssBytes = peakRssBytes();
+  if (session.partitioned()) {
+    int64_t mine[2] = {static_cast<int64_t>(report.measuredPeakBytes), report.peakRssBytes};
+    absl::StatusOr<std::vector<std::string>> all =
+        session.transport.gather(std::string_view(reinterpret_cast<char *>(mine), sizeof(mine)),
+                                 /*root=*/0);
+    if (!all.ok())
+      return all.status();
+    if (!session.reports())
+      return absl::OkStatus();
+    for (const std::string &part : *all) {
+      int64_t theirs[2] = {0, 0};
+      std::memcpy(theirs, part.data(), std::min(part.size(), sizeof(theirs)));
+      report.measuredPeakBytes = std::max(report.measuredPeakBytes, size_t(theirs[0]));
+      report.peakRssBytes = std::max(report.peakRssBytes, theirs[1]);
+    }
+    report.device += absl::StrFormat(" (device 0 of %d)", session.partition.size());
+  }
   printSummary(stdout, report);
   std::fflush(stdout);
   if (session.options.metrics.empty())
@@ -303,10 +394,16 @@ absl::Status finishReport(const Session &session, RunReport &report) {
 
 /// --profile: the profile of the training step's kernels, or an error when
 /// this executable cannot time them.
-absl::StatusOr<std::optional<KernelProfile>> openProfile(const ProgramSpec &spec,
-                                                         const Options &options) {
+absl::StatusOr<std::optional<KernelProfile>> openProfile(const Session &session) {
+  const ProgramSpec &spec = session.spec;
+  const Options &options = session.options;
   if (options.profile.empty())
     return std::optional<KernelProfile>();
+  if (session.partitioned())
+    return absl::UnimplementedError(absl::StrFormat(
+        "--profile times the kernels of one device; model %s runs on %d devices, which it "
+        "cannot profile yet",
+        spec.model, session.partition.size()));
   if (spec.backend && std::string(spec.backend->name) != "cpu")
     return absl::InvalidArgumentError(absl::StrFormat(
         "--profile times the kernels of CPU executables; this one runs on %s, whose kernels "
@@ -317,59 +414,72 @@ absl::StatusOr<std::optional<KernelProfile>> openProfile(const ProgramSpec &spec
 
 absl::Status runTrain(Session &session) {
   const Options &options = session.options;
-  absl::StatusOr<std::optional<KernelProfile>> profile =
-      openProfile(session.spec, options);
-  if (!profile.ok())
-    return profile.status();
-  const ModelLayout &layout = session.layout;
-  absl::StatusOr<std::optional<Examples>> train = loadData(session, Split::Train);
-  if (!train.ok())
-    return train.status();
-  if (!*train)
-    return noSplitError(session, Split::Train);
-  absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
-  if (!test.ok())
-    return test.status();
   int64_t batch = session.spec.batch;
-  int64_t stepsPerEpoch = (*train)->size() / batch;
-  if (stepsPerEpoch == 0)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d training examples are fewer than one batch of %d", options.data,
-        (*train)->size(), batch));
-  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+  std::optional<KernelProfile> profile;
+  std::optional<Examples> train, test;
+  int64_t stepsPerEpoch = 0;
+  TrainingPlan plan;
+  // What each rank does alone before the first step.
+  absl::Status setup = [&]() -> absl::Status {
+    absl::StatusOr<std::optional<KernelProfile>> opened = openProfile(session);
+    if (!opened.ok())
+      return opened.status();
+    profile = std::move(*opened);
+    absl::StatusOr<std::optional<Examples>> trainSplit = loadData(session, Split::Train);
+    if (!trainSplit.ok())
+      return trainSplit.status();
+    if (!*trainSplit)
+      return noSplitError(session, Split::Train);
+    train = std::move(*trainSplit);
+    absl::StatusOr<std::optional<Examples>> testSplit = loadData(session, Split::Test);
+    if (!testSplit.ok())
+      return testSplit.status();
+    test = std::move(*testSplit);
+    stepsPerEpoch = train->size() / batch;
+    if (stepsPerEpoch == 0)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d training examples are fewer than one batch of %d", options.data,
+          train->size(), batch));
+    if (absl::Status status = session.initializeOrLoad(); !status.ok())
+      return status;
+    if (options.steps)
+      plan.totalSteps = *options.steps;
+    else if (__builtin_mul_overflow(options.epochs, stepsPerEpoch, &plan.totalSteps))
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--epochs %d is too many to count", options.epochs));
+    return absl::OkStatus();
+  }();
+  if (absl::Status status = agree(session.transport, setup); !status.ok())
     return status;
 
-  TrainingPlan plan;
-  if (options.steps)
-    plan.totalSteps = *options.steps;
-  else if (__builtin_mul_overflow(options.epochs, stepsPerEpoch, &plan.totalSteps))
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--epochs %d is too many to count", options.epochs));
   plan.epochs = (plan.totalSteps + stepsPerEpoch - 1) / stepsPerEpoch;
   plan.batch = batch;
   plan.logEvery = options.logEvery;
   plan.showLr = !session.spec.lrSchedule.empty();
   plan.showLossScale = session.scaler.has_value();
-  Progress progress(stderr, ::isatty(STDERR_FILENO) != 0, plan);
-  std::vector<unsigned char *> destinations = inputDestinations(session);
-  const unsigned char *loss = session.at(*layout.loss);
+  Progress progress(session.reports() ? stderr : nullptr, ::isatty(STDERR_FILENO) != 0, plan);
+  std::vector<unsigned char *> destinations =
+      inputDestinations(session, session.partition.inputs);
   StepContext context = firstStepContext(session);
   int64_t done = 0;    // steps of this run
   int64_t skipped = 0; // of them, skipped for an inf or NaN gradient
   int64_t rssAfterWarmup = 0;
   Clock::time_point start = Clock::now();
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
-    std::vector<int64_t> order = epochPermutation((*train)->size(), options.seed, epoch);
+    std::vector<int64_t> order = epochPermutation(train->size(), options.seed, epoch);
     for (int64_t k = 0; k < stepsPerEpoch && done < plan.totalSteps; ++k) {
-      (*train)->fillBatch(&order[k * batch], batch, destinations);
+      train->fillBatch(&order[k * batch], batch, destinations);
       // The first step warms caches and pages up: profiled only when alone.
-      context.profile = *profile && (done > 0 || plan.totalSteps == 1) ? &**profile : nullptr;
+      context.profile = profile && (done > 0 || plan.totalSteps == 1) ? &*profile : nullptr;
       prepareStep(session, context);
       if (absl::Status status = session.executor->run(StepKind::Train, context); !status.ok())
         return absl::InternalError(absl::StrFormat("training step %d (epoch %d): %s",
                                                    done + 1, epoch + 1, status.message()));
       if (context.profile)
         context.profile->endStep();
+      absl::StatusOr<double> loss = session.sharedLoss();
+      if (!loss.ok())
+        return loss.status();
       const double lr = session.spec.baseLr * context.lrFactor;
       // A skipped step is no optimizer step: Adam's t and SGD's first step
       // stay where they were.
@@ -382,8 +492,7 @@ absl::Status runTrain(Session &session) {
       ++done;
       if (done == std::min(kWarmupSteps, plan.totalSteps))
         rssAfterWarmup = currentRssBytes();
-      progress.step(epoch, loadScalar(layout.loss->dtype, loss), lr,
-                    session.scaler ? session.scaler->scale() : 1, skip);
+      progress.step(epoch, *loss, lr, session.scaler ? session.scaler->scale() : 1, skip);
     }
     progress.endEpoch(epoch);
   }
@@ -405,23 +514,24 @@ absl::Status runTrain(Session &session) {
   if (!options.save.empty()) {
     if (absl::Status status = session.executor->pullState(); !status.ok())
       return status;
-    if (absl::Status status = saveCheckpoint(layout, session.arena(), options.save,
-                                             /*optimizerState=*/true, session.progress(context));
-        !status.ok())
-      return status;
-  }
-  if (*profile) {
     if (absl::Status status =
-            writeKernelProfile(options.profile, session.spec, **profile, options.threads);
+            session.saveState(options.save, /*optimizerState=*/true, session.progress(context));
         !status.ok())
       return status;
-    absl::FPrintF(stdout, "kernel profile of %d steps written to %s\n",
-                  (*profile)->steps(), options.profile);
   }
-  if (!*test) {
-    absl::FPrintF(stdout, "%s has no test split; skipping evaluation\n", options.data);
+  if (profile) {
+    if (absl::Status status =
+            writeKernelProfile(options.profile, session.spec, *profile, options.threads);
+        !status.ok())
+      return status;
+    absl::FPrintF(stdout, "kernel profile of %d steps written to %s\n", profile->steps(),
+                  options.profile);
+  }
+  if (!test) {
+    if (session.reports())
+      absl::FPrintF(stdout, "%s has no test split; skipping evaluation\n", options.data);
   } else {
-    absl::StatusOr<Evaluation> evaluation = evaluate(session, **test, context);
+    absl::StatusOr<Evaluation> evaluation = evaluate(session, *test, context);
     if (!evaluation.ok())
       return evaluation.status();
     recordEvaluation(session, *evaluation, report);
@@ -430,15 +540,19 @@ absl::Status runTrain(Session &session) {
 }
 
 absl::Status runEval(Session &session) {
-  absl::StatusOr<std::optional<Examples>> test = loadData(session, Split::Test);
-  if (!test.ok())
-    return test.status();
-  if (!*test)
-    return noSplitError(session, Split::Test);
-  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+  std::optional<Examples> test;
+  absl::Status setup = [&]() -> absl::Status {
+    absl::StatusOr<std::optional<Examples>> split = loadData(session, Split::Test);
+    if (!split.ok())
+      return split.status();
+    if (!*split)
+      return noSplitError(session, Split::Test);
+    test = std::move(*split);
+    return session.initializeOrLoad();
+  }();
+  if (absl::Status status = agree(session.transport, setup); !status.ok())
     return status;
-  absl::StatusOr<Evaluation> evaluation =
-      evaluate(session, **test, firstStepContext(session));
+  absl::StatusOr<Evaluation> evaluation = evaluate(session, *test, firstStepContext(session));
   if (!evaluation.ok())
     return evaluation.status();
   RunReport report = startReport(session, "eval");
@@ -451,13 +565,12 @@ absl::Status runEval(Session &session) {
 
 absl::Status runInit(Session &session) {
   initializeState(session.spec, session.options.seed, session.arena());
-  if (absl::Status status =
-          saveCheckpoint(session.layout, session.arena(), session.options.save,
-                         /*optimizerState=*/false);
+  if (absl::Status status = session.saveState(session.options.save, /*optimizerState=*/false);
       !status.ok())
     return status;
-  absl::FPrintF(stdout, "wrote the initial weights of %s (seed %d) to %s\n", session.spec.model,
-                session.options.seed, session.options.save);
+  if (session.reports())
+    absl::FPrintF(stdout, "wrote the initial weights of %s (seed %d) to %s\n",
+                  session.spec.model, session.options.seed, session.options.save);
   return absl::OkStatus();
 }
 
@@ -541,9 +654,8 @@ absl::Status runStep(Session &session) {
 
 /// The .npy file of each input the forward step reads, from --input: a
 /// file, or NAME=FILE,... (every forward input once).
-absl::StatusOr<std::vector<std::string>> predictInputFiles(const ModelLayout &layout,
-                                                           const std::string &value) {
-  const std::vector<const TensorInfo *> &inputs = layout.forwardInputs;
+absl::StatusOr<std::vector<std::string>>
+predictInputFiles(const std::vector<const TensorInfo *> &inputs, const std::string &value) {
   std::string names;
   for (const TensorInfo *input : inputs)
     names += (names.empty() ? "" : ", ") + input->name;
@@ -579,32 +691,41 @@ absl::StatusOr<std::vector<std::string>> predictInputFiles(const ModelLayout &la
 }
 
 /// The eval-mode forward over every example of --input, in batches (the
-/// last padded with the first examples), its outputs to --out.
+/// last padded with the first examples), its outputs to --out. Every rank
+/// reads the files and feeds the inputs it has; the rank holding "output"
+/// keeps the outputs, which rank 0 writes.
 absl::Status runPredict(Session &session) {
   const ModelLayout &layout = session.layout;
-  absl::StatusOr<std::vector<std::string>> paths =
-      predictInputFiles(layout, session.options.input);
-  if (!paths.ok())
-    return paths.status();
-  std::vector<InputFormat> formats;
-  std::vector<unsigned char *> destinations;
-  for (const TensorInfo *input : layout.forwardInputs) {
-    formats.push_back({input->name, input->dtype, input->shape, 0});
-    destinations.push_back(session.at(*input));
-  }
-  absl::StatusOr<Examples> examples =
-      loadArrays(formats, *paths, session.options.normalization);
-  if (!examples.ok())
-    return examples.status();
-  if (absl::Status status = session.initializeOrLoad(); !status.ok())
+  const PartitionLayout &partition = session.partition;
+  const TensorInfo &output = *partition.devices[partition.outputDevice].output;
+  const bool keeps = session.rank() == partition.outputDevice;
+  std::optional<Examples> examples;
+  absl::Status setup = [&]() -> absl::Status {
+    absl::StatusOr<std::vector<std::string>> paths =
+        predictInputFiles(partition.forwardInputs, session.options.input);
+    if (!paths.ok())
+      return paths.status();
+    std::vector<InputFormat> formats;
+    for (const TensorInfo *input : partition.forwardInputs)
+      formats.push_back({input->name, input->dtype, input->shape, 0});
+    absl::StatusOr<Examples> arrays = loadArrays(formats, *paths, session.options.normalization);
+    if (!arrays.ok())
+      return arrays.status();
+    examples = std::move(*arrays);
+    return session.initializeOrLoad();
+  }();
+  if (absl::Status status = agree(session.transport, setup); !status.ok())
     return status;
+  std::vector<unsigned char *> destinations =
+      inputDestinations(session, partition.forwardInputs);
   const int64_t batch = session.spec.batch, n = examples->size();
-  const size_t rowBytes = tensorBytes(*layout.output) / static_cast<size_t>(batch);
+  const size_t rowBytes = tensorBytes(output) / static_cast<size_t>(batch);
   HostTensor outputs;
-  outputs.dtype = layout.output->dtype;
-  outputs.shape = layout.output->shape;
+  outputs.dtype = output.dtype;
+  outputs.shape = output.shape;
   outputs.shape[0] = n;
-  outputs.bytes.resize(rowBytes * static_cast<size_t>(n));
+  if (keeps)
+    outputs.bytes.resize(rowBytes * static_cast<size_t>(n));
   std::vector<int64_t> indices(static_cast<size_t>(batch));
   StepContext context = firstStepContext(session);
   Clock::time_point start = Clock::now();
@@ -616,8 +737,22 @@ absl::Status runPredict(Session &session) {
     if (absl::Status status = session.executor->run(StepKind::Forward, context); !status.ok())
       return absl::InternalError(absl::StrFormat("prediction of examples %d to %d: %s", first,
                                                  first + real - 1, status.message()));
-    std::memcpy(outputs.bytes.data() + first * rowBytes, session.at(*layout.output),
-                rowBytes * static_cast<size_t>(real));
+    if (keeps)
+      std::memcpy(outputs.bytes.data() + first * rowBytes, session.at(*layout.output),
+                  rowBytes * static_cast<size_t>(real));
+  }
+  if (session.partitioned()) {
+    absl::StatusOr<std::vector<std::string>> parts = session.transport.gather(
+        keeps ? std::string_view(reinterpret_cast<const char *>(outputs.bytes.data()),
+                                 outputs.bytes.size())
+              : std::string_view(),
+        /*root=*/0);
+    if (!parts.ok())
+      return parts.status();
+    if (!session.reports())
+      return absl::OkStatus();
+    const std::string &kept = (*parts)[partition.outputDevice];
+    outputs.bytes.assign(kept.begin(), kept.end());
   }
   double seconds = secondsSince(start);
   if (absl::Status status = writeNpy(session.options.out, outputs); !status.ok())
@@ -628,16 +763,36 @@ absl::Status runPredict(Session &session) {
   return absl::OkStatus();
 }
 
-absl::Status runCommand(const ProgramSpec &spec, const Options &options) {
-  for (auto [flag, path] : {std::pair{"--save", &options.save},
-                            std::pair{"--metrics", &options.metrics},
-                            std::pair{"--out", &options.out}})
-    if (!path->empty())
-      if (absl::Status status = checkWritable(flag, *path); !status.ok())
-        return status;
-  absl::StatusOr<Session> session = openSession(spec, options);
-  if (!session.ok())
-    return session.status();
+absl::Status runCommand(const ProgramSpec *const *specs, int devices, Transport &transport,
+                        const Options &options) {
+  std::optional<PartitionLayout> partition; // outlives the session, which points into it
+  std::optional<Session> session;
+  absl::Status ready = [&]() -> absl::Status {
+    // The run's files are rank 0's to write.
+    if (transport.rank() == 0)
+      for (auto [flag, path] : {std::pair{"--save", &options.save},
+                                std::pair{"--metrics", &options.metrics},
+                                std::pair{"--out", &options.out}})
+        if (!path->empty())
+          if (absl::Status status = checkWritable(flag, *path); !status.ok())
+            return status;
+    absl::StatusOr<PartitionLayout> described = describePartition(specs, devices);
+    if (!described.ok())
+      return described.status();
+    partition.emplace(std::move(*described));
+    if (partition->size() > 1 && options.command == Command::Step)
+      return absl::UnimplementedError(absl::StrFormat(
+          "step: model %s runs on %d devices, and step cannot yet gather every device's "
+          "gradients; train, eval, init and predict can",
+          specs[0]->model, devices));
+    absl::StatusOr<Session> opened = openSession(*partition, transport, options);
+    if (!opened.ok())
+      return opened.status();
+    session.emplace(std::move(*opened));
+    return absl::OkStatus();
+  }();
+  if (absl::Status status = agree(transport, ready); !status.ok())
+    return status;
   switch (options.command) {
   case Command::Train:
     return runTrain(*session);
@@ -656,34 +811,77 @@ absl::Status runCommand(const ProgramSpec &spec, const Options &options) {
   return absl::OkStatus();
 }
 
-} // namespace
-
-int runMain(const ProgramSpec &spec, int argc, char **argv) {
+/// runMain and runPartitionedMain: `open` is null for a model on one
+/// device, which runs alone (LocalTransport).
+int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open, int argc,
+               char **argv) {
+  if (!specs || devices < 1 || !specs[0]) {
+    absl::FPrintF(stderr, "error: model spec: %d devices without specs\n", devices);
+    return 1;
+  }
+  const ProgramSpec &spec = *specs[0];
   if (spec.backend && spec.backend->prepareProcess)
     spec.backend->prepareProcess(argc, argv);
   std::string exe = programName(argc > 0 ? argv[0] : nullptr);
+  const bool partitioned = open != nullptr;
   absl::StatusOr<Options> options = parseCommandLine(argc, argv);
-  if (!options.ok()) {
-    absl::FPrintF(stderr, "error: %s (run '%s --help' for usage)\n", options.status().message(),
-                  exe);
-    return 1;
-  }
-  if (options->command == Command::Help) {
-    absl::FPrintF(stdout, "%s",
-                  usageText(exe, spec,
-                            spec.backend && std::string(spec.backend->name) == "cuda"));
+  if (options.ok() && options->command == Command::Help) {
+    std::string text =
+        usageText(exe, spec, spec.backend && std::string(spec.backend->name) == "cuda");
+    if (partitioned)
+      text += absl::StrFormat(
+          "\nThe model runs on %1$d devices, one process each: launch every command but\n"
+          "--help and --version as `mpirun -np %1$d %2$s COMMAND ...`. Rank 0 prints and\n"
+          "writes the files; any rank's error ends every rank with a non-zero exit code.\n",
+          devices, exe);
+    absl::FPrintF(stdout, "%s", text);
     return 0;
   }
-  if (options->command == Command::Version) {
-    absl::FPrintF(stdout, "%s: model %s from %s, Cairn %s, %s\n", exe, spec.model,
-                  spec.sourceFile, CAIRN_VERSION,
+  if (options.ok() && options->command == Command::Version) {
+    absl::FPrintF(stdout, "%s: model %s from %s%s, Cairn %s, %s\n", exe, spec.model,
+                  spec.sourceFile,
+                  partitioned ? absl::StrFormat(" on %d devices", devices) : std::string(),
+                  CAIRN_VERSION,
                   spec.backend && spec.backend->describeBuild ? spec.backend->describeBuild()
                                                               : std::string("CPU"));
     return 0;
   }
+
+  std::unique_ptr<Transport> transport;
+  if (partitioned) {
+    absl::StatusOr<std::unique_ptr<Transport>> opened = open(&argc, &argv);
+    if (!opened.ok()) {
+      absl::FPrintF(stderr, "error: %s\n", opened.status().message());
+      return 1;
+    }
+    transport = std::move(*opened);
+  } else {
+    transport = std::make_unique<LocalTransport>();
+  }
+  // Said once, by rank 0.
+  const bool speaks = transport->rank() == 0;
+  if (!options.ok()) {
+    if (speaks)
+      absl::FPrintF(stderr, "error: %s (run '%s --help' for usage)\n",
+                    options.status().message(), exe);
+    return 1;
+  }
+  if (transport->size() != devices) {
+    if (speaks)
+      absl::FPrintF(stderr,
+                    "error: this executable runs model %s on %d devices, one process each%s: "
+                    "launch it as `mpirun -np %d %s ...`\n",
+                    spec.model, devices,
+                    transport->size() > 1
+                        ? absl::StrFormat(" (not %d)", transport->size())
+                        : std::string(),
+                    devices, exe);
+    return 1;
+  }
+
   absl::Status status;
   try {
-    status = runCommand(spec, *options);
+    status = runCommand(specs, devices, *transport, *options);
   } catch (const kernels::KernelError &e) {
     status = absl::InternalError(e.what());
   } catch (const std::bad_alloc &) {
@@ -692,11 +890,35 @@ int runMain(const ProgramSpec &spec, int argc, char **argv) {
     status = absl::InternalError(absl::StrFormat("unexpected failure: %s", e.what()));
   }
   std::fflush(stdout);
-  if (!status.ok()) {
+  if (status.ok())
+    return 0;
+  if (isPeerFailure(status))
+    return 1; // rank 0 said what failed
+  if (transport->size() == 1) {
     absl::FPrintF(stderr, "error: %s\n", status.message());
     return 1;
   }
-  return 0;
+  // The other ranks may be waiting for this one, in a step or a collective.
+  absl::FPrintF(stderr, "error: device %d: %s\n", transport->rank(), status.message());
+  std::fflush(stderr);
+  transport->abortAll(1);
+  return 1; // not reached
+}
+
+} // namespace
+
+int runMain(const ProgramSpec &spec, int argc, char **argv) {
+  const ProgramSpec *const specs[] = {&spec};
+  return runProgram(specs, 1, /*open=*/nullptr, argc, argv);
+}
+
+int runPartitionedMain(const ProgramSpec *const *specs, int devices, OpenTransport open,
+                       int argc, char **argv) {
+  if (!open) {
+    absl::FPrintF(stderr, "error: model spec: a partitioned model without a transport\n");
+    return 1;
+  }
+  return runProgram(specs, devices, open, argc, argv);
 }
 
 } // namespace cairn::runtime

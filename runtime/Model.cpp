@@ -44,7 +44,10 @@ std::string describeTensor(const TensorInfo &tensor) {
                          formatShape(tensor.shape));
 }
 
-absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
+namespace {
+
+/// describeModel, or with !wholeModel describeDevice.
+absl::StatusOr<ModelLayout> describe(const ProgramSpec &spec, bool wholeModel) {
   ModelLayout layout;
   layout.spec = &spec;
   if (spec.batch < 1)
@@ -92,11 +95,12 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
       break;
     }
   }
-  if (!layout.loss || !layout.output)
+  if (wholeModel && (!layout.loss || !layout.output))
     return specError("expected outputs 'loss' and 'output'");
-  if (tensorBytes(*layout.loss) != dtypeSize(layout.loss->dtype))
+  if (layout.loss && tensorBytes(*layout.loss) != dtypeSize(layout.loss->dtype))
     return specError(absl::StrFormat("output %s is not a scalar", describeTensor(*layout.loss)));
-  if (!layout.evalLoss != !spec.evalLoss)
+  // A device of a partitioned model runs every step, its result or not.
+  if (layout.evalLoss ? !spec.evalLoss : wholeModel && spec.evalLoss)
     return specError("expected the eval_loss step and output 'eval_loss' together");
   if (layout.evalLoss && tensorBytes(*layout.evalLoss) != dtypeSize(layout.evalLoss->dtype))
     return specError(
@@ -105,8 +109,9 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
                           tensorBytes(*layout.foundInf) != dtypeSize(DType::F32)))
     return specError(absl::StrFormat("output %s is not a float32 scalar",
                                      describeTensor(*layout.foundInf)));
-  const std::vector<int64_t> &out = layout.output->shape;
-  if (out.empty() || out[0] != spec.batch || !isFloating(layout.output->dtype))
+  const std::vector<int64_t> noOutput;
+  const std::vector<int64_t> &out = layout.output ? layout.output->shape : noOutput;
+  if (layout.output && (out.empty() || out[0] != spec.batch || !isFloating(layout.output->dtype)))
     return specError(absl::StrFormat("output %s is not floating-point [%d, ...]",
                                      describeTensor(*layout.output), spec.batch));
   for (const std::string &name : spec.forwardInputs) {
@@ -116,7 +121,8 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
                                        name));
     layout.forwardInputs.push_back(input);
   }
-  if (spec.loss.kind != LossKind::Unknown) {
+  // The loss's form belongs with the output it is computed from.
+  if (layout.output && spec.loss.kind != LossKind::Unknown) {
     layout.target = layout.input(spec.loss.target);
     if (!layout.target)
       return specError(absl::StrFormat("the loss's target '%s' is not an input",
@@ -136,6 +142,16 @@ absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
     }
   }
   return layout;
+}
+
+} // namespace
+
+absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec) {
+  return describe(spec, /*wholeModel=*/true);
+}
+
+absl::StatusOr<ModelLayout> describeDevice(const ProgramSpec &spec) {
+  return describe(spec, /*wholeModel=*/false);
 }
 
 StepFunction stepFunction(const ProgramSpec &spec, StepKind kind) {

@@ -60,6 +60,11 @@ bool isFloating(DType dtype);
 /// "model spec:" and name the tensor.
 absl::StatusOr<ModelLayout> describeModel(const ProgramSpec &spec);
 
+/// As describeModel, for one device's spec of a partitioned model, which
+/// may lack "loss", "output" and "eval_loss" (they are on some device;
+/// Partition.h checks the devices together). What it has is checked alike.
+absl::StatusOr<ModelLayout> describeDevice(const ProgramSpec &spec);
+
 /// Bytes `tensor` takes in the arena (valid once describeModel accepted it).
 size_t tensorBytes(const TensorInfo &tensor);
 

@@ -3,6 +3,9 @@
 // The generated code of a model (codegen/) defines one ProgramSpec and calls
 // runMain(spec, argc, argv); everything else -- the CLI, data, parameter
 // initialisation, checkpoints, progress and metrics -- lives in the runtime.
+// A model partitioned across N devices defines one ProgramSpec per device
+// and calls runPartitionedMain; each process (rank) runs one of them, and
+// the steps exchange the values that cross devices (Transport.h).
 //
 // Memory: one arena of `arenaBytes`, allocated once by the executor
 // (Executor.h: in host memory, or on the GPU) before any step; every tensor named here lives at its
@@ -17,6 +20,7 @@
 #include "runtime/LossForm.h"
 #include "runtime/LrSchedule.h"
 #include "runtime/Tensor.h"
+#include "runtime/Transport.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -80,6 +84,9 @@ struct StepContext {
   /// --profile: the CPU training step calls profile->enter(k) before its
   /// kernel k (KernelProfile.h); null otherwise.
   KernelProfile *profile = nullptr;
+  /// The other devices of a partitioned model, for the step's sendBytes and
+  /// receiveBytes (Transport.h); a one-device run's LocalTransport, or null.
+  Transport *transport = nullptr;
 };
 
 /// Which of ProgramSpec's step functions to run.
@@ -121,11 +128,25 @@ struct ProgramSpec {
   /// Where the steps run: the CPU (arena in host memory) or CUDA (arena on
   /// the device; the step functions then take device pointers).
   const Backend *backend = nullptr;
+  /// A partitioned model: this spec is device `device` of `devices`, and its
+  /// tensors are the ones that device's kernels use (an input may be on
+  /// several devices; any other name on one). 0 of 1 otherwise.
+  int device = 0;
+  int devices = 1;
 };
 
 /// The executable's main: parses the CLI, runs, reports; returns the exit
 /// code (0, or 1 with a message on stderr for any error).
 int runMain(const ProgramSpec &spec, int argc, char **argv);
+
+/// The main of a model partitioned across `devices` devices, specs[d] being
+/// device d's: `open` gives the process its transport (MpiTransport.h's
+/// openMpiTransport under `mpirun -np DEVICES EXE ...`), and rank r runs
+/// specs[r]. The commands are runMain's, with one set of files and one
+/// report, written by rank 0 (step and half-precision loss scaling
+/// excepted). Any rank's error makes every rank exit non-zero.
+int runPartitionedMain(const ProgramSpec *const *specs, int devices, OpenTransport open,
+                       int argc, char **argv);
 
 } // namespace cairn::runtime
 

@@ -25,6 +25,8 @@ double Progress::secondsSince(Clock::time_point then) const {
 }
 
 void Progress::printLine(int64_t epoch, double loss, const char *lossNote) {
+  if (!out)
+    return;
   double elapsed = secondsSince(start);
   double rate = elapsed > 0 ? static_cast<double>(done * plan.batch) / elapsed : 0;
   double eta = done > 0 ? elapsed / static_cast<double>(done) *
@@ -69,10 +71,12 @@ void Progress::endEpoch(int64_t epoch) {
   double rate = seconds > 0 ? static_cast<double>(epochSteps * plan.batch) / seconds : 0;
   std::string skipped =
       plan.showLossScale ? absl::StrFormat("  skipped %d", epochSkipped) : "";
-  absl::FPrintF(out, "%sepoch %d/%d done  loss %.4f%s  %.1f s  %.0f ex/s\n",
-                terminal ? "\r\033[K" : "", epoch + 1, plan.epochs, lastEpochLoss, skipped,
-                seconds, rate);
-  std::fflush(out);
+  if (out) {
+    absl::FPrintF(out, "%sepoch %d/%d done  loss %.4f%s  %.1f s  %.0f ex/s\n",
+                  terminal ? "\r\033[K" : "", epoch + 1, plan.epochs, lastEpochLoss, skipped,
+                  seconds, rate);
+    std::fflush(out);
+  }
   epochStart = Clock::now();
   epochSteps = 0;
   epochLoss = 0;

@@ -34,6 +34,8 @@ std::string formatDuration(double seconds);
 
 class Progress {
 public:
+  /// A null `out` prints nothing (the ranks but the first of a
+  /// partitioned model, which keep the same account).
   Progress(std::FILE *out, bool terminal, const TrainingPlan &plan);
 
   /// After each step of epoch `epoch` (0-based), which ran with learning

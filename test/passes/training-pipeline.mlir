@@ -165,6 +165,6 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Tiny", cairn.optimizer 
 // NOFUSE: cairn.kernel.relu
 // NOFUSE-NOT: relu = true
 
-// BAD-STAGE:  cairn-training-pipeline: unknown stage 'emit'; expected one of elaborate, autodiff, lower, recompute, fuse, schedule, in-place, plan, verify
+// BAD-STAGE:  cairn-training-pipeline: unknown stage 'emit'; expected one of elaborate, autodiff, lower, recompute, partition, fuse, schedule, in-place, plan, verify
 // BAD-TARGET: cairn-training-pipeline: unknown target 'tpu'; expected cpu or cuda
 // BAD-STEP:   cairn-training-pipeline: unknown step 'both_steps'; expected both, train_step or forward

@@ -65,7 +65,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 using namespace cairn;
 namespace cl = llvm::cl;
@@ -225,10 +227,11 @@ cl::opt<EmitKind> emitKind(
     cl::sub(buildCommand), cl::cat(cairnCategory));
 cl::opt<std::string> stopAfter(
     "stop-after",
-    cl::desc("With --emit=mlir: print the IR after this stage of the "
-             "pipeline (elaborate, autodiff, lower, recompute, fuse, schedule, "
-             "in-place, plan, verify; default elaborate, the frontend's "
-             "output)"),
+    cl::desc(
+        "With --emit=mlir: print the IR after this stage of the "
+        "pipeline (elaborate, autodiff, lower, recompute, partition, fuse, "
+        "schedule, in-place, plan, verify; default elaborate, the frontend's "
+        "output)"),
     cl::value_desc("STAGE"), cl::init("elaborate"), cl::sub(buildCommand),
     cl::cat(cairnCategory));
 cl::opt<std::string> outputFile(
@@ -313,18 +316,29 @@ bool checkMemoryReportFlag() {
 /// (cairn-verify-arena has checked it already; --verify-plan shows it).
 void printPlanVerdict(const KernelGraph &graph, llvm::raw_ostream &os) {
   ArenaVerdict verdict = verifyArena(graph);
+  if (graph.devices > 1)
+    os << "device " << graph.device << ": ";
   os << "plan verified: " << verdict.buffers << " buffers inside the "
      << graph.arenaBytes << "-byte arena, " << kArenaAlignment
      << "-byte aligned, no two live at once share a byte\n";
 }
 
+/// The reports' view of `plans`, in device order.
+std::vector<codegen::DevicePlan>
+getDevicePlans(const std::vector<ArenaLiveness> &plans) {
+  std::vector<codegen::DevicePlan> devices;
+  for (const ArenaLiveness &plan : plans)
+    devices.push_back({&plan.getProgramGraph().graph, &plan.getPlan()});
+  return devices;
+}
+
 /// Writes the memory report to --memory-report; prints the error if it
 /// cannot.
-llvm::LogicalResult writeMemoryReport(const KernelGraph &program,
-                                      const ArenaPlan &plan) {
+llvm::LogicalResult
+writeMemoryReport(llvm::ArrayRef<codegen::DevicePlan> devices) {
   std::string error;
   if (llvm::succeeded(
-          codegen::writePlanReportFile(program, plan, memoryReportFile, error)))
+          codegen::writePlanReportFile(devices, memoryReportFile, error)))
     return llvm::success();
   llvm::WithColor::error(llvm::errs(), "cairn") << error << "\n";
   return llvm::failure();
@@ -401,13 +415,20 @@ bool readKernelTimes() {
   return false;
 }
 
+/// The largest arena of the module's programs (one per device).
+int64_t getLargestArena(mlir::ModuleOp module) {
+  int64_t largest = 0;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    largest = std::max(largest, int64_t(program.getArenaBytes().value_or(0)));
+  return largest;
+}
+
 /// With --memory-budget: whether the planned arena fits it; if not, says so
 /// with the smallest arena recomputation reached (the plan's).
 bool fitsMemoryBudget(mlir::ModuleOp module) {
-  ProgramOp program = getProgram(module);
-  if (!program || memoryBudget <= 0)
+  if (memoryBudget <= 0)
     return true;
-  int64_t arena = int64_t(program.getArenaBytes().value_or(0));
+  int64_t arena = getLargestArena(module);
   if (arena <= memoryBudget)
     return true;
   llvm::WithColor::error(llvm::errs(), "cairn")
@@ -475,26 +496,25 @@ compileModel(llvm::StringRef source, llvm::StringRef filename,
   return module;
 }
 
-/// The planned program of `module` and the report's view of its plan, once
-/// --verify-plan's verdict went to `verdictOs` and --memory-report's file
-/// is written; nullopt after an error.
-std::optional<ArenaLiveness> readPlan(mlir::ModuleOp module,
-                                      const PlanTimer &timer,
-                                      llvm::raw_ostream &verdictOs) {
-  ProgramOp program = getProgram(module);
-  if (!program)
-    return std::nullopt;
-  ArenaLiveness liveness(program);
-  if (!liveness.isValid())
-    return std::nullopt;
-  liveness.setPlanningSeconds(timer.seconds);
-  const KernelGraph &graph = liveness.getProgramGraph().graph;
-  if (verifyPlanFlag)
-    printPlanVerdict(graph, verdictOs);
+/// The planned programs of `module` (one per device) and the reports' view
+/// of each plan, once --verify-plan's verdicts went to `verdictOs` and
+/// --memory-report's file is written; empty after an error.
+std::vector<ArenaLiveness> readPlans(mlir::ModuleOp module,
+                                     const PlanTimer &timer,
+                                     llvm::raw_ostream &verdictOs) {
+  std::vector<ArenaLiveness> plans;
+  for (ProgramOp program : module.getOps<ProgramOp>()) {
+    plans.emplace_back(program);
+    if (!plans.back().isValid())
+      return {};
+    plans.back().setPlanningSeconds(timer.seconds);
+    if (verifyPlanFlag)
+      printPlanVerdict(plans.back().getProgramGraph().graph, verdictOs);
+  }
   if (!memoryReportFile.empty() &&
-      llvm::failed(writeMemoryReport(graph, liveness.getPlan())))
-    return std::nullopt;
-  return liveness;
+      llvm::failed(writeMemoryReport(getDevicePlans(plans))))
+    return {};
+  return plans;
 }
 
 /// --batch, or 0 for the model's own.
@@ -504,12 +524,14 @@ long long getBatchFlag() {
 
 /// Compiles one model buffer and does what the subcommand asks; diagnostics
 /// go through whatever handler the caller installed on `context`. Building
-/// an executable leaves its C++ in `os`. A plan over --memory-budget fails
-/// with `overBudget` set (exit code 2).
+/// an executable leaves its C++ in `os` and the number of devices it runs on
+/// in `devices`. A plan over --memory-budget fails with `overBudget` set
+/// (exit code 2).
 llvm::LogicalResult processModel(llvm::StringRef source,
                                  llvm::StringRef filename,
                                  mlir::MLIRContext &context,
-                                 llvm::raw_ostream &os, bool &overBudget) {
+                                 llvm::raw_ostream &os, bool &overBudget,
+                                 int64_t &devices) {
   long long batch = getBatchFlag();
   auto printModule = [&](mlir::ModuleOp module) {
     mlir::OpPrintingFlags flags;
@@ -553,13 +575,25 @@ llvm::LogicalResult processModel(llvm::StringRef source,
     overBudget = true;
     return llvm::failure();
   }
-  std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::errs());
-  if (!plan)
+  std::vector<ArenaLiveness> plans = readPlans(*module, timer, llvm::errs());
+  if (plans.empty())
     return llvm::failure();
-  if (isCudaTarget())
-    codegen::emitCudaProgram(plan->getProgramGraph(), source, os);
-  else
-    codegen::emitCpuProgram(plan->getProgramGraph(), source, os);
+  if (isCudaTarget()) {
+    if (plans.size() > 1) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "a model split across devices builds for the CPU target only "
+             "for now (its transfers are MPI messages between processes; "
+             "NCCL between GPUs is not there yet)\n";
+      return llvm::failure();
+    }
+    codegen::emitCudaProgram(plans.front().getProgramGraph(), source, os);
+    return llvm::success();
+  }
+  std::vector<const ProgramGraph *> programs;
+  for (const ArenaLiveness &plan : plans)
+    programs.push_back(&plan.getProgramGraph());
+  devices = programs.size();
+  codegen::emitCpuProgram(programs, source, os);
   return llvm::success();
 }
 
@@ -618,8 +652,7 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
       if (!module)
         return std::nullopt;
       ProgramOp program = getProgram(*module);
-      return PlannedBatch{program.getBatch(),
-                          program.getArenaBytes().value_or(0)};
+      return PlannedBatch{program.getBatch(), getLargestArena(*module)};
     };
   };
   std::optional<BatchFit> fit =
@@ -678,11 +711,10 @@ int runPlanModel() {
     return 1;
   if (!fitsMemoryBudget(*module))
     return 2;
-  std::optional<ArenaLiveness> plan = readPlan(*module, timer, llvm::outs());
-  if (!plan)
+  std::vector<ArenaLiveness> plans = readPlans(*module, timer, llvm::outs());
+  if (plans.empty())
     return 1;
-  codegen::printPlanReportText(plan->getProgramGraph().graph, plan->getPlan(),
-                               llvm::outs());
+  codegen::printPlanReportText(getDevicePlans(plans), llvm::outs());
   return 0;
 }
 
@@ -819,6 +851,7 @@ int run() {
   context.printStackTraceOnDiagnostic(false);
 
   bool overBudget = false; // a plan over --memory-budget: exit code 2
+  int64_t devices = 1;     // a partitioned model links MPI
   auto processBuffer = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
                            llvm::raw_ostream &os) -> llvm::LogicalResult {
     llvm::SourceMgr sourceMgr;
@@ -827,11 +860,11 @@ int run() {
     sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     if (verifyDiagnostics) {
       mlir::SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
-      (void)processModel(source, name, context, os, overBudget);
+      (void)processModel(source, name, context, os, overBudget, devices);
       return handler.verify();
     }
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    return processModel(source, name, context, os, overBudget);
+    return processModel(source, name, context, os, overBudget, devices);
   };
 
   llvm::LogicalResult result = llvm::success();
@@ -855,6 +888,7 @@ int run() {
     if (const char *nvcc = std::getenv("CAIRN_NVCC"))
       options.cudaCompiler = nvcc;
     options.keepTemps = keepTemps;
+    options.partitioned = devices > 1;
     llvm::LogicalResult built =
         isCudaTarget() ? codegen::compileCudaExecutable(generatedStream.str(),
                                                         outputFile, options)

@@ -1,0 +1,26 @@
+//===- MpiTransport.h - The devices of one model as MPI ranks ----*- C++ -*-===//
+//
+// A partitioned executable runs under mpirun, one process per device: rank r
+// of MPI_COMM_WORLD runs device r. Step messages and the runtime's
+// collectives travel on two duplicates of the world communicator, so that
+// neither can match the other's. Built into its own library (CairnMpi):
+// executables of a model on one device link no MPI. This header includes no
+// MPI header, so that generated code compiles without MPI's include path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_MPITRANSPORT_H
+#define CAIRN_RUNTIME_MPITRANSPORT_H
+
+#include "runtime/Transport.h"
+
+namespace cairn::runtime {
+
+/// An OpenTransport (Transport.h): initialises MPI when an MPI launcher
+/// (mpirun, mpiexec, srun) started the process, and returns a LocalTransport
+/// without touching MPI otherwise. MPI is finalised when the transport is
+/// destroyed; Transport::abortAll is MPI_Abort.
+absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***argv);
+
+} // namespace cairn::runtime
+
+#endif // CAIRN_RUNTIME_MPITRANSPORT_H

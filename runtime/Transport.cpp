@@ -1,0 +1,59 @@
+//===- Transport.cpp - Bytes between the devices of one model -------------===//
+#include "runtime/Transport.h"
+
+#include "runtime/Program.h"
+#include "runtime/kernels/KernelError.h"
+
+#include "absl/strings/str_format.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace cairn::runtime {
+
+namespace {
+
+absl::Status noPeer(const char *what, int peer) {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s device %d: this process runs the model's only device", what, peer));
+}
+
+} // namespace
+
+absl::Status LocalTransport::send(const void *, size_t, int peer, int) {
+  return noPeer("send to", peer);
+}
+
+absl::Status LocalTransport::receive(void *, size_t, int peer, int) {
+  return noPeer("receive from", peer);
+}
+
+void LocalTransport::abortAll(int exitCode) {
+  std::fflush(nullptr);
+  std::_Exit(exitCode);
+}
+
+void sendBytes(const StepContext &ctx, const unsigned char *data, size_t bytes, int peer,
+               int tag) {
+  if (!ctx.transport)
+    throw kernels::KernelError(
+        absl::StrFormat("send of %d bytes to device %d (tag %d): the step was run without a "
+                        "transport",
+                        bytes, peer, tag));
+  if (absl::Status status = ctx.transport->send(data, bytes, peer, tag); !status.ok())
+    throw kernels::KernelError(absl::StrFormat("send of %d bytes to device %d (tag %d): %s",
+                                               bytes, peer, tag, status.message()));
+}
+
+void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int peer, int tag) {
+  if (!ctx.transport)
+    throw kernels::KernelError(
+        absl::StrFormat("receive of %d bytes from device %d (tag %d): the step was run without "
+                        "a transport",
+                        bytes, peer, tag));
+  if (absl::Status status = ctx.transport->receive(data, bytes, peer, tag); !status.ok())
+    throw kernels::KernelError(absl::StrFormat("receive of %d bytes from device %d (tag %d): %s",
+                                               bytes, peer, tag, status.message()));
+}
+
+} // namespace cairn::runtime

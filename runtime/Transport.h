@@ -1,0 +1,88 @@
+//===- Transport.h - Bytes between the devices of one model ------*- C++ -*-===//
+//
+// A model partitioned across N devices runs as N processes, one per device
+// (rank r runs device r's ProgramSpec). They talk through one Transport each:
+// the step functions send activations and gradients point to point
+// (sendBytes, receiveBytes: blocking, matched by peer and tag, in the same
+// order on both sides, so they cannot deadlock), and the runtime around the
+// steps broadcasts and gathers (the loss, evaluations, checkpoints) on a
+// channel of its own that step messages never match.
+//
+// MpiTransport.h is the one used across processes; LocalTransport is the
+// single rank of a model on one device, where nothing is ever sent.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_TRANSPORT_H
+#define CAIRN_RUNTIME_TRANSPORT_H
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cairn::runtime {
+
+struct StepContext; // Program.h
+
+class Transport {
+public:
+  virtual ~Transport() = default;
+
+  /// This process's rank, which is the device whose spec it runs.
+  virtual int rank() const = 0;
+  /// The number of ranks.
+  virtual int size() const = 0;
+
+  /// Step messages: `bytes` bytes to or from rank `peer`, matched by `tag`
+  /// (>= 0). Both block until the bytes are sent or received.
+  virtual absl::Status send(const void *data, size_t bytes, int peer, int tag) = 0;
+  virtual absl::Status receive(void *data, size_t bytes, int peer, int tag) = 0;
+
+  /// Collectives of the runtime; every rank calls them in the same order.
+  /// `bytes` at `data` on rank `root` to every rank's `data`.
+  virtual absl::Status broadcast(void *data, size_t bytes, int root) = 0;
+  /// Every rank's `mine` to `root`, where result[r] is rank r's; empty
+  /// elsewhere.
+  virtual absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int root) = 0;
+
+  /// Ends every rank's process with `exitCode` at once: for a failure
+  /// after which the other ranks may wait forever on this one.
+  [[noreturn]] virtual void abortAll(int exitCode) = 0;
+};
+
+/// The only rank of a one-device run: collectives return what they were
+/// given, and there is no peer to send to.
+class LocalTransport : public Transport {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  absl::Status send(const void *data, size_t bytes, int peer, int tag) override;
+  absl::Status receive(void *data, size_t bytes, int peer, int tag) override;
+  absl::Status broadcast(void *, size_t, int) override { return absl::OkStatus(); }
+  absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int) override {
+    return std::vector<std::string>{std::string(mine)};
+  }
+  [[noreturn]] void abortAll(int exitCode) override;
+};
+
+/// What a partitioned executable's main passes to runPartitionedMain
+/// (Program.h): opens this process's transport, given main's argc and argv
+/// (MPI may take its own arguments out of them). A process that was not
+/// started by the transport's launcher gets a LocalTransport, whose single
+/// rank runPartitionedMain refuses with a message saying how to launch it.
+using OpenTransport = absl::StatusOr<std::unique_ptr<Transport>> (*)(int *argc, char ***argv);
+
+/// What the generated step functions call for a value that crosses devices:
+/// ctx.transport's send or receive. A failure throws kernels::KernelError,
+/// so it ends the step as a kernel's error does.
+void sendBytes(const StepContext &ctx, const unsigned char *data, size_t bytes, int peer,
+               int tag);
+void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int peer, int tag);
+
+} // namespace cairn::runtime
+
+#endif // CAIRN_RUNTIME_TRANSPORT_H
