@@ -121,6 +121,25 @@ nlohmann::ordered_json formatDeviceJson(const KernelGraph &program,
       {"schedule_moved_kernels", plan.scheduleMovedKernels},
       {"buffers", std::move(buffers)},
       {"schedule", std::move(schedule)}};
+  // What crosses to and from the other devices, in schedule order.
+  Json transfers = Json::array();
+  for (size_t index = 0; index < plan.schedule.size(); ++index) {
+    const Kernel &kernel = getKernel(program, plan.schedule[index]);
+    if (!isTransferKernel(kernel))
+      continue;
+    bool send = kernel.kind == "cairn.kernel.send";
+    const Buffer &value =
+        program.buffers[send ? kernel.inputs[0] : kernel.outputs[0]];
+    transfers.push_back(
+        {{"index", index},
+         {"step", stringifyStepKind(plan.schedule[index].step).str()},
+         {"kind", send ? "send" : "receive"},
+         {"peer", kernel.peer},
+         {"tag", kernel.tag},
+         {"buffer", value.name},
+         {"bytes", program.buffers[program.getAliasRoot(value.id)].bytes}});
+  }
+  device["transfers"] = std::move(transfers);
   RecomputeSummary recompute = summarizeRecompute(program);
   device["recompute"] = {
       {"kernels", recompute.kernels},
@@ -188,6 +207,24 @@ void printDeviceText(const KernelGraph &program, const ArenaPlan &plan,
   os << "  planner: " << plan.method << ", "
      << llvm::format("%.3f", plan.seconds) << " s; " << plan.inPlaceBuffers
      << " buffers written in place over a dying input\n";
+  if (program.devices > 1)
+    for (StepKind step : kAllSteps) {
+      int count[2] = {0, 0};
+      int64_t bytes[2] = {0, 0};
+      for (const Kernel &kernel : program.getStep(step).kernels) {
+        if (!isTransferKernel(kernel))
+          continue;
+        bool send = kernel.kind == "cairn.kernel.send";
+        int id = send ? kernel.inputs[0] : kernel.outputs[0];
+        ++count[send];
+        bytes[send] += program.buffers[program.getAliasRoot(id)].bytes;
+      }
+      if (count[0] + count[1] > 0)
+        os << "  transfers (" << stringifyStepKind(step) << "): sends "
+           << count[1] << " values (" << formatByteSize(bytes[1])
+           << "), receives " << count[0] << " (" << formatByteSize(bytes[0])
+           << ")\n";
+    }
   // The lower bounds before in-place: what the order alone changes.
   if (plan.scheduleReordered)
     os << "  schedule: memory-aware, lower bound "

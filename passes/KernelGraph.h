@@ -151,6 +151,9 @@ struct Kernel {
   /// The device of its op (`on device K`, the op's `cairn.device`; -1:
   /// none), which cairn-partition-devices places it by.
   int64_t device = -1;
+  /// A send's or a receive's other device and its tag (-1 for other kinds).
+  int64_t peer = -1;
+  int64_t tag = -1;
   /// Floating-point operations of one run (KernelOpInterface::getKernelFlops;
   /// 0 in graphs made by hand).
   int64_t flops = 0;

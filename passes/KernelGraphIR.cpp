@@ -411,6 +411,10 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
         if (auto device =
                 inner.getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
           kernel.device = device.getInt();
+        if (isa<SendKernelOp, ReceiveKernelOp>(inner)) {
+          kernel.peer = inner.getAttrOfType<IntegerAttr>("peer").getInt();
+          kernel.tag = inner.getAttrOfType<IntegerAttr>("tag").getInt();
+        }
         kernel.flops = kernelOp.getKernelFlops();
         kernels.push_back(std::move(kernel));
         result.kernels[static_cast<unsigned>(kind)].push_back(&inner);

@@ -109,14 +109,26 @@ def PlaceDevicesPass : Pass<"cairn-place-devices", "mlir::ModuleOp"> {
     forward op's `cairn.device` onto its backward). In a module where some op
     has a `cairn.device` (an `on device K { }` region), every op of
     `@forward`, `@loss` and `@eval_loss` gets one: an op outside every
-    region runs where its first computed operand is computed (what a
-    pipeline stage reads stays on that stage); an op with no computed
-    operand (a reshape of an input, a constant) runs where its first user
-    does; where the rules leave ops that only feed each other, the first
-    of them runs on device 0 and the rules go on. The devices used must be 0 to N-1
+    region runs on the device of the last op before it in program order
+    that has one (device 0 before the first), so code after a pipeline
+    stage stays on that stage; a constant runs where its first user does.
+    The devices used must be 0 to N-1
     without a gap: a device with nothing on it is an error at the first op
-    of the next one. A module without `on device` is not changed.
+    of the next one. A module without `on device` is not changed, unless
+    `devices` is 2 or more: then `@loss`'s ops, in program order, are cut
+    into that many stages whose slowest (its ops' modelled time, forward
+    and backward, and its transfers) is fastest (StageSplit.h), never
+    between two ops that read the same parameter or buffer; `@forward`'s and
+    `@eval_loss`'s ops take the device of the `@loss` op at their location.
+    With `devices` 1, every `cairn.device` is removed (the one-device
+    reference a split is checked against); with 2 or more, a model with
+    `on device` regions is an error.
   }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "Place a model without `on device` on this many devices (0: "
+           "its regions decide; 1: everything on one device)">,
+  ];
 }
 
 def AutodiffPass : Pass<"cairn-autodiff", "mlir::ModuleOp"> {

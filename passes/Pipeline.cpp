@@ -73,7 +73,7 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
   if (options.executable)
     pm.addPass(createCheckExecutablePass());
   if (runs(PipelineStage::Autodiff)) {
-    pm.addPass(createPlaceDevicesPass());
+    pm.addPass(createPlaceDevicesPass({options.devices}));
     pm.addPass(createAutocastPass({options.precision}));
     pm.addPass(createAutodiffPass());
   }
@@ -105,7 +105,7 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
            options.planSeconds, options.kernelTimes}));
     pm.addPass(createRecomputeCheckpointsPass());
   }
-  if (runs(PipelineStage::Partition))
+  if (runs(PipelineStage::Partition) && options.partition)
     pm.addPass(createPartitionDevicesPass());
   if (runs(PipelineStage::Fuse) && options.fuse)
     pm.addPass(createFuseElementwisePass());
@@ -139,6 +139,7 @@ cairn::planMarkedCopy(ModuleOp module, llvm::StringRef pass,
   rest.reorder = options.reorder;
   rest.planSeconds = options.planSeconds;
   rest.chooseHalfWeightCopies = false;
+  rest.partition = false;
   rest.stopAfter = PipelineStage::Plan;
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   addStagesAfterLowering(pm, rest);
@@ -183,6 +184,10 @@ struct TrainingPipelineOptions
   Option<double> planSeconds{*this, "plan-seconds",
                              llvm::cl::desc("The exact plan search's budget"),
                              llvm::cl::init(1.0)};
+  Option<int64_t> devices{
+      *this, "devices",
+      llvm::cl::desc("Place a model without `on device` on this many devices"),
+      llvm::cl::init(0)};
   Option<std::string> step{*this, "step",
                            llvm::cl::desc("both, train_step or forward"),
                            llvm::cl::init("both")};
@@ -221,6 +226,7 @@ void cairn::registerTrainingPipeline() {
         options.fuse = parsed.fuse;
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;
+        options.devices = parsed.devices;
         options.stopAfter = *stage;
         std::string message;
         if (failed(buildTrainingPipeline(pm, options, &message)))

@@ -87,6 +87,13 @@ struct PipelineOptions {
   bool chooseHalfWeightCopies = true;
   /// Fuse element-wise chains before planning.
   bool fuse = true;
+  /// Place a model without `on device` regions on this many devices (0:
+  /// its regions decide), cairn-place-devices.
+  int64_t devices = 0;
+  /// Split a model placed on several devices into a program per device
+  /// (false inside the evaluations of the passes that plan in the loop,
+  /// which plan the whole step).
+  bool partition = true;
   /// The exact plan search's budget.
   double planSeconds = 1.0;
   /// The model's precision for cairn-autocast: f16, bf16, f32, or empty for

@@ -140,6 +140,22 @@ cl::opt<bool> noRecompute(
              "included (cairn-recompute-checkpoints skipped): the reference "
              "a recomputing build is checked against"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<unsigned> devicesFlag(
+    "devices",
+    cl::desc("Split a model without `on device` regions across N devices (one "
+             "process each, launched by `mpirun -np N EXE ...`): its ops in "
+             "program order are cut into N stages whose slowest, in modelled "
+             "compute and transfers, is fastest; each device gets its own "
+             "plan. --devices 1 runs a model's `on device` regions on one "
+             "device (the reference a split is checked against)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<std::string> deviceMemorySize(
+    "device-memory",
+    cl::desc("The memory of each device (e.g. 16GiB): exit code 2, with what "
+             "each device needs, when a device's arena is larger"),
+    cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
+    cl::cat(cairnCategory));
 cl::opt<bool> verifyPlanFlag(
     "verify-plan",
     cl::desc("Report the independent check of the memory plan (it always "
@@ -368,8 +384,57 @@ bool checkPrecision() {
   return true;
 }
 
+/// The largest arena of the module's programs (one per device).
+int64_t getLargestArena(mlir::ModuleOp module) {
+  int64_t largest = 0;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    largest = std::max(largest, int64_t(program.getArenaBytes().value_or(0)));
+  return largest;
+}
+
 /// --memory-budget in bytes (0: none), read once the flags are parsed.
 int64_t memoryBudget = 0;
+/// --device-memory in bytes (0: none).
+int64_t deviceMemory = 0;
+
+/// Parses --devices and --device-memory; false after the message.
+bool readDevices() {
+  if (devicesFlag.getNumOccurrences() && devicesFlag < 1) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--devices expects a number of devices >= 1\n";
+    return false;
+  }
+  if (!deviceMemorySize.getNumOccurrences())
+    return true;
+  std::optional<int64_t> bytes = parseByteSize(deviceMemorySize);
+  if (!bytes || *bytes <= 0) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--device-memory expects a size such as 16GiB, 512MiB, 8GB or "
+           "1000000 (bytes), got '"
+        << deviceMemorySize << "'\n";
+    return false;
+  }
+  deviceMemory = *bytes;
+  return true;
+}
+
+/// With --device-memory: whether every device's arena fits it; if not, says
+/// what each device needs.
+bool fitsDeviceMemory(mlir::ModuleOp module) {
+  if (deviceMemory <= 0 || getLargestArena(module) <= deviceMemory)
+    return true;
+  llvm::raw_ostream &error = llvm::WithColor::error(llvm::errs(), "cairn");
+  error << "the model does not fit devices of " << formatByteSize(deviceMemory)
+        << " (" << deviceMemory << " bytes):";
+  for (ProgramOp program : module.getOps<ProgramOp>()) {
+    int64_t arena = program.getArenaBytes().value_or(0);
+    error << "\n  device " << program.getDevice().value_or(0) << " needs "
+          << formatByteSize(arena) << " (" << arena << " bytes)"
+          << (arena > deviceMemory ? ", too much" : "");
+  }
+  error << "\n";
+  return false;
+}
 
 /// Parses --memory-budget; false (after the message) when it is no size or
 /// is asked for with a flag it cannot go with.
@@ -415,14 +480,6 @@ bool readKernelTimes() {
   return false;
 }
 
-/// The largest arena of the module's programs (one per device).
-int64_t getLargestArena(mlir::ModuleOp module) {
-  int64_t largest = 0;
-  for (ProgramOp program : module.getOps<ProgramOp>())
-    largest = std::max(largest, int64_t(program.getArenaBytes().value_or(0)));
-  return largest;
-}
-
 /// With --memory-budget: whether the planned arena fits it; if not, says so
 /// with the smallest arena recomputation reached (the plan's).
 bool fitsMemoryBudget(mlir::ModuleOp module) {
@@ -449,6 +506,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.fuse = !noFuse;
   options.recompute = !noRecompute;
   options.memoryBudget = memoryBudget;
+  options.devices = devicesFlag;
   options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
@@ -571,7 +629,7 @@ llvm::LogicalResult processModel(llvm::StringRef source,
     return llvm::failure();
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::TrainMLIR)
     return printModule(*module);
-  if (!fitsMemoryBudget(*module)) {
+  if (!fitsMemoryBudget(*module) || !fitsDeviceMemory(*module)) {
     overBudget = true;
     return llvm::failure();
   }
@@ -709,7 +767,7 @@ int runPlanModel() {
       getPipelineOptions(PipelineStage::Verify, timeLimit), &timer);
   if (!module)
     return 1;
-  if (!fitsMemoryBudget(*module))
+  if (!fitsMemoryBudget(*module) || !fitsDeviceMemory(*module))
     return 2;
   std::vector<ArenaLiveness> plans = readPlans(*module, timer, llvm::outs());
   if (plans.empty())
@@ -787,8 +845,8 @@ int run() {
   bool buildExecutable = buildCommand && emitKind == EmitKind::Executable;
   if (buildCommand && !checkTarget())
     return 1;
-  if (buildCommand &&
-      (!readMemoryBudget() || !readKernelTimes() || !checkPrecision()))
+  if (buildCommand && (!readMemoryBudget() || !readKernelTimes() ||
+                       !checkPrecision() || !readDevices()))
     return 1;
   if (buildExecutable && (outputFile == "-" || outputFile.empty())) {
     llvm::WithColor::error(llvm::errs(), "cairn")
@@ -989,7 +1047,8 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (!checkMemoryReportFlag() || (haveModel && !checkBatchFlag()) ||
-        !readMemoryBudget() || !readKernelTimes() || !checkPrecision())
+        !readMemoryBudget() || !readKernelTimes() || !checkPrecision() ||
+        !readDevices())
       return 1;
     return haveModel ? runPlanModel() : runPlan();
   }

@@ -1,0 +1,112 @@
+"""A model split across devices trains to the same bits as on one device.
+
+    check_partition_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N]
+                                     MODEL.cairn[:DEVICES]...
+
+For each model: builds it for one device (`--devices 1`, which ignores `on device` regions) and
+split across DEVICES (default 2) processes, by `cairn build --devices N` for a model without
+`on device` regions, by its regions otherwise (then DEVICES is what they use). Checks the split's memory report: one plan per device, each
+arena smaller than the one-device arena. Then writes initial weights once with the one-device
+executable and trains --steps steps from them on a tiny data set shaped like the model's image
+input (write_tiny_dataset.py), one device, then `mpirun -np DEVICES` (and again with --poison),
+each ending with an evaluation on the test split. The saved weights, running statistics and
+optimizer state (gathered from every device into one file) must equal the one-device run's byte
+for byte, and so must the final loss, test loss and test accuracy. Exits 1 naming the first
+difference; 77 without mpirun.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import write_tiny_dataset  # noqa: E402
+from check_plan_bit_identical import compare, run  # noqa: E402
+
+# Open MPI as root (CI and containers) and without the single-copy mechanism that containers'
+# ptrace rules forbid; two ranks on two cores take one thread each and do not spin.
+MPI_ENVIRONMENT = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+    "OMP_WAIT_POLICY": "passive",
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cairn", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("models", nargs="+")
+    args = parser.parse_args()
+    if not shutil.which("mpirun"):
+        print("skipped: no mpirun (Debian package openmpi-bin)")
+        sys.exit(77)
+    os.environ.update(MPI_ENVIRONMENT)
+    os.makedirs(args.work, exist_ok=True)
+    for spec in args.models:
+        model_file, _, count = spec.partition(":")
+        devices = int(count or 2)
+        with open(model_file) as f:
+            placed = "on device" in f.read()
+        model = os.path.splitext(os.path.basename(model_file))[0]
+        work = os.path.join(args.work, f"{model}-{devices}")
+        os.makedirs(work, exist_ok=True)
+        one, split = os.path.join(work, "one"), os.path.join(work, "split")
+        one_report, report = os.path.join(work, "one.json"), os.path.join(work, "split.json")
+        batch = ["--batch", str(args.batch)]
+        run([args.cairn, "build", model_file, *batch, "-o", one, "--memory-report", one_report,
+             "--devices", "1"])
+        run([args.cairn, "build", model_file, *batch, "-o", split, "--memory-report", report,
+             *([] if placed else ["--devices", str(devices)])])
+        with open(one_report) as f:
+            one_arena = json.load(f)["devices"][0]["arena_bytes"]
+        with open(report) as f:
+            plans = json.load(f)["devices"]
+        if [plan["device"] for plan in plans] != list(range(devices)):
+            sys.exit(f"{model}: the report lists devices {[p['device'] for p in plans]}, "
+                     f"expected 0 to {devices - 1}")
+        arenas = [plan["arena_bytes"] for plan in plans]
+        if not all(0 < arena < one_arena for arena in arenas):
+            sys.exit(f"{model}: device arenas {arenas} are not all below the one-device "
+                     f"arena {one_arena}")
+        shape = write_tiny_dataset.image_shape(model_file)
+        if not shape:
+            sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
+        data = os.path.join(work, "data")
+        os.makedirs(data, exist_ok=True)
+        write_tiny_dataset.write_split(data, "train", 64, shape)
+        write_tiny_dataset.write_split(data, "test", 32, shape)
+        init = os.path.join(work, "init.safetensors")
+        run([one, "init", "--seed", "3", "--save", init])
+        mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(devices)]
+        results = {}
+        for name, command in (("one", [one]), ("split", mpirun + [split]),
+                              ("split-poison", mpirun + [split])):
+            out = os.path.join(work, f"{name}.safetensors")
+            metrics = os.path.join(work, f"{name}.json")
+            flags = ["train", "--data", data, "--steps", str(args.steps), "--seed", "5",
+                     "--load", init, "--save", out, "--metrics", metrics, "--threads", "1"]
+            run(command + flags + (["--poison"] if name.endswith("poison") else []))
+            with open(metrics) as f:
+                results[name] = (out, json.load(f))
+        reference_out, reference = results["one"]
+        for name in ("split", "split-poison"):
+            out, metrics = results[name]
+            compare(model, name, reference_out, out, "one device")
+            for key in ("final_loss", "test_loss", "test_accuracy"):
+                if metrics[key] != reference[key]:
+                    sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from one "
+                             f"device's {reference[key]!r}")
+        print(f"{model}: on {devices} devices (arenas {arenas} bytes, one device {one_arena}) "
+              f"trains {args.steps} steps to the bits of one device, with --poison too "
+              f"(final loss {reference['final_loss']!r})")
+
+
+if __name__ == "__main__":
+    main()
