@@ -85,6 +85,11 @@ tbody tr:hover { background: #f1f6fd; }
 .errors { background: #fff0f0; border: 1px solid #e5a0a0; color: #8a1414;
           border-radius: 8px; padding: 10px 14px; margin: 16px 24px; white-space: pre-wrap; }
 .empty { color: var(--muted); padding: 20px 0; }
+.transfers svg { display: block; width: 100%; }
+.transfers text { font-size: 12px; fill: var(--fg); }
+.transfers .lane { stroke: var(--line); stroke-width: 2; }
+.transfers .arrow { stroke: #4e79a7; stroke-width: 1.6; fill: none; }
+.transfers .back { stroke: #f28e2b; }
 footer { color: var(--muted); font-size: 12px; margin-top: 14px; }
 </style>
 </head>
@@ -623,6 +628,72 @@ function attachHover(view) {
 
 // ---- Page ------------------------------------------------------------------
 
+// A model split across devices: one lane per device, and each transfer of a
+// step as an arrow from the lane that sends to the lane that receives, in
+// the order of their tags (the order every device runs them in).
+function transfersOf(d, di) {
+  const where = 'devices[' + di + '].transfers';
+  return list(d.transfers, where).map((t, i) => ({
+    step: text(t.step), kind: text(t.kind), buffer: text(t.buffer),
+    peer: integer(t.peer, where + '[' + i + '].peer'),
+    tag: integer(t.tag, where + '[' + i + '].tag'),
+    bytes: number(t.bytes, where + '[' + i + '].bytes')}));
+}
+function buildTransfers(report, devices) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = (tag, props, ...children) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(props || {})) e.setAttribute(k, v);
+    for (const c of children) e.append(c);
+    return e;
+  };
+  const sections = [];
+  for (const step of list(report.steps, 'steps').map(text)) {
+    const sends = [];
+    list(report.devices, 'devices').forEach((d, di) => {
+      for (const t of transfersOf(d, di))
+        if (t.step === step && t.kind === 'send')
+          sends.push(Object.assign({from: devices[di].device}, t));
+    });
+    if (!sends.length) continue;
+    sends.sort((a, b) => a.tag - b.tag);
+    const laneGap = 56, left = 90, colWidth = 64, top = 24;
+    const width = left + colWidth * (sends.length + 0.5);
+    const height = top + laneGap * (devices.length - 1) + 30;
+    const laneY = (device) => top + laneGap * devices.findIndex((d) => d.device === device);
+    const root = svg('svg', {viewBox: '0 0 ' + width + ' ' + height,
+                             style: 'max-width:' + width + 'px'});
+    for (const d of devices) {
+      root.append(svg('line', {class: 'lane', x1: left - 8, x2: width, y1: laneY(d.device),
+                               y2: laneY(d.device)}));
+      root.append(svg('text', {x: 4, y: laneY(d.device) + 4}, 'device ' + d.device));
+    }
+    let total = 0;
+    sends.forEach((t, i) => {
+      const x = left + colWidth * (i + 0.5), y1 = laneY(t.from), y2 = laneY(t.peer);
+      const tip = y2 > y1 ? y2 - 6 : y2 + 6;
+      total += t.bytes;
+      root.append(svg('path', {class: 'arrow' + (y2 < y1 ? ' back' : ''),
+                               d: 'M' + x + ',' + y1 + ' L' + x + ',' + tip + ' M' + (x - 4) +
+                                  ',' + (tip - Math.sign(y2 - y1) * 5) + ' L' + x + ',' + tip +
+                                  ' L' + (x + 4) + ',' + (tip - Math.sign(y2 - y1) * 5)},
+                          svg('title', {}, 'tag ' + t.tag + ': ' + t.buffer + ', ' +
+                              fmtBytes(t.bytes) + ', device ' + t.from + ' to device ' +
+                              t.peer)));
+      root.append(svg('text', {x: x - 10, y: height - 6}, String(t.tag)));
+    });
+    sections.push(el('div', {class: 'panel transfers'},
+      el('div', {class: 'panel-head'}, el('h2', {}, 'Transfers: ' + step),
+         el('span', {class: 'hint'}, sends.length + ' values, ' + fmtBytes(total) +
+            ' per step, in the order of their tags (below). Blue: to a later device; ' +
+            'orange: back. Hover an arrow for the value.')),
+      root));
+  }
+  document.body.setAttribute('data-drawn-transfers', String(
+      sections.reduce((n, s) => n + s.querySelectorAll('path.arrow').length, 0)));
+  return sections;
+}
+
 function stat(label, value, note) {
   return el('div', {class: 'stat'}, el('div', {class: 'label'}, label),
             el('div', {class: 'value'}, value), el('div', {class: 'note'}, note || ' '));
@@ -755,6 +826,8 @@ function render() {
                           el('div', {class: 'eyebrow'}, 'Cairn memory report'),
                           el('h1', {}, model), metaLine));
   if (!devices.length) page.append(el('div', {class: 'empty'}, 'The report lists no devices.'));
+  if (devices.length > 1)
+    for (const section of buildTransfers(report, devices)) page.append(section);
   const views = devices.map((dev) => {
     const [section, view] = buildDevice(dev, 'Device ' + dev.device);
     page.append(section);

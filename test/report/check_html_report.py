@@ -201,6 +201,7 @@ def main():
         status = body.get("data-render-status")
         errors = body.get("data-render-errors", "")
         rendered = body.get("data-rendered-buffers")
+        transfers = body.get("data-drawn-transfers", "0")
         probe = body.get("data-hover-probe")
         print(f"{page.name}: status={status} rendered-buffers={rendered} "
               f"expected={expected} errors={errors!r} hover={probe!r}")
@@ -230,6 +231,11 @@ def main():
         fail(f"rendering did not finish: data-render-status={status!r}")
     if rendered != str(expected):
         fail(f"the page drew {rendered} buffers; {args.json} has {expected} with bytes > 0")
+    with open(args.json) as f:
+        sends = sum(t.get("kind") == "send" for d in json.load(f).get("devices", [])
+                    for t in d.get("transfers", []))
+    if transfers != str(sends):
+        fail(f"the page drew {transfers} transfers between devices; {args.json} has {sends} sends")
     if check_hover(probe, devices) == 0 and expected > 0:
         fail(f"hovering the arena charts never showed a buffer's tooltip: {probe}")
     if shot.returncode != 0 or not screenshot.is_file():
