@@ -8,6 +8,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+#include <vector>
+
 namespace cairn {
 
 #define GEN_PASS_DECL
@@ -15,6 +18,17 @@ namespace cairn {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// Plans a copy of a module whose ops all have a device: each device's
+/// arena in bytes, in device order, or failure after an error.
+using PlanPlacement =
+    std::function<mlir::FailureOr<std::vector<int64_t>>(mlir::ModuleOp)>;
+
+/// cairn-place-devices with `devices` >= 2 and a `device-memory`: the split
+/// chosen with `plan`, the rest of the pipeline, in the loop.
+std::unique_ptr<mlir::Pass>
+createPlaceDevicesPass(const PlaceDevicesPassOptions &options,
+                       PlanPlacement plan);
 
 } // namespace cairn
 

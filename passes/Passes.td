@@ -120,6 +120,11 @@ def PlaceDevicesPass : Pass<"cairn-place-devices", "mlir::ModuleOp"> {
     and backward, and its transfers) is fastest (StageSplit.h), never
     between two ops that read the same parameter or buffer; `@forward`'s and
     `@eval_loss`'s ops take the device of the `@loss` op at their location.
+    With a `device-memory`, the pipeline (passes/Pipeline.h) plans the
+    split in the loop: from the fastest split, the device most over the
+    memory gives ops at one of its cuts to the neighbour with more room, and
+    the split is planned again, until every device's arena fits (at most 32
+    plans; without a fit, the closest split, which the driver reports).
     With `devices` 1, every `cairn.device` is removed (the one-device
     reference a split is checked against); with 2 or more, a model with
     `on device` regions is an error.
@@ -128,6 +133,9 @@ def PlaceDevicesPass : Pass<"cairn-place-devices", "mlir::ModuleOp"> {
     Option<"devices", "devices", "int64_t", /*default=*/"0",
            "Place a model without `on device` on this many devices (0: "
            "its regions decide; 1: everything on one device)">,
+    Option<"deviceMemory", "device-memory", "int64_t", /*default=*/"0",
+           "Each device's memory in bytes (0: none): the split is chosen "
+           "with the plan in the loop (from the C++ pipeline only)">,
   ];
 }
 

@@ -54,6 +54,28 @@ std::string cairn::listPipelineStages() {
   return list;
 }
 
+namespace {
+/// Every device's arena of `copy`, a module whose ops are placed, after the
+/// rest of the pipeline (with a tenth of the search time, as the other
+/// passes that plan in the loop).
+FailureOr<std::vector<int64_t>> planPlacedCopy(ModuleOp copy,
+                                               const PipelineOptions &options) {
+  PipelineOptions rest = options;
+  rest.devices = 0;
+  rest.deviceMemory = 0;
+  rest.executable = false;
+  rest.planSeconds = options.planSeconds / 10;
+  rest.stopAfter = PipelineStage::Plan;
+  PassManager pm(copy.getContext(), ModuleOp::getOperationName());
+  if (failed(buildTrainingPipeline(pm, rest, nullptr)) || failed(pm.run(copy)))
+    return failure();
+  std::vector<int64_t> arenas;
+  for (ProgramOp program : copy.getOps<ProgramOp>())
+    arenas.push_back(program.getArenaBytes().value_or(0));
+  return arenas;
+}
+} // namespace
+
 LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
                                            const PipelineOptions &options,
                                            std::string *error) {
@@ -73,7 +95,13 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
   if (options.executable)
     pm.addPass(createCheckExecutablePass());
   if (runs(PipelineStage::Autodiff)) {
-    pm.addPass(createPlaceDevicesPass({options.devices}));
+    PlaceDevicesPassOptions place{options.devices, options.deviceMemory};
+    if (options.devices >= 2 && options.deviceMemory > 0)
+      pm.addPass(createPlaceDevicesPass(place, [options](ModuleOp copy) {
+        return planPlacedCopy(copy, options);
+      }));
+    else
+      pm.addPass(createPlaceDevicesPass(place));
     pm.addPass(createAutocastPass({options.precision}));
     pm.addPass(createAutodiffPass());
   }

@@ -90,6 +90,9 @@ struct PipelineOptions {
   /// Place a model without `on device` regions on this many devices (0:
   /// its regions decide), cairn-place-devices.
   int64_t devices = 0;
+  /// Each device's memory in bytes (0: none): with `devices`, the split is
+  /// chosen with the plan in the loop so that every device's arena fits.
+  int64_t deviceMemory = 0;
   /// Split a model placed on several devices into a program per device
   /// (false inside the evaluations of the passes that plan in the loop,
   /// which plan the whole step).

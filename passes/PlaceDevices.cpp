@@ -17,7 +17,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <climits>
 #include <map>
+#include <set>
 
 namespace cairn {
 #define GEN_PASS_DEF_PLACEDEVICESPASS
@@ -92,18 +94,24 @@ int64_t getOpCost(Operation *op) {
   return saturatingMul(std::max(flops, saturatingMul(bytes, kFlopsPerByte)), 3);
 }
 
-/// Cuts `loss`'s ops into `devices` stages (StageSplit.h) and places them.
-LogicalResult placeStages(func::FuncOp loss, int64_t devices) {
-  Block &body = loss.getBody().front();
+/// The ops of @loss in program order, and the problem of cutting them into
+/// stages (StageSplit.h): each op's modelled time, each cut's transfers and
+/// where a cut may go.
+struct StageOps {
   SmallVector<Operation *> ops;
+  StageSplitProblem problem;
+};
+
+StageOps describeStages(func::FuncOp loss) {
+  StageOps stages;
+  SmallVector<Operation *> &ops = stages.ops;
+  StageSplitProblem &problem = stages.problem;
   DenseMap<Operation *, int> index;
-  for (Operation &op : body.without_terminator()) {
+  for (Operation &op : loss.getBody().front().without_terminator()) {
     index[&op] = ops.size();
     ops.push_back(&op);
   }
   int n = ops.size();
-  StageSplitProblem problem;
-  problem.opCost.reserve(n);
   for (Operation *op : ops)
     problem.opCost.push_back(getOpCost(op));
   problem.cutCost.assign(n + 1, 0);
@@ -136,25 +144,108 @@ LogicalResult placeStages(func::FuncOp loss, int64_t devices) {
     for (int b = first + 1; b <= last; ++b)
       problem.allowed[b] = false;
   }
-  std::optional<StageSplit> split = splitIntoStages(problem, devices);
-  if (!split)
+  return stages;
+}
+
+/// Places `module`'s ops by `split` of @loss's ops: @forward's and
+/// @eval_loss's as the @loss op at their location.
+void applySplit(ModuleOp module, const StageSplit &split) {
+  auto loss = module.lookupSymbol<func::FuncOp>("loss");
+  Builder b(module.getContext());
+  SmallVector<Operation *> ops;
+  for (Operation &op : loss.getBody().front().without_terminator())
+    ops.push_back(&op);
+  int stages = split.starts.size(), n = ops.size();
+  DenseMap<Location, int64_t> deviceAt;
+  for (int stage = 0; stage < stages; ++stage) {
+    int end = stage + 1 < stages ? split.starts[stage + 1] : n;
+    for (int i = split.starts[stage]; i < end; ++i) {
+      ops[i]->setAttr(CairnDialect::kDeviceAttrName,
+                      b.getI64IntegerAttr(stage));
+      deviceAt.try_emplace(ops[i]->getLoc(), stage);
+    }
+  }
+  for (StringRef name : {"forward", "eval_loss"})
+    if (auto function = module.lookupSymbol<func::FuncOp>(name))
+      for (Operation &op : function.getBody().front().without_terminator())
+        if (auto it = deviceAt.find(op.getLoc()); it != deviceAt.end())
+          op.setAttr(CairnDialect::kDeviceAttrName,
+                     b.getI64IntegerAttr(it->second));
+}
+
+/// The split of @loss into `devices` stages: the fastest, or with a device
+/// memory, a split whose every device's plan fits it, found from the
+/// fastest by the plans themselves (`plan`: the rest of the pipeline on a
+/// copy): the device most over the memory gives its first or last op (up to
+/// the next place a cut may go) to the neighbour with more room, and the
+/// split is planned again, at most 32 times. Without a fit, the split
+/// whose largest arena was smallest, whose plan then says what each device
+/// needs.
+FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
+                                  int64_t devices, int64_t deviceMemory,
+                                  const PlanPlacement &plan) {
+  StageOps stages = describeStages(loss);
+  const StageSplitProblem &problem = stages.problem;
+  std::optional<StageSplit> fastest = splitIntoStages(problem, devices);
+  if (!fastest)
     return loss.emitError()
            << "cannot split the model into " << devices
            << " stages: it has fewer places to cut (between ops that share no "
               "parameter) than that";
-  Builder b(loss.getContext());
-  for (int stage = 0; stage < devices; ++stage) {
-    int end = stage + 1 < devices ? split->starts[stage + 1] : n;
-    for (int i = split->starts[stage]; i < end; ++i)
-      ops[i]->setAttr(CairnDialect::kDeviceAttrName,
-                      b.getI64IntegerAttr(stage));
+  if (deviceMemory <= 0 || !plan)
+    return *fastest;
+  int n = stages.ops.size();
+  std::vector<int> starts = fastest->starts;
+  std::vector<int> closest = starts;
+  int64_t closestArena = INT64_MAX;
+  std::set<std::vector<int>> tried;
+  for (int round = 0; round < 32 && tried.insert(starts).second; ++round) {
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    StageSplit split{starts, 0};
+    applySplit(*copy, split);
+    FailureOr<std::vector<int64_t>> arenas = plan(*copy);
+    if (failed(arenas))
+      return failure();
+    if (arenas->size() != size_t(devices))
+      break;
+    int worst = 0;
+    for (int k = 1; k < devices; ++k)
+      if ((*arenas)[k] > (*arenas)[worst])
+        worst = k;
+    if ((*arenas)[worst] <= deviceMemory)
+      return split;
+    if ((*arenas)[worst] < closestArena) {
+      closestArena = (*arenas)[worst];
+      closest = starts;
+    }
+    // Move the cut between `worst` and the neighbour with more room.
+    auto room = [&](int k) {
+      return k < 0 || k >= devices ? INT64_MIN : deviceMemory - (*arenas)[k];
+    };
+    bool toNext = room(worst + 1) >= room(worst - 1);
+    int cut = toNext ? worst + 1 : worst;
+    int step = toNext ? -1 : 1;
+    int lower = starts[cut - 1] + 1;
+    int upper = cut + 1 < devices ? starts[cut + 1] - 1 : n - 1;
+    int b = starts[cut] + step;
+    while (b >= lower && b <= upper && !problem.allowed[b])
+      b += step;
+    if (b < lower || b > upper)
+      break;
+    starts[cut] = b;
   }
-  return success();
+  return StageSplit{closest, 0};
 }
 
 struct PlaceDevicesPass
     : public cairn::impl::PlaceDevicesPassBase<PlaceDevicesPass> {
   using PlaceDevicesPassBase::PlaceDevicesPassBase;
+  PlaceDevicesPass(const PlaceDevicesPassOptions &options, PlanPlacement plan)
+      : PlaceDevicesPassBase(options), plan(std::move(plan)) {}
+
+  /// Plans a placed copy of the module (the --device-memory search); null
+  /// from cairn-opt, which then takes the fastest split.
+  PlanPlacement plan;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -190,18 +281,11 @@ struct PlaceDevicesPass
                               "@loss";
         return signalPassFailure();
       }
-      if (failed(placeStages(loss, devices)))
+      FailureOr<StageSplit> split =
+          chooseSplit(module, loss, devices, deviceMemory, plan);
+      if (failed(split))
         return signalPassFailure();
-      // The forward pass and the eval loss as their ops in @loss.
-      DenseMap<Location, int64_t> deviceAt;
-      for (Operation &op : loss.getBody().front().without_terminator())
-        deviceAt.try_emplace(op.getLoc(), *getDevice(&op));
-      for (func::FuncOp function : functions)
-        if (function != loss)
-          for (Operation &op : function.getBody().front().without_terminator())
-            if (auto it = deviceAt.find(op.getLoc()); it != deviceAt.end())
-              op.setAttr(CairnDialect::kDeviceAttrName,
-                         Builder(&getContext()).getI64IntegerAttr(it->second));
+      applySplit(module, *split);
     } else if (!placed) {
       return;
     }
@@ -230,3 +314,9 @@ struct PlaceDevicesPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+cairn::createPlaceDevicesPass(const PlaceDevicesPassOptions &options,
+                              PlanPlacement plan) {
+  return std::make_unique<PlaceDevicesPass>(options, std::move(plan));
+}

@@ -152,8 +152,10 @@ cl::opt<unsigned> devicesFlag(
     cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> deviceMemorySize(
     "device-memory",
-    cl::desc("The memory of each device (e.g. 16GiB): exit code 2, with what "
-             "each device needs, when a device's arena is larger"),
+    cl::desc("The memory of each device (e.g. 16GiB): with --devices, the "
+             "split is chosen with the plans in the loop so that every "
+             "device's arena fits; exit code 2, with what each device needs, "
+             "when a device's arena is larger"),
     cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
     cl::cat(cairnCategory));
 cl::opt<bool> verifyPlanFlag(
@@ -507,6 +509,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.recompute = !noRecompute;
   options.memoryBudget = memoryBudget;
   options.devices = devicesFlag;
+  options.deviceMemory = deviceMemory;
   options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;

@@ -108,9 +108,10 @@ TEST(StageSplitTest, MatchesBruteForce) {
       std::optional<int64_t> expected = bruteForce(problem, stages);
       ASSERT_EQ(split.has_value(), expected.has_value())
           << "trial " << trial << ", " << stages << " stages";
-      if (split)
+      if (split) {
         EXPECT_EQ(split->slowest, *expected)
             << "trial " << trial << ", " << stages << " stages";
+      }
     }
   }
 }
