@@ -70,8 +70,8 @@ struct ChooseHalfWeightCopiesPass
         });
     if (!copy)
       return failure();
-    std::optional<uint64_t> arena =
-        getProgramFor(*copy, getArgument()).getArenaBytes();
+    // Split across devices: the largest device's.
+    std::optional<uint64_t> arena = getLargestProgram(*copy).getArenaBytes();
     if (!arena)
       return failure();
     return int64_t(*arena);

@@ -144,7 +144,9 @@ struct ChooseRecomputationPass
         });
     if (!copy)
       return failure();
-    ProgramOp program = getProgramFor(*copy, getArgument());
+    // Split across devices, the budget binds each device: the largest
+    // arena is the one to lower, and the cost is every device's.
+    ProgramOp program = getLargestProgram(*copy);
     std::optional<uint64_t> arena = program.getArenaBytes();
     if (!arena)
       return failure();
@@ -153,18 +155,21 @@ struct ChooseRecomputationPass
     // The train step's peak: the program's schedule runs it first.
     ArenaLiveness liveness(program);
     int trainKernels = 0;
-    for (auto step : program.getBody().front().getOps<StepOp>())
-      if (step.getKind() == StepKind::train_step) {
-        SmallVector<Operation *> stepKernels = getStepKernels(step);
-        trainKernels = stepKernels.size();
-        for (Operation *kernel : stepKernels) {
-          int64_t cost = costOf(kernel);
-          int64_t &sum = kernel->hasAttr(CairnDialect::kBeforeFirstUseAttrName)
-                             ? result.extraCost
-                             : result.stepCost;
-          sum = saturatingAdd(sum, cost);
+    for (ProgramOp device : copy->getOps<ProgramOp>())
+      for (auto step : device.getBody().front().getOps<StepOp>())
+        if (step.getKind() == StepKind::train_step) {
+          SmallVector<Operation *> stepKernels = getStepKernels(step);
+          if (device == program)
+            trainKernels = stepKernels.size();
+          for (Operation *kernel : stepKernels) {
+            int64_t cost = costOf(kernel);
+            int64_t &sum =
+                kernel->hasAttr(CairnDialect::kBeforeFirstUseAttrName)
+                    ? result.extraCost
+                    : result.stepCost;
+            sum = saturatingAdd(sum, cost);
+          }
         }
-      }
     int peak = 0;
     for (int i = 1; i < trainKernels && i < liveness.getScheduleSize(); ++i)
       if (liveness.getLiveBytes(i) > liveness.getLiveBytes(peak))

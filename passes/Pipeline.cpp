@@ -167,13 +167,21 @@ cairn::planMarkedCopy(ModuleOp module, llvm::StringRef pass,
   rest.reorder = options.reorder;
   rest.planSeconds = options.planSeconds;
   rest.chooseHalfWeightCopies = false;
-  rest.partition = false;
   rest.stopAfter = PipelineStage::Plan;
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   addStagesAfterLowering(pm, rest);
-  if (failed(pm.run(*copy)) || !getProgramFor(*copy, pass))
+  if (failed(pm.run(*copy)) || !getLargestProgram(*copy))
     return nullptr;
   return copy;
+}
+
+ProgramOp cairn::getLargestProgram(ModuleOp module) {
+  ProgramOp largest;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    if (!largest || program.getArenaBytes().value_or(0) >
+                        largest.getArenaBytes().value_or(0))
+      largest = program;
+  return largest;
 }
 
 namespace {

@@ -133,6 +133,10 @@ planMarkedCopy(mlir::ModuleOp module, llvm::StringRef pass,
                const PipelineOptions &options,
                llvm::function_ref<void(ProgramOp)> mark);
 
+/// The program of `module` with the largest arena: of a model split across
+/// devices, the device whose memory a budget binds; null without one.
+ProgramOp getLargestProgram(mlir::ModuleOp module);
+
 /// Registers `cairn-training-pipeline` for cairn-opt.
 void registerTrainingPipeline();
 

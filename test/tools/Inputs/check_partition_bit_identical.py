@@ -1,11 +1,13 @@
 """A model split across devices trains to the same bits as on one device.
 
     check_partition_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N]
-                                     MODEL.cairn[:DEVICES]...
+                                     MODEL.cairn[:DEVICES[:BUDGET]]...
 
 For each model: builds it for one device (`--devices 1`, which ignores `on device` regions) and
 split across DEVICES (default 2) processes, by `cairn build --devices N` for a model without
-`on device` regions, by its regions otherwise (then DEVICES is what they use). Checks the split's memory report: one plan per device, each
+`on device` regions, by its regions otherwise (then DEVICES is what they use); with BUDGET (a
+fraction), under `--memory-budget` that fraction of the plain split's largest arena, which
+every device's arena must then fit. Checks the split's memory report: one plan per device, each
 arena smaller than the one-device arena. Then writes initial weights once with the one-device
 executable and trains --steps steps from them on a tiny data set shaped like the model's image
 input (write_tiny_dataset.py), one device, then `mpirun -np DEVICES` (and again with --poison),
@@ -50,20 +52,29 @@ def main():
     os.environ.update(MPI_ENVIRONMENT)
     os.makedirs(args.work, exist_ok=True)
     for spec in args.models:
-        model_file, _, count = spec.partition(":")
+        model_file, _, rest = spec.partition(":")
+        count, _, fraction = rest.partition(":")
         devices = int(count or 2)
         with open(model_file) as f:
             placed = "on device" in f.read()
         model = os.path.splitext(os.path.basename(model_file))[0]
-        work = os.path.join(args.work, f"{model}-{devices}")
+        work = os.path.join(args.work, f"{model}-{devices}{'-' + fraction if fraction else ''}")
         os.makedirs(work, exist_ok=True)
         one, split = os.path.join(work, "one"), os.path.join(work, "split")
         one_report, report = os.path.join(work, "one.json"), os.path.join(work, "split.json")
         batch = ["--batch", str(args.batch)]
         run([args.cairn, "build", model_file, *batch, "-o", one, "--memory-report", one_report,
              "--devices", "1"])
+        placement = [] if placed else ["--devices", str(devices)]
         run([args.cairn, "build", model_file, *batch, "-o", split, "--memory-report", report,
-             *([] if placed else ["--devices", str(devices)])])
+             *placement])
+        budget = None
+        if fraction:
+            with open(report) as f:
+                plain = max(plan["arena_bytes"] for plan in json.load(f)["devices"])
+            budget = int(float(fraction) * plain)
+            run([args.cairn, "build", model_file, *batch, "-o", split, "--memory-report", report,
+                 *placement, "--memory-budget", str(budget)])
         with open(one_report) as f:
             one_arena = json.load(f)["devices"][0]["arena_bytes"]
         with open(report) as f:
@@ -75,6 +86,8 @@ def main():
         if not all(0 < arena < one_arena for arena in arenas):
             sys.exit(f"{model}: device arenas {arenas} are not all below the one-device "
                      f"arena {one_arena}")
+        if budget is not None and max(arenas) > budget:
+            sys.exit(f"{model}: device arenas {arenas} do not all fit --memory-budget {budget}")
         shape = write_tiny_dataset.image_shape(model_file)
         if not shape:
             sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
@@ -103,7 +116,8 @@ def main():
                 if metrics[key] != reference[key]:
                     sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from one "
                              f"device's {reference[key]!r}")
-        print(f"{model}: on {devices} devices (arenas {arenas} bytes, one device {one_arena}) "
+        under = f" under --memory-budget {budget}" if budget is not None else ""
+        print(f"{model}: on {devices} devices{under} (arenas {arenas} bytes, one device {one_arena}) "
               f"trains {args.steps} steps to the bits of one device, with --poison too "
               f"(final loss {reference['final_loss']!r})")
 
