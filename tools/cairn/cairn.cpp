@@ -4,16 +4,19 @@
 //   cairn build MODEL -o EXE [--batch N] [--target cpu|cuda] [--keep-temps]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
-//              [--kernel-times FILE]] [--verify-plan]
+//              [--kernel-times FILE]] [--verify-plan] [--precision P]
+//              [--devices N [--device-memory SIZE]]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
 //              [--no-reorder] [--no-fuse] [--no-recompute]
-//              [--memory-budget SIZE [--kernel-times FILE]]
+//              [--memory-budget SIZE [--kernel-times FILE]] [--precision P]
+//              [--devices N]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
 //              [--kernel-times FILE]] [--verify-plan] [--time-limit SECONDS]
+//              [--precision P] [--devices N [--device-memory SIZE]]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
@@ -989,18 +992,23 @@ int main(int argc, char **argv) {
       "[--no-reorder]\n"
       "             [--no-fuse] [--no-recompute] [--memory-budget SIZE] "
       "[--verify-plan]\n"
+      "             [--precision f32|bf16|f16] [--devices N [--device-memory "
+      "SIZE]]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
       "STAGE]\n"
       "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
       "[--no-reorder] [--no-fuse]\n"
-      "             [--no-recompute] [--memory-budget SIZE]\n"
+      "             [--no-recompute] [--memory-budget SIZE] [--precision "
+      "f32|bf16|f16] [--devices N]\n"
       "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step "
       "both|train|forward]\n"
       "             [--fit SIZE] [--memory-report FILE.json|txt|html] "
       "[--no-reuse]\n"
       "             [--no-reorder] [--no-fuse] [--no-recompute] "
       "[--memory-budget SIZE]\n"
-      "             [--verify-plan] [--time-limit SECONDS]\n"
+      "             [--verify-plan] [--time-limit SECONDS] [--precision "
+      "f32|bf16|f16]\n"
+      "             [--devices N [--device-memory SIZE]]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
       "[--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "
