@@ -83,6 +83,8 @@ private:
   std::vector<int64_t> owner;
   /// By buffer id: some kernel of some step touches it (or a view of it).
   std::vector<bool> touched;
+  /// The device that writes the forward step's "output".
+  int64_t outputDevice = 0;
   std::array<std::vector<Transfer>, std::size(kAllSteps)> transfers;
 };
 
@@ -230,6 +232,12 @@ LogicalResult Partitioner::findTransfers() {
           writer[access.root] = devicesOf[k];
           ++writes[access.root];
         }
+    if (step == StepKind::forward)
+      for (size_t k = 0; k < kernels.size(); ++k)
+        for (Access access : getKernelAccesses(graph, kernels[k]))
+          if (access.writes && graph.buffers[access.root].name == "output" &&
+              graph.buffers[access.root].kind == BufferKind::output)
+            outputDevice = devicesOf[k];
     std::set<std::pair<int, int64_t>> sent;
     for (size_t k = 0; k < kernels.size(); ++k)
       for (Access access : getKernelAccesses(graph, kernels[k])) {
@@ -305,8 +313,15 @@ void Partitioner::writeDevice(ProgramOp program, int64_t device) {
     eraseUnused(stepOp.getBody().front(), [](BufferOp) { return false; });
   }
   // A persistent buffer no device touches stays on device 0.
+  // The runtime computes the test loss and accuracy from the forward
+  // output and the loss's target, on the output's device: the target is
+  // an input there even where the loss runs on another device.
   eraseUnused(program.getBody().front(), [&](BufferOp buffer) {
     int id = copy.ids.lookup(buffer.getResult());
+    if (buffer.getKind() == BufferKind::input &&
+        graph.loss.kind != runtime::LossKind::Unknown &&
+        buffer.getName() == graph.loss.target && device == outputDevice)
+      return true;
     return device == 0 && !touched[id];
   });
   program.setDeviceAttr(b.getI64IntegerAttr(device));

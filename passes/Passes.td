@@ -341,6 +341,30 @@ def RecomputeCheckpointsPass : Pass<"cairn-recompute-checkpoints", "mlir::Module
   }];
 }
 
+def SplitMicroBatchesPass : Pass<"cairn-split-micro-batches", "mlir::ModuleOp"> {
+  let summary = "Run each step once per micro-batch: gradient accumulation, or a GPipe pipeline";
+  let description = [{
+    Right after the lowering, on a program lowered at the micro-batch size
+    b: the inputs and the forward output take the whole batch M b, and each
+    step's kernels run once per micro-batch on its rows (a slice), with
+    fresh per-step buffers (`<name>.mb<m>`). The training step's gradients
+    are summed over the micro-batches in order into the gradients the
+    updates read, each micro-batch's backward seeded with 1/M; the loss is
+    the mean of the micro-batches' losses; batch norm uses each
+    micro-batch's statistics and updates its running statistics once per
+    micro-batch; a dropout's stream is shifted per micro-batch. On one
+    device each micro-batch's forward and backward run in turn (gradient
+    accumulation); with ops on devices > 0, every forward runs first and
+    then every backward (GPipe's schedule). The forward step's outputs are
+    joined by a concat. Gradient clipping, f16 loss scaling and an
+    `eval_loss` step are refused.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "How many micro-batches a batch runs as (1: as one)">,
+  ];
+}
+
 def PartitionDevicesPass : Pass<"cairn-partition-devices", "mlir::ModuleOp"> {
   let summary = "Split a program whose kernels are on several devices into one program per device";
   let description = [{

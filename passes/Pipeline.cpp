@@ -110,6 +110,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     if (getLoweringTarget(options.target)->halfStorage)
       pm.addPass(createComputeHalfInFloat32Pass());
     pm.addPass(createLowerToKernelsPass({options.target}));
+    if (options.microBatches > 1)
+      pm.addPass(createSplitMicroBatchesPass({options.microBatches}));
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
   }

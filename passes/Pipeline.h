@@ -93,6 +93,9 @@ struct PipelineOptions {
   /// Each device's memory in bytes (0: none): with `devices`, the split is
   /// chosen with the plan in the loop so that every device's arena fits.
   int64_t deviceMemory = 0;
+  /// Each step runs as this many micro-batches of the batch the model was
+  /// lowered at (cairn-split-micro-batches; 1: as one batch).
+  int64_t microBatches = 1;
   /// Split a model placed on several devices into a program per device
   /// (false inside the evaluations of the passes that plan in the loop,
   /// which plan the whole step).

@@ -153,6 +153,15 @@ cl::opt<unsigned> devicesFlag(
              "device (the reference a split is checked against)"),
     cl::value_desc("N"), cl::init(0), cl::sub(buildCommand),
     cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<unsigned> microBatchesFlag(
+    "micro-batches",
+    cl::desc("Run each batch as M micro-batches of batch/M examples inside "
+             "one step: on one device gradient accumulation (the memory of "
+             "one micro-batch, the update of the whole batch), across devices "
+             "a pipeline (GPipe's schedule); batch norm uses each "
+             "micro-batch's statistics"),
+    cl::value_desc("M"), cl::init(1), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> deviceMemorySize(
     "device-memory",
     cl::desc("The memory of each device (e.g. 16GiB): with --devices, the "
@@ -404,6 +413,14 @@ int64_t deviceMemory = 0;
 
 /// Parses --devices and --device-memory; false after the message.
 bool readDevices() {
+  if (microBatchesFlag < 1 ||
+      (microBatchesFlag > 1 && fitSize.getNumOccurrences())) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << (microBatchesFlag < 1
+                ? "--micro-batches expects a number >= 1\n"
+                : "--fit searches batch sizes; it takes no --micro-batches\n");
+    return false;
+  }
   if (devicesFlag.getNumOccurrences() && devicesFlag < 1) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--devices expects a number of devices >= 1\n";
@@ -513,6 +530,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.memoryBudget = memoryBudget;
   options.devices = devicesFlag;
   options.deviceMemory = deviceMemory;
+  options.microBatches = microBatchesFlag;
   options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
@@ -543,6 +561,25 @@ mlir::OwningOpRef<mlir::ModuleOp>
 compileModel(llvm::StringRef source, llvm::StringRef filename,
              mlir::MLIRContext &context, long long batch,
              const PipelineOptions &options, PlanTimer *timer = nullptr) {
+  // Micro-batches: the model is lowered at the micro-batch's size.
+  if (options.microBatches > 1) {
+    long long whole = batch;
+    if (whole <= 0) {
+      mlir::OwningOpRef<mlir::ModuleOp> probe =
+          elaborateModel(source, filename, context, 0);
+      if (!probe)
+        return nullptr;
+      auto attr = (*probe)->getAttrOfType<mlir::IntegerAttr>("cairn.batch");
+      whole = attr ? attr.getInt() : 0;
+    }
+    if (whole <= 0 || whole % options.microBatches != 0) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--micro-batches " << options.microBatches
+          << " must divide the batch size (" << whole << ")\n";
+      return nullptr;
+    }
+    batch = whole / options.microBatches;
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       elaborateModel(source, filename, context, batch);
   if (!module)

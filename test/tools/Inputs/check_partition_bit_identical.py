@@ -1,7 +1,7 @@
 """A model split across devices trains to the same bits as on one device.
 
     check_partition_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N]
-                                     MODEL.cairn[:DEVICES[:BUDGET]]...
+                                     [--micro-batches M] MODEL.cairn[:DEVICES[:BUDGET]]...
 
 For each model: builds it for one device (`--devices 1`, which ignores `on device` regions) and
 split across DEVICES (default 2) processes, by `cairn build --devices N` for a model without
@@ -14,7 +14,8 @@ input (write_tiny_dataset.py), one device, then `mpirun -np DEVICES` (and again 
 each ending with an evaluation on the test split. The saved weights, running statistics and
 optimizer state (gathered from every device into one file) must equal the one-device run's byte
 for byte, and so must the final loss, test loss and test accuracy. Exits 1 naming the first
-difference; 77 without mpirun.
+difference; 77 without mpirun. With --micro-batches M both builds run each batch as M
+micro-batches (gradient accumulation on one device, a GPipe pipeline across devices).
 """
 
 import argparse
@@ -29,11 +30,13 @@ import write_tiny_dataset  # noqa: E402
 from check_plan_bit_identical import compare, run  # noqa: E402
 
 # Open MPI as root (CI and containers) and without the single-copy mechanism that containers'
-# ptrace rules forbid; two ranks on two cores take one thread each and do not spin.
+# ptrace rules forbid; ranks on fewer cores take one thread each and neither OpenMP nor MPI
+# spins while waiting (Open MPI's polling made a 2-rank mlp step 15x slower, bench/partition).
 MPI_ENVIRONMENT = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
     "OMP_WAIT_POLICY": "passive",
 }
 
@@ -44,6 +47,7 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--micro-batches", type=int, default=1)
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     if not shutil.which("mpirun"):
@@ -58,11 +62,12 @@ def main():
         with open(model_file) as f:
             placed = "on device" in f.read()
         model = os.path.splitext(os.path.basename(model_file))[0]
-        work = os.path.join(args.work, f"{model}-{devices}{'-' + fraction if fraction else ''}")
+        work = os.path.join(args.work, f"{model}-{devices}{'-' + fraction if fraction else ''}"
+                                       f"-mb{args.micro_batches}")
         os.makedirs(work, exist_ok=True)
         one, split = os.path.join(work, "one"), os.path.join(work, "split")
         one_report, report = os.path.join(work, "one.json"), os.path.join(work, "split.json")
-        batch = ["--batch", str(args.batch)]
+        batch = ["--batch", str(args.batch), "--micro-batches", str(args.micro_batches)]
         run([args.cairn, "build", model_file, *batch, "-o", one, "--memory-report", one_report,
              "--devices", "1"])
         placement = [] if placed else ["--devices", str(devices)]
