@@ -71,7 +71,8 @@ private:
   Operation *elementwise(StringRef kind, Value lhs, Value rhs, Value result,
                          Location loc);
 
-  /// New ops go before `before`, or at the end of `block` when it is null.
+  /// New ops go before `before`, or at the end of the step being split
+  /// when it is null.
   void insertBefore(Operation *before) {
     if (before)
       b.setInsertionPoint(before);
