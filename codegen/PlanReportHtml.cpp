@@ -640,7 +640,10 @@ function transfersOf(d, di) {
     bytes: number(t.bytes, where + '[' + i + '].bytes')}));
 }
 function buildTransfers(report, devices) {
-  const NS = 'http://www.w3.org/2000/svg';
+  // SVG's namespace as the HTML parser gives it (the page names no URL).
+  const holder = document.createElement('div');
+  holder.innerHTML = '<svg></svg>';
+  const NS = holder.firstChild.namespaceURI;
   const svg = (tag, props, ...children) => {
     const e = document.createElementNS(NS, tag);
     for (const [k, v] of Object.entries(props || {})) e.setAttribute(k, v);
