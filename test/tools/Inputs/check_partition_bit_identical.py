@@ -26,8 +26,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import write_tiny_dataset  # noqa: E402
-from check_plan_bit_identical import compare, run  # noqa: E402
+from check_plan_bit_identical import compare, run, write_tiny_data  # noqa: E402
 
 # Open MPI as root (CI and containers) and without the single-copy mechanism that containers'
 # ptrace rules forbid; ranks on fewer cores take one thread each and neither OpenMP nor MPI
@@ -93,13 +92,7 @@ def main():
                      f"arena {one_arena}")
         if budget is not None and max(arenas) > budget:
             sys.exit(f"{model}: device arenas {arenas} do not all fit --memory-budget {budget}")
-        shape = write_tiny_dataset.image_shape(model_file)
-        if not shape:
-            sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
-        data = os.path.join(work, "data")
-        os.makedirs(data, exist_ok=True)
-        write_tiny_dataset.write_split(data, "train", 64, shape)
-        write_tiny_dataset.write_split(data, "test", 32, shape)
+        data = write_tiny_data(model, model_file, work)
         init = os.path.join(work, "init.safetensors")
         run([one, "init", "--seed", "3", "--save", init])
         mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(devices)]

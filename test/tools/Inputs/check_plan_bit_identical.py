@@ -48,6 +48,18 @@ def read_safetensors(path):
     return tensors
 
 
+def write_tiny_data(model, model_file, work):
+    """work/data: 64 training and 32 test examples shaped like the model's image input."""
+    shape = write_tiny_dataset.image_shape(model_file)
+    if not shape:
+        sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
+    data = os.path.join(work, "data")
+    os.makedirs(data, exist_ok=True)
+    write_tiny_dataset.write_split(data, "train", 64, shape)
+    write_tiny_dataset.write_split(data, "test", 32, shape)
+    return data
+
+
 def compare(model, what, reference, other, reference_name="the normal run"):
     ref, got = read_safetensors(reference), read_safetensors(other)
     if ref.keys() != got.keys():
@@ -82,13 +94,7 @@ def main():
         if device["arena_bytes"] >= device["no_reuse_bytes"]:
             sys.exit(f"{model}: the planned arena ({device['arena_bytes']}) is not below the "
                      f"no-reuse one ({device['no_reuse_bytes']}): nothing is shared")
-        shape = write_tiny_dataset.image_shape(model_file)
-        if not shape:
-            sys.exit(f"{model}: no `input image: T[B, ...]` line in {model_file}")
-        data = os.path.join(work, "data")
-        os.makedirs(data, exist_ok=True)
-        write_tiny_dataset.write_split(data, "train", 64, shape)
-        write_tiny_dataset.write_split(data, "test", 32, shape)
+        data = write_tiny_data(model, model_file, work)
         init = os.path.join(work, "init.safetensors")
         run([exe, "init", "--seed", "3", "--save", init])
         results = {}
