@@ -304,14 +304,20 @@ void CudaEmitter::emitUpdates(const StepKernels &step, int first, int count) {
   line() << "  const cairn::cuda::UpdateTensor kUpdates[] = {\n";
   for (int m = first; m < first + count; ++m) {
     Operation *update = graph.getKernelOp(step.step, m);
-    SmallVector<Value> in = cast<KernelOpInterface>(update).getKernelInputs();
     int64_t n = cast<IntegerAttr>(update->getAttr("n")).getInt();
-    line() << "      {" << ptr(in[0]) << ", " << ptr(in[1]) << ", "
-           << ptr(in[2]) << ", " << (adam ? ptr(in[3]) : "nullptr") << ", "
-           << n << "},\n";
+    if (auto a = dyn_cast<AdamUpdateKernelOp>(update))
+      line() << "      {" << ptr(a.getParam()) << ", " << ptr(a.getGrad())
+             << ", " << ptr(a.getExpAvg()) << ", " << ptr(a.getExpAvgSq())
+             << ", " << n << "},\n";
+    else if (auto s = dyn_cast<SgdUpdateKernelOp>(update))
+      line() << "      {" << ptr(s.getParam()) << ", " << ptr(s.getGrad())
+             << ", " << ptr(s.getMomentumBuffer()) << ", nullptr, " << n
+             << "},\n";
   }
   line() << "  };\n";
   Value param = op->getOperand(0);
+  // The group shares one found-inf flag (haveSameUpdateSettings): with loss
+  // scaling, a skipped step writes nothing.
   if (adam)
     // Adam's bias correction counts steps from 1: cx.scalars->step + 1.
     line() << "  " << call(param, "adamUpdate") << "(cx, " << count
@@ -320,7 +326,9 @@ void CudaEmitter::emitUpdates(const StepKernels &step, int first, int count) {
            << formatDouble(adam.getBeta2()) << ", "
            << formatDouble(adam.getEps()) << ", "
            << formatDouble(adam.getWeightDecay()) << ", "
-           << formatBool(adam.isAdamW()) << ");\n";
+           << formatBool(adam.isAdamW())
+           << (adam.getFoundInf() ? ", " + ptr(adam.getFoundInf()) : "")
+           << ");\n";
   else {
     auto sgd = cast<SgdUpdateKernelOp>(op);
     // Momentum starts from the gradient on the run's first step.
@@ -329,7 +337,9 @@ void CudaEmitter::emitUpdates(const StepKernels &step, int first, int count) {
            << formatDouble(sgd.getMomentum()) << ", "
            << formatDouble(sgd.getDampening()) << ", "
            << formatDouble(sgd.getWeightDecay()) << ", "
-           << formatBool(sgd.getNesterov()) << ");\n";
+           << formatBool(sgd.getNesterov())
+           << (sgd.getFoundInf() ? ", " + ptr(sgd.getFoundInf()) : "")
+           << ");\n";
   }
   line() << "}\n";
 }
@@ -561,6 +571,51 @@ void CudaEmitter::emitKernel(Operation *op) {
                    << formatSizeOf(k.getResult()) << ", " << ptr(k.getResult())
                    << ");\n";
             emitTableKernel(*body, indent, k, pointer, kCallStyle);
+            return true;
+          })
+          .Case([&](CastKernelOp k) {
+            auto castType = [](Value value) {
+              Type type = cast<MemRefType>(value.getType()).getElementType();
+              return type.isF16() ? "F16" : type.isBF16() ? "BF16" : "F32";
+            };
+            line() << "cairn::cuda::castElements(cx, " << ptr(k.getInput())
+                   << ", cairn::kernels::CastType::" << castType(k.getInput())
+                   << ", " << ptr(k.getResult())
+                   << ", cairn::kernels::CastType::" << castType(k.getResult())
+                   << ", " << k.getN() << ");\n";
+            return true;
+          })
+          .Case([&](LossScaleKernelOp k) {
+            // The scale is read on the device (cx.scalars), so a captured
+            // graph follows the scaler.
+            line() << "cairn::cuda::lossScale(cx, "
+                   << formatBool(k.getInverse()) << ", " << ptr(k.getResult())
+                   << ");\n";
+            return true;
+          })
+          .Case([&](FoundInfKernelOp k) {
+            const char *type = getElementCType(k.getResult());
+            line() << "{\n";
+            line() << "  const " << type << " *const kGrads[] = {"
+                   << formatList(k.getGrads(), [&](Value v) { return ptr(v); })
+                   << "};\n";
+            line() << "  static const int64_t kSizes[] = {"
+                   << formatList(
+                          k.getGrads(),
+                          [&](Value v) { return formatInt(getNumElements(v)); })
+                   << "};\n";
+            line() << "  " << call(k.getResult(), "foundInf") << "(cx, "
+                   << k.getGrads().size() << ", kGrads, kSizes, "
+                   << ptr(k.getResult()) << ");\n";
+            line() << "}\n";
+            return true;
+          })
+          .Case([&](SkipSelectKernelOp k) {
+            // The result is `old`'s buffer: overwritten unless skipped.
+            line() << "cairn::cuda::skipSelect(cx, " << k.getN() << " * "
+                   << formatSizeOf(k.getResult()) << ", " << ptr(k.getUpdated())
+                   << ", " << ptr(k.getFoundInf()) << ", " << ptr(k.getResult())
+                   << ");\n";
             return true;
           })
           .Case([&](MseLossGradKernelOp k) {

@@ -354,7 +354,7 @@ bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
            sgdA.getWeightDecay() == sgdB.getWeightDecay() &&
            sgdA.getNesterov() == sgdB.getNesterov() &&
            bool(sgdA.getMomentumBuffer()) == bool(sgdB.getMomentumBuffer()) &&
-           bool(sgdA.getFoundInf()) == bool(sgdB.getFoundInf());
+           sgdA.getFoundInf() == sgdB.getFoundInf();
   }
   auto adamA = cast<AdamUpdateKernelOp>(a), adamB = cast<AdamUpdateKernelOp>(b);
   return adamA.getLr() == adamB.getLr() &&
@@ -363,7 +363,7 @@ bool cairn::haveSameUpdateSettings(Operation *a, Operation *b) {
          adamA.getEps() == adamB.getEps() &&
          adamA.getWeightDecay() == adamB.getWeightDecay() &&
          adamA.isAdamW() == adamB.isAdamW() &&
-         bool(adamA.getFoundInf()) == bool(adamB.getFoundInf());
+         adamA.getFoundInf() == adamB.getFoundInf();
 }
 
 SmallVector<Operation *> cairn::getKernelsAfter(Operation *op) {

@@ -52,8 +52,9 @@ constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
 /// runtime/kernels/Conv.cpp walks; test/unit/plan/WorkspaceRuleTest.cpp
 /// holds the two to each other).
 LoweringTarget getCpuTarget();
-/// What the CUDA backend takes: named "CUDA" in messages, f32 and f64 (no
-/// half precision yet); a GEMM whose K is longer than both sides of its
+/// What the CUDA backend takes: named "CUDA" in messages, f32 and f64, f16
+/// and bf16 stored and computed in float32 as on the CPU, loss scaling; a
+/// GEMM whose K is longer than both sides of its
 /// output gets cuBLASLt's split-K scratch (the output's bytes, at most
 /// kCudaGemmWorkspaceBytes), the others none; a convolution gives cuDNN the
 /// CPU's im2col size as its budget, and cuDNN's algorithms are chosen among

@@ -62,7 +62,10 @@ std::optional<LoweringTarget> cairn::getLoweringTarget(llvm::StringRef name) {
 LoweringTarget cairn::getCudaTarget() {
   LoweringTarget target;
   target.name = "CUDA";
-  target.halfPrecision = false;
+  // As on the CPU, for now: half tensors are stored, and computed in float32
+  // (runtime/cuda/PrecisionKernels.cu converts them with the CPU's rounding).
+  target.halfStorage = true;
+  target.lossScaling = true;
   target.gemmWorkspaceBytes = getSplitKWorkspaceBytes;
   // cuDNN's budget: the CPU's im2col size, so that both arenas agree; the
   // algorithms are chosen among those that fit it.

@@ -11,20 +11,24 @@
 #
 #   bash scripts/gpu-bundle.sh [--out DIR] [--max-mib 60] [--models "mlp cnn ..."]
 #        [--bench "mlp=2048 cnn=1024 resnet18=512 transformer=1024"] [--target cuda|cpu]
-#        [--train-subset N]
+#        [--precisions "mlp=bf16,f16 cnn=bf16,f16 transformer=bf16"] [--train-subset N]
 #
 # What it holds (DIR, default build/gpu-bundle):
 #   MANIFEST.json     commit, date, cairn --version, and per model: inputs, optimizer, default
 #                     and agreement batch, each executable with its memory plan (arena, lower
 #                     bound, no-reuse bytes), the SHA-256 of `init --seed 1` and the loss of the
 #                     CPU reference step run here
-#   payload.tar.xz    bin/: per example the CUDA executables at the model's batch, normal,
+#   payload.tar.xz    bin/: per example (and per half-precision variant of --precisions,
+#                     MODEL-bf16 or MODEL-f16, built with --precision, its CPU reference
+#                     too) the CUDA executables at the model's batch, normal,
 #                     --no-reuse and recomputing (--memory-budget at half the plain arena, or
 #                     the smallest arena recomputation reaches); at the agreement batch where
 #                     that differs (8 for resnet18, transformer, deep_mlp, as
 #                     test/reference/check_step_agreement.py uses); at the benchmark batches
-#                     (--bench), plain and under budgets of 1/2 and 1/3 of the plain arena; the
-#                     CPU executable at the agreement batch (the reference);
+#                     (--bench), plain, under budgets of 1/2 and 1/3 of the plain arena and
+#                     in each half precision --precisions names for the model; the
+#                     CPU executable at the agreement batch (the reference; a half entry's
+#                     float32 one too);
 #                     cairn-cuda-kernel-tests when it was built.
 #                     lib/: the CPU executables' libraries that a machine without our Debian
 #                     packages lacks (OpenBLAS, libgfortran, libquadmath, zlib); the CUDA
@@ -63,6 +67,8 @@ cd "$root"
 out=build/gpu-bundle
 max_mib=60
 models=""
+# Half-precision variants the suite checks as it checks every model: MODEL=P[,P...].
+precisions="mlp=bf16,f16 cnn=bf16,f16 transformer=bf16"
 bench="mlp=2048 cnn=1024 resnet18=512 transformer=1024"
 target=cuda
 train_subset=""
@@ -82,6 +88,7 @@ while [[ $# -gt 0 ]]; do
     --max-mib) max_mib=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
+    --precisions) precisions=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --train-subset) train_subset=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -104,6 +111,16 @@ if [[ -z "$models" ]]; then
   models=$(cd examples && ls *.cairn | sed 's/\.cairn$//' | tr '\n' ' ')
 fi
 for m in $models; do [[ -f examples/$m.cairn ]] || die "examples/$m.cairn not found"; done
+# The suite's entries: each model, then each half-precision variant as MODEL-PRECISION.
+entries=""
+for m in $models; do entries+="$m:$m:f32 "; done
+for entry in $precisions; do
+  [[ "$entry" =~ ^([a-z0-9_]+)=((bf16|f16)(,(bf16|f16))*)$ ]] \
+    || die "--precisions entries are MODEL=bf16|f16[,...], not '$entry'"
+  m=${BASH_REMATCH[1]}
+  [[ -f examples/$m.cairn ]] || die "--precisions: examples/$m.cairn not found"
+  for p in ${BASH_REMATCH[2]//,/ }; do entries+="$m-$p:$m:$p "; done
+done
 for entry in $bench; do
   [[ "$entry" =~ ^([a-z0-9_]+)=([0-9]+)$ ]] || die "--bench entries are MODEL=BATCH, not '$entry'"
   [[ -f examples/${BASH_REMATCH[1]}.cairn ]] || die "--bench: examples/${BASH_REMATCH[1]}.cairn not found"
@@ -149,39 +166,48 @@ build() {
     $((SECONDS - start))
 }
 
-echo "gpu-bundle: $target executables for: $models; benchmark: $bench"
-for m in $models; do
-  "$cairn" check "examples/$m.cairn" --json > "$stage/meta/$m.check.json"
+echo "gpu-bundle: $target executables for: $models; half precision: $precisions; benchmark: $bench"
+for entry in $entries; do
+  IFS=: read -r name m precision <<< "$entry"
+  pf=()
+  [[ "$precision" == f32 ]] || pf=(--precision "$precision")
+  echo "$m $precision" > "$stage/meta/$name.variant"
+  "$cairn" check "examples/$m.cairn" --json > "$stage/meta/$name.check.json"
   default=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['batch'])" \
-            "$stage/meta/$m.check.json")
+            "$stage/meta/$name.check.json")
   agree=${agree_batch[$m]:-$default}
-  "$cairn" check "examples/$m.cairn" --json --batch "$agree" > "$stage/meta/$m.agree.json"
-  build "$m" "$m" "${target_flags[@]}"
-  build "$m-noreuse" "$m" "${target_flags[@]}" --no-reuse
+  "$cairn" check "examples/$m.cairn" --json --batch "$agree" > "$stage/meta/$name.agree.json"
+  build "$name" "$m" "${target_flags[@]}" "${pf[@]}"
+  build "$name-noreuse" "$m" "${target_flags[@]}" "${pf[@]}" --no-reuse
   # Recomputation at half the plain arena: the suite's bit-identity check trains it too.
-  recompute=$(budget "$m" 0.5 "${target_flags[@]}")
-  build "$m-recompute" "$m" "${target_flags[@]}" --memory-budget "$recompute"
-  echo "$recompute" > "$stage/meta/$m.recompute"
+  recompute=$(budget "$m" 0.5 "${target_flags[@]}" "${pf[@]}")
+  build "$name-recompute" "$m" "${target_flags[@]}" "${pf[@]}" --memory-budget "$recompute"
+  echo "$recompute" > "$stage/meta/$name.recompute"
   if [[ "$agree" != "$default" ]]; then
-    build "$m-b$agree" "$m" "${target_flags[@]}" --batch "$agree"
+    build "$name-b$agree" "$m" "${target_flags[@]}" "${pf[@]}" --batch "$agree"
   fi
-  build "cpu/$m-b$agree" "$m" --target cpu --batch "$agree"
-  echo "$default $agree" > "$stage/meta/$m.batches"
+  build "cpu/$name-b$agree" "$m" --target cpu "${pf[@]}" --batch "$agree"
+  # A half entry's float32 CPU step too: how far half's own rounding moves each tensor.
+  if [[ "$precision" != f32 && ! -f "$stage/payload/bin/cpu/$m-b$agree" ]]; then
+    build "cpu/$m-b$agree" "$m" --target cpu --batch "$agree"
+  fi
+  echo "$default $agree" > "$stage/meta/$name.batches"
 
   # The CPU reference step, here: init, the batch, one step.
-  mkdir -p "$stage/bundle/ref/$m"
-  cpu=$stage/payload/bin/cpu/$m-b$agree
-  "$cpu" init --seed $init_seed --save "$stage/work/$m-init.safetensors" >>"$log" 2>&1 \
+  mkdir -p "$stage/bundle/ref/$name"
+  cpu=$stage/payload/bin/cpu/$name-b$agree
+  "$cpu" init --seed $init_seed --save "$stage/work/$name-init.safetensors" >>"$log" 2>&1 \
     || die "$cpu init failed (see $log)"
-  "$python" "$root/test/gpu/gpu_common.py" make-batch --check-json "$stage/meta/$m.agree.json" \
-    --out "$stage/bundle/ref/$m/batch.safetensors"
-  "$cpu" step --load "$stage/work/$m-init.safetensors" --batch "$stage/bundle/ref/$m/batch.safetensors" \
-    --out "$stage/work/$m-cpu.safetensors" --seed $step_seed >>"$log" 2>&1 \
+  "$python" "$root/test/gpu/gpu_common.py" make-batch --check-json "$stage/meta/$name.agree.json" \
+    --out "$stage/bundle/ref/$name/batch.safetensors"
+  "$cpu" step --load "$stage/work/$name-init.safetensors" \
+    --batch "$stage/bundle/ref/$name/batch.safetensors" \
+    --out "$stage/work/$name-cpu.safetensors" --seed $step_seed >>"$log" 2>&1 \
     || { tail -20 "$log" >&2; die "$cpu step failed"; }
-  sha256sum "$stage/work/$m-init.safetensors" | cut -d' ' -f1 > "$stage/meta/$m.init.sha256"
-  "$python" "$root/test/gpu/gpu_common.py" summarize-step --out "$stage/work/$m-cpu.safetensors" \
-    > "$stage/meta/$m.step.json"
-  rm -f "$stage/work/$m-"*.safetensors
+  sha256sum "$stage/work/$name-init.safetensors" | cut -d' ' -f1 > "$stage/meta/$name.init.sha256"
+  "$python" "$root/test/gpu/gpu_common.py" summarize-step --out "$stage/work/$name-cpu.safetensors" \
+    > "$stage/meta/$name.step.json"
+  rm -f "$stage/work/$name-"*.safetensors
 done
 for entry in $bench; do
   m=${entry%=*}; b=${entry#*=}
@@ -193,6 +219,15 @@ for entry in $bench; do
     r=$(budget "$m" "$fraction" "${target_flags[@]}" --batch "$b")
     build "$m-bench-b$b-budget-$fraction" "$m" "${target_flags[@]}" --batch "$b" --memory-budget "$r"
     echo "$fraction $r" >> "$stage/meta/$m-bench-b$b.recompute"
+  done
+  # Its half-precision builds (--precisions), timed against PyTorch's autocast.
+  : > "$stage/meta/$m-bench-b$b.half"
+  for entry in $precisions; do
+    [[ "${entry%%=*}" == "$m" ]] || continue
+    for p in $(echo "${entry#*=}" | tr ',' ' '); do
+      build "$m-bench-b$b-$p" "$m" "${target_flags[@]}" --batch "$b" --precision "$p"
+      echo "$p" >> "$stage/meta/$m-bench-b$b.half"
+    done
   done
 done
 if [[ "$target" == cuda ]]; then
@@ -271,7 +306,7 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -v ' bench/results/' | head -1 || true)
 "$python" - "$stage" "$target" "$commit" "${dirty:+yes}" "$("$cairn" --version)" \
   "$one_size" "$raw_size" "$exe_count" "$packed_size" "$bench" "$init_seed" "$step_seed" \
-  "$train_subset" "$needs" $models <<'EOF'
+  "$train_subset" "$needs" $(for e in $entries; do echo "${e%%:*}"; done) <<'EOF'
 import datetime, hashlib, json, os, platform, sys
 (stage, target, commit, dirty, version, one, raw, count, packed, bench, init_seed, step_seed,
  subset, needs, *models) = sys.argv[1:]
@@ -297,18 +332,21 @@ manifest = {
     "models": {}, "bench": {},
 }
 for m in models:
+    source, precision = open(os.path.join(meta, m + ".variant")).read().split()
     default, agree = open(os.path.join(meta, m + ".batches")).read().split()
     check, check_agree = load(m + ".check.json"), load(m + ".agree.json")
     image = next(i for i in check["inputs"] if i["dtype"].startswith("f"))
     agree_exe = f"bin/{m}" if agree == default else f"bin/{m}-b{agree}"
     manifest["models"][m] = {
-        "source": f"examples/{m}.cairn", "model": check["model"],
+        "source": f"examples/{source}.cairn", "model": check["model"],
+        "base": source, "precision": precision,
         "parameters": check["parameters"], "optimizer": check["optimizer"],
         "batch": int(default), "agree_batch": int(agree),
         "image_shape": image["shape"][1:], "inputs": check["inputs"],
         "agree_inputs": check_agree["inputs"],
         "exe": {"normal": f"bin/{m}", "noreuse": f"bin/{m}-noreuse", "agree": agree_exe,
-                "cpu_agree": f"bin/cpu/{m}-b{agree}", "recompute": f"bin/{m}-recompute"},
+                "cpu_agree": f"bin/cpu/{m}-b{agree}", "recompute": f"bin/{m}-recompute",
+                "cpu_agree_f32": f"bin/cpu/{source}-b{agree}"},
         "recompute_budget": int(open(os.path.join(meta, m + ".recompute")).read()),
         "plan": {"normal": plan(m), "noreuse": plan(m + "-noreuse"),
                  "recompute": plan(m + "-recompute"),
@@ -331,6 +369,9 @@ for m, b in bench_entries:
             manifest["bench"][m]["recompute"].append(
                 {"fraction": float(fraction), "budget": int(budget), "exe": f"bin/{name}",
                  "plan": plan(name)})
+    manifest["bench"][m]["half"] = [
+        {"precision": p, "exe": f"bin/{m}-bench-b{b}-{p}", "plan": plan(f"{m}-bench-b{b}-{p}")}
+        for p in open(os.path.join(meta, f"{m}-bench-b{b}.half")).read().split()]
 with open(os.path.join(stage, "bundle", "MANIFEST.json"), "w") as f:
     json.dump(manifest, f, indent=1)
     f.write("\n")

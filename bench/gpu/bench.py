@@ -34,7 +34,13 @@ memory (the plans: 12 MiB, 386 MiB, 2.35 GiB, 565 MiB); the data; the PyTorch mo
   bench.py torch --model M --batch B --variant eager|compile|eager-device ...
       One PyTorch measurement (run by `run` in a child process); prints one JSON object.
 
-Mixed precision is not in Cairn yet: every number here is fp32 (no TF32, no bf16/fp16).
+Half precision: where the bundle has a model's benchmark executables built with --precision
+bf16 or f16 (gpu-bundle.sh --precisions), each is timed as above against PyTorch eager under
+torch.autocast("cuda", dtype) (f16 with torch.amp.GradScaler, as Cairn scales f16 losses),
+reading batches from host memory; the report gives both steps, Cairn's arena against its
+float32 arena and against autocast's allocated peak. Cairn's GPU half step stores half tensors
+and computes in float32 (no tensor cores yet), so its numbers are memory, not speed. The rest
+is fp32 with TF32 off.
 """
 import argparse
 import datetime
@@ -60,6 +66,8 @@ def bundle_root(path=None):
 
 VARIANTS = [("eager", "eager"), ("compile", "torch.compile"),
             ("eager-device", "eager, data on GPU")]
+# PyTorch eager under autocast, for the half-precision rows.
+HALF_VARIANTS = {"bf16": "autocast-bf16", "f16": "autocast-f16"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,6 +97,9 @@ def torch_measure(args):
     model = ctor().to(device).train()
     opt = make_optimizer(os.path.join(root, "examples", args.model + ".cairn"), model.parameters())
     net = torch.compile(model) if args.variant == "compile" else model
+    half = {"autocast-bf16": torch.bfloat16, "autocast-f16": torch.float16}.get(args.variant)
+    # f16 scales the loss (GradScaler's defaults), as Cairn's f16 steps do.
+    scaler = torch.amp.GradScaler(args.device) if half == torch.float16 else None
 
     images, labels = gc.fashion_split(os.path.join(root, "data", "fashion-mnist"), "train")
     images = torch.from_numpy(np.array(gc.shaped_images(images, shape)))  # writable
@@ -115,10 +126,21 @@ def torch_measure(args):
     def step():
         x, y = next_batch()
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        total.add_(loss.detach())
+        if half is None:
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+        else:
+            with torch.autocast(device_type=args.device, dtype=half):
+                loss = F.cross_entropy(net(x), y)
+            if scaler:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+        total.add_(loss.detach().float())
 
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     start = time.perf_counter()
@@ -257,12 +279,14 @@ def run_bench(args):
         print(f"== {m} at batch {entry['batch']}", flush=True)
         r = {"batch": entry["batch"], "plan": entry["plan"]}
         try:
+            if args.half_only:
+                raise RuntimeError("not measured (--half-only)")
             r["cairn"] = cairn_measure(run, bundle, m, entry, args, work)
         except (RuntimeError, gc.NoDevice) as e:
             r["cairn"] = {"error": str(e)}
         print(f"   cairn: {r['cairn'].get('ms_per_step', r['cairn'].get('error'))}", flush=True)
         r["recompute"] = []
-        for budget in entry.get("recompute", []):  # bundles before recomputation have none
+        for budget in ([] if args.half_only else entry.get("recompute", [])):
             try:
                 row = cairn_measure(run, bundle, f"{m}-budget-{budget['fraction']:g}", budget,
                                     args, work, image_shape=entry["image_shape"])
@@ -273,10 +297,26 @@ def run_bench(args):
             print(f"   cairn, budget {budget['fraction']:g} of the plain arena: "
                   f"{row.get('ms_per_step', row.get('error'))}", flush=True)
         for variant, _ in VARIANTS:
-            r[variant] = (torch_run(bundle, m, entry["batch"], variant, args) if torch_version
+            r[variant] = ({"error": "not measured (--half-only)"} if args.half_only
+                          else torch_run(bundle, m, entry["batch"], variant, args) if torch_version
                           else {"error": "torch is not installed"})
             print(f"   {variant}: {r[variant].get('ms_per_step', r[variant].get('error'))}",
                   flush=True)
+        r["half"] = []
+        for half in entry.get("half", []):  # bundles before half precision have none
+            p = half["precision"]
+            row = {"precision": p, "plan": half["plan"]}
+            try:
+                row["cairn"] = cairn_measure(run, bundle, f"{m}-{p}", half, args, work,
+                                             image_shape=entry["image_shape"])
+            except (RuntimeError, gc.NoDevice) as e:
+                row["cairn"] = {"error": str(e)}
+            row["torch"] = (torch_run(bundle, m, entry["batch"], HALF_VARIANTS[p], args)
+                            if torch_version else {"error": "torch is not installed"})
+            r["half"].append(row)
+            cairn_ms = row["cairn"].get("ms_per_step", row["cairn"].get("error"))
+            torch_ms = row["torch"].get("ms_per_step", row["torch"].get("error"))
+            print(f"   cairn {p}: {cairn_ms}; {HALF_VARIANTS[p]}: {torch_ms}", flush=True)
         results[m] = r
         write_report(out, args, bundle, info, torch_version, results, date)  # after each model
         with open(os.path.splitext(out)[0] + ".json", "w") as f:
@@ -299,9 +339,9 @@ def write_report(out, args, bundle, info, torch_version, results, date):
              f"made {manifest['date']} by {manifest['cairn']})",
              f"- PyTorch {torch_version or 'not installed'}"
              + (f" (CUDA {first.get('cuda')}, cuDNN {first.get('cudnn')})" if first else ""),
-             "- precision: fp32 everywhere, TF32 off (torch.backends.cuda.matmul.allow_tf32 = "
-             "False, torch.backends.cudnn.allow_tf32 = False; Cairn's kernels use none). Mixed "
-             "precision is not in Cairn yet, so there are no bf16/fp16 numbers.",
+             "- precision: fp32, TF32 off (torch.backends.cuda.matmul.allow_tf32 = "
+             "False, torch.backends.cudnn.allow_tf32 = False; Cairn's kernels use none), except "
+             "the half-precision section.",
              f"- Cairn: `EXE train --steps {args.warmup + args.steps}` minus `--steps "
              f"{args.warmup}` over {args.steps} steps, median of {args.repeats}; PyTorch: median "
              f"step by CUDA events over {args.steps} steps after {args.warmup} warm-up steps "
@@ -342,8 +382,23 @@ def write_report(out, args, bundle, info, torch_version, results, date):
                       ["model", "batch", "budget", "arena", "plain arena / arena",
                        "extra FLOPs", "Cairn ms/step", "overhead"],
                       [_recompute_row(m, r, row) for m, r, row in recompute])]
+    half = [(m, r, row) for m, r in results.items() for row in r.get("half", [])]
+    if half:
+        lines += ["", "## Half precision", "",
+                  "Cairn's build with `--precision bf16|f16` (half tensors stored, float32 "
+                  "arithmetic, f16 with the dynamic loss scaler) against PyTorch eager under "
+                  "`torch.autocast` (tensor cores; f16 with GradScaler), both reading batches "
+                  "from host memory; timed as above.", "",
+                  gc.markdown_table(
+                      ["model", "batch", "precision", "Cairn ms/step", "autocast ms/step",
+                       "autocast / Cairn", "Cairn arena", "float32 arena / arena",
+                       "autocast allocated", "autocast allocated / Cairn arena",
+                       "Cairn skipped steps"],
+                      [_half_row(m, r, row) for m, r, row in half])]
     errors = [(m, v, r[v]["error"]) for m, r in results.items()
               for v in ["cairn"] + [x for x, _ in VARIANTS] if "error" in r.get(v, {})]
+    errors += [(m, f"{row['precision']} {side}", row[side]["error"]) for m, r, row in half
+               for side in ("cairn", "torch") if "error" in row[side]]
     if errors:
         lines += ["", "## Not measured", ""] + [f"- {m}, {v}: {e}" for m, v, e in errors]
     lines += ["", "Per-run numbers: the JSON file next to this one."]
@@ -364,6 +419,21 @@ def _recompute_row(m, r, row):
             gc.format_bytes(arena), ratio(plain_arena, arena),
             f"{extra / total:+.1%}" if extra is not None and total else "-",
             fmt_ms(ms), overhead]
+
+
+def _half_row(m, r, row):
+    import gpu_common as gc
+    metrics = row["cairn"].get("metrics") or {}
+    arena = metrics.get("device_arena_bytes") or (row.get("plan") or {}).get("arena_bytes")
+    plain = (r["cairn"].get("metrics") or {}).get("device_arena_bytes") or \
+        (r.get("plan") or {}).get("arena_bytes")
+    ms, torch_ms = row["cairn"].get("ms_per_step"), row["torch"].get("ms_per_step")
+    skipped = metrics.get("skipped_steps")
+    return [m, r["batch"], row["precision"], fmt_ms(ms), fmt_ms(torch_ms), ratio(torch_ms, ms),
+            gc.format_bytes(arena), ratio(plain, arena),
+            gc.format_bytes(row["torch"].get("max_allocated")),
+            ratio(row["torch"].get("max_allocated"), arena),
+            "-" if skipped is None else str(skipped)]
 
 
 def _memory_row(m, r):
@@ -398,13 +468,16 @@ def main():
     r.add_argument("--repeats", type=int, default=3)
     r.add_argument("--timeout", type=int, default=400, help="seconds per run")
     r.add_argument("--command", help="the command line to record")
+    r.add_argument("--half-only", action="store_true",
+                   help="time only the half-precision builds and PyTorch's autocast")
     r.add_argument("--host-run", action="store_true",
                    help="a --target cpu bundle without a GPU: checks the plumbing only")
     t = sub.add_parser("torch")
     t.add_argument("--bundle")
     t.add_argument("--model", required=True)
     t.add_argument("--batch", type=int, required=True)
-    t.add_argument("--variant", choices=[v for v, _ in VARIANTS], required=True)
+    t.add_argument("--variant", choices=[v for v, _ in VARIANTS] + list(HALF_VARIANTS.values()),
+                   required=True)
     t.add_argument("--steps", type=int, default=200)
     t.add_argument("--warmup", type=int, default=20)
     t.add_argument("--device", default="cuda", help="cpu: check the plumbing without a GPU")

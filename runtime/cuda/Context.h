@@ -9,7 +9,7 @@
 //
 // Step scalars. A CUDA graph bakes kernel arguments in when it is captured,
 // so what changes from step to step (the optimizer's step count and lr, the
-// dropout key) is read by the kernels from `scalars`: device memory just past the
+// dropout key, the loss scale) is read by the kernels from `scalars`: device memory just past the
 // planned arena (in the same cudaMalloc, outside the plan's bytes), copied
 // from pinned host memory on the step's stream before each step. (Mapped
 // host memory, read once per block, crossed the bus once per block: 5 ms
@@ -38,6 +38,7 @@ struct StepScalars {
   uint64_t seed = 0; // --seed: the dropout key
   int64_t step = 0;  // optimizer steps before this one (StepContext::step)
   double lrFactor = 1; // the scheduled lr over the declared one (StepContext::lrFactor)
+  double lossScale = 1; // the loss scaler's scale (StepContext::lossScale)
 };
 
 /// Per call-site state a library wrapper keeps between steps (an algorithm,

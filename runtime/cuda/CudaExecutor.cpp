@@ -89,10 +89,15 @@ private:
       else if (tensor.role == TensorRole::Param || tensor.role == TensorRole::Buffer ||
                tensor.role == TensorRole::OptimizerState)
         state.push_back(&tensor);
-      else if (tensor.role == TensorRole::Output)
+      else if (tensor.role == TensorRole::Output) {
         for (StepKind kind : {StepKind::Train, StepKind::Forward, StepKind::EvalLoss})
           if (tensor.name == runtime::stepResultName(kind))
-            results[static_cast<int>(kind)] = &tensor;
+            results[static_cast<int>(kind)].push_back(&tensor);
+        // The loss scaler's flag: the host counts skipped steps and sets the
+        // next scale from it.
+        if (tensor.name == "found_inf")
+          results[static_cast<int>(StepKind::Train)].push_back(&tensor);
+      }
     }
   }
   void initialize(const ExecutorOptions &options);
@@ -111,8 +116,9 @@ private:
   const ProgramSpec &spec;
   std::vector<const TensorInfo *> inputs, state;
   /// By step kind, what the host reads after the step: the training step's
-  /// "loss", the forward pass's "output", the eval step's "eval_loss".
-  const TensorInfo *results[runtime::kStepKinds] = {};
+  /// "loss" (and the loss scaler's "found_inf"), the forward pass's
+  /// "output", the eval step's "eval_loss".
+  std::vector<const TensorInfo *> results[runtime::kStepKinds];
   int device = 0;
   std::string deviceName;
   unsigned char *arena = nullptr;  // the one cudaMalloc
@@ -270,6 +276,7 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
   hostScalars->seed = ctx.seed;
   hostScalars->step = ctx.step;
   hostScalars->lrFactor = ctx.lrFactor;
+  hostScalars->lossScale = ctx.lossScale;
   // Ahead of the step on its stream, outside the graph: every kernel then
   // reads device memory (reading mapped host memory, each thread crossed
   // PCIe: a dropout over 3 M elements took 5 ms).
@@ -314,7 +321,7 @@ void CudaExecutor::runStep(StepKind step, const StepContext &ctx) {
     }
   }
 
-  if (const TensorInfo *result = results[static_cast<int>(step)])
+  for (const TensorInfo *result : results[static_cast<int>(step)])
     copyTensor(*result, false);
   // Also where an error of any kernel of the step surfaces.
   CAIRN_CUDA_CHECK(cudaStreamSynchronize(cx.stream));

@@ -17,6 +17,7 @@
 
 #include "runtime/cuda/Context.h"
 #include "runtime/kernels/Conv.h"
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Pool.h"
 
@@ -33,6 +34,19 @@ void copyBytes(Context &cx, size_t bytes, const void *in, void *out);
 void zeroBytes(Context &cx, size_t bytes, void *out);
 /// --poison: `bytes` at `data` become 0xFF.
 void poisonBytes(Context &cx, unsigned char *data, size_t bytes);
+
+// Half precision and the loss scaler (runtime/kernels/Convert.h, Optimizer.h).
+/// As kernels::castElements: float32 to or from f16 or bf16, the same bits.
+void castElements(Context &cx, const void *in, kernels::CastType from, void *out,
+                  kernels::CastType to, int64_t n);
+/// out[0] = the step's loss scale (cx.scalars->lossScale) or its inverse.
+void lossScale(Context &cx, bool inverse, float *out);
+/// *found = 1 when an element of a gradient is infinite or NaN, else 0
+/// (`grads` the device addresses, a host array).
+template <typename T>
+void foundInf(Context &cx, int count, const T *const *grads, const int64_t *sizes, T *found);
+/// Copies `bytes` of `updated` over `old` unless *found (device) is nonzero.
+void skipSelect(Context &cx, size_t bytes, const void *updated, const float *found, void *old);
 
 // Element-wise (runtime/kernels/Elementwise.h).
 using kernels::Activation;
@@ -207,15 +221,17 @@ template <typename T>
 void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_t *sizes,
                      double maxNorm, double normType, double *workspace, T *coefficient);
 /// As kernels::sgdUpdate; the first step (momentum from the gradient) is
-/// cx.scalars->step == 0.
+/// cx.scalars->step == 0. With `skip` (device, the loss scaler's found-inf
+/// flag), nothing is written when *skip is nonzero.
 template <typename T>
 void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double momentum,
-               double dampening, double weightDecay, bool nesterov);
+               double dampening, double weightDecay, bool nesterov, const T *skip = nullptr);
 /// As kernels::adamUpdate (AdamW with decoupledWeightDecay) with step =
-/// cx.scalars->step + 1.
+/// cx.scalars->step + 1; `skip` as for sgdUpdate.
 template <typename T>
 void adamUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double beta1,
-                double beta2, double eps, double weightDecay, bool decoupledWeightDecay);
+                double beta2, double eps, double weightDecay, bool decoupledWeightDecay,
+                const T *skip = nullptr);
 
 } // namespace cairn::cuda
 

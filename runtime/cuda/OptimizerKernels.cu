@@ -121,7 +121,10 @@ template <typename F> __device__ void forEachChunk(const UpdateBatch &b, F f) {
 // local memory.
 template <typename T>
 __global__ void sgdKernel(const __grid_constant__ UpdateBatch batch, ops::SgdHyper h,
-                          const StepScalars *scalars) {
+                          const StepScalars *scalars, const T *skip) {
+  // A step the loss scaler skips (an inf or NaN gradient) writes nothing.
+  if (skip && *skip != T(0))
+    return;
   const UpdateScalars u = loadUpdateScalars(scalars);
   const bool firstStep = u.step == 0;
   h.lr *= u.lrFactor;
@@ -136,7 +139,9 @@ __global__ void sgdKernel(const __grid_constant__ UpdateBatch batch, ops::SgdHyp
 
 template <typename T>
 __global__ void adamKernel(const __grid_constant__ UpdateBatch batch, ops::AdamHyper h,
-                           const StepScalars *scalars) {
+                           const StepScalars *scalars, const T *skip) {
+  if (skip && *skip != T(0))
+    return;
   const UpdateScalars u = loadUpdateScalars(scalars);
   h.lr *= u.lrFactor;
   const ops::AdamBias bias = ops::adamBias(h, u.step + 1);
@@ -270,30 +275,32 @@ template void clipCoefficient<double>(Context &, int, const double *const *, con
 
 template <typename T>
 void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double momentum,
-               double dampening, double weightDecay, bool nesterov) {
+               double dampening, double weightDecay, bool nesterov, const T *skip) {
   const ops::SgdHyper h = {lr, momentum, dampening, weightDecay, nesterov};
   forEachBatch("SGD", count, tensors, momentum != 0 ? 1 : 0,
                [&](const UpdateBatch &batch, unsigned blocks) {
-                 sgdKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars);
+                 sgdKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars,
+                                                                          skip);
                });
 }
 
 template <typename T>
 void adamUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double beta1,
-                double beta2, double eps, double weightDecay, bool decoupledWeightDecay) {
+                double beta2, double eps, double weightDecay, bool decoupledWeightDecay,
+                const T *skip) {
   const ops::AdamHyper h = {lr, beta1, beta2, eps, weightDecay, decoupledWeightDecay};
   forEachBatch("Adam", count, tensors, 2, [&](const UpdateBatch &batch, unsigned blocks) {
-    adamKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars);
+    adamKernel<T><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(batch, h, cx.scalars, skip);
   });
 }
 
 template void sgdUpdate<float>(Context &, int, const UpdateTensor *, double, double, double, double,
-                               bool);
+                               bool, const float *);
 template void sgdUpdate<double>(Context &, int, const UpdateTensor *, double, double, double,
-                                double, bool);
+                                double, bool, const double *);
 template void adamUpdate<float>(Context &, int, const UpdateTensor *, double, double, double,
-                                double, double, bool);
+                                double, double, bool, const float *);
 template void adamUpdate<double>(Context &, int, const UpdateTensor *, double, double, double,
-                                 double, double, bool);
+                                 double, double, bool, const double *);
 
 } // namespace cairn::cuda

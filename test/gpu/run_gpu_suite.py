@@ -42,6 +42,19 @@ The checks (each example of the bundle, examples/*.cairn):
      images padded and repeated over 3 channels): loss and test accuracy, for the record;
      fails when the run fails, the loss is not finite, or the accuracy is below a floor.
 
+Half precision: the bundle's MODEL-bf16 and MODEL-f16 entries (gpu-bundle.sh --precisions) are
+built with --precision and go through every check as the others do, against the CPU executable
+of the same precision. Both backends store half tensors and compute in float32, with the same
+rounding of every value to half; only float32's rounding inside a GEMM, a convolution or a
+reduction differs, and where it moves a value across a rounding boundary the two half values
+differ by one unit in the last place (2^-8 relative for bf16, 2^-11 for f16), which later ops
+carry on. So check b compares them to HALF_TOLERANCE (16 such units of max|x| of each tensor)
+instead of 1e-4, without PyTorch's float32 allowances but with a noise allowance of twice the
+CPU half step's distance from the CPU float32 step (a bias gradient in front of a batch norm is
+zero but for rounding: its max|x| is the noise); the update rule keeps the float32
+tolerance, since master weights and optimizer state are float32 (f16 steps also must not be
+skipped: the loss scale starts at 2^16 as GradScaler's). Checks c to f are as for float32.
+
 --host-run runs a bundle of CPU executables (`gpu-bundle.sh --target cpu`) on a machine
 without a GPU: the same plumbing with the CUDA-only parts (kernel tests, --deterministic,
 --no-graph, device memory, the sanitizer) skipped; it checks this script, not the GPU.
@@ -76,6 +89,9 @@ CHECKS = {
 # hours on the CPU here, so its floor only catches a run that does not learn. deep_mlp's 64
 # ReLU layers at PyTorch's default initialisation do not learn in one epoch at lr 0.01 (10.0%
 # on the CPU): no floor.
+# Check b's tolerance for half-precision entries, relative to max|x| of each tensor: 16 units
+# in the last place of the half type (see the docstring).
+HALF_TOLERANCE = {"bf16": 16 * 2.0 ** -8, "f16": 16 * 2.0 ** -11}
 ACCURACY_FLOOR = {"mlp": 0.7, "cnn": 0.75, "transformer": 0.75, "resnet18": 0.5,
                   "deep_mlp": None}
 SANITIZER_DATA = (512, 256)  # training and test examples of check e's data set
@@ -233,6 +249,25 @@ class Suite:
         except Exception as e:  # the allowances only ever widen; report and go on without
             return {}, {}, 0, f"no allowances: PyTorch reference failed: {type(e).__name__}: {e}"
 
+    def half_noise(self, model, init_path, batch_path, cpu):
+        """{tensor: 2 max|cpu_half - cpu_f32|}: the CPU half step's own distance from the
+        float32 step on the same weights and batch. A tensor that is rounding noise in half
+        (a bias gradient in front of a batch norm, zero but for rounding) may differ by that
+        much between two half steps; for the others it is below the half tolerance."""
+        exe = self.bundle.model(model)["exe"].get("cpu_agree_f32")
+        if not exe or not os.path.isfile(self.bundle.exe(exe)):
+            return {}
+        out = self.work(model, "cpu-f32.safetensors")
+        self.must([self.bundle.exe(exe), "step", "--load", init_path, "--batch", batch_path,
+                   "--out", out, "--seed", self.bundle.manifest["step_seed"]])
+        f32 = gc.read_safetensors(out)
+        noise = {}
+        for name, a in cpu.items():
+            if name in f32 and a.shape == f32[name].shape and a.dtype.kind == "f" and a.size:
+                noise[name] = 2.0 * float(np.max(np.abs(a.astype(np.float64) -
+                                                        f32[name].astype(np.float64))))
+        return noise
+
     def check_b(self, model):
         info = self.bundle.model(model)
         seed = self.bundle.manifest["step_seed"]
@@ -259,10 +294,30 @@ class Suite:
             loss = float(cpu["loss"].reshape(-1)[0])
             rel = abs(loss - here) / max(abs(here), gc.TINY)
             notes.append(f"CPU loss {loss:.7g}, {rel:.2g} relative from the bundle machine's")
-        noise, slack, ties, allowance_note = self.torch_allowances(model, init_path, batch_path)
-        notes.append(allowance_note + (f" ({ties} near-tie ReLU inputs)" if ties else ""))
-        rows = gc.compare_step(gpu, cpu, init, gc.parse_optimizer(info["optimizer"]),
-                               self.args.tolerance, noise, slack)
+        precision = info.get("precision", "f32")
+        tolerance = self.args.tolerance
+        if precision in HALF_TOLERANCE:
+            tolerance = HALF_TOLERANCE[precision]
+            noise, slack, ties = self.half_noise(model, init_path, batch_path, cpu), {}, 0
+            notes.append(f"{precision}: tolerance {tolerance:.3g} of max|x| (16 ulps of "
+                         f"{precision}), noise: twice the CPU {precision} step's distance from "
+                         f"its float32 step ({len(noise)} tensors), no PyTorch allowances")
+            skipped = float(cpu.get("found_inf", np.zeros(1)).reshape(-1)[0]), \
+                float(gpu.get("found_inf", np.zeros(1)).reshape(-1)[0])
+            if "found_inf" in cpu or "found_inf" in gpu:
+                notes.append(f"found_inf cpu {skipped[0]:g} gpu {skipped[1]:g}")
+        else:
+            noise, slack, ties, allowance_note = self.torch_allowances(model, init_path,
+                                                                       batch_path)
+            notes.append(allowance_note + (f" ({ties} near-tie ReLU inputs)" if ties else ""))
+        optimizer = gc.parse_optimizer(info["optimizer"])
+        rows = gc.compare_step(gpu, cpu, init, optimizer, tolerance, noise, slack)
+        if precision in HALF_TOLERANCE:
+            # The update rule is float32 arithmetic on float32 master weights: the float32
+            # tolerance, against the GPU's own gradients.
+            rows = [r for r in rows if r["kind"] == "agree"] + [
+                r for r in gc.compare_step(gpu, cpu, init, optimizer, self.args.tolerance)
+                if r["kind"] == "rule"]
         failing = [r for r in rows if gc.row_fails(r)]
         agree = [r for r in rows if r["kind"] == "agree"]
         rule = [r for r in rows if r["kind"] == "rule"]
@@ -270,7 +325,8 @@ class Suite:
         worst_strict = max((r["strict"] for r in agree), default=0.0)
         widened = sum(r["strict"] > 1 and not gc.row_fails(r) for r in agree)
         numbers = (f"batch {info['agree_batch']}, {len(agree)} tensors; worst "
-                   f"{_worst(worst_agree)}; plain max|gpu-cpu|/(1e-4 max|cpu|) {worst_strict:.3g}"
+                   f"{_worst(worst_agree)}; plain max|gpu-cpu|/({tolerance:.3g} max|cpu|) "
+                   f"{worst_strict:.3g}"
                    f" ({widened} tensors needed an allowance); update rule worst "
                    f"{_worst(rule[0] if rule else None)}; loss gpu {_scalar(gpu, 'loss')} cpu "
                    f"{_scalar(cpu, 'loss')}")
@@ -406,7 +462,8 @@ class Suite:
             m = json.load(f)
         loss, accuracy = m.get("final_loss"), m.get("test_accuracy")
         subset = self.bundle.manifest.get("train_subset")
-        floor = None if self.args.train_steps or subset else ACCURACY_FLOOR.get(model)
+        floor = (None if self.args.train_steps or subset
+                 else ACCURACY_FLOOR.get(info.get("base", model)))
         problems = []
         if not isinstance(loss, (int, float)) or not math.isfinite(loss):
             problems.append(f"final loss {loss!r}")

@@ -213,7 +213,8 @@ cl::opt<std::string> precisionName(
              "PyTorch's autocast (cairn-autocast): batch norm with float32 "
              "statistics, softmax, the losses, sums and means in float32, "
              "float32 master weights and optimizer state; half tensors are "
-             "stored in half and computed in float32 (the CPU target only). "
+             "stored in half and computed in float32, on the CPU and CUDA "
+             "targets alike. "
              "f16 steps scale the loss as torch.amp.GradScaler (the "
              "executables' --loss-scale); this wins over the model's own "
              "`precision`"),
@@ -379,7 +380,7 @@ bool isCudaTarget() {
   return targetName == "cuda" || (buildCommand && emitKind == EmitKind::Cuda);
 }
 
-/// Checks --precision: f32, bf16 or f16, half precision on the CPU target.
+/// Checks --precision: f32, bf16 or f16.
 bool checkPrecision() {
   if (!precisionName.getNumOccurrences())
     return true;
@@ -391,10 +392,6 @@ bool checkPrecision() {
       precisionName != "f16")
     return fail("--precision expects f32, bf16 or f16, got '" + precisionName +
                 "'");
-  if (precisionName != "f32" && isCudaTarget())
-    return fail("--precision " + precisionName +
-                " runs on the CPU target only for now (its CUDA kernels take "
-                "float32)");
   return true;
 }
 

@@ -65,6 +65,10 @@ public:
     sync();
     hostScalars->seed = seed;
   }
+  void setLossScale(double scale) {
+    sync();
+    hostScalars->lossScale = scale;
+  }
 
   Context cx;
 
