@@ -354,14 +354,19 @@ def SplitMicroBatchesPass : Pass<"cairn-split-micro-batches", "mlir::ModuleOp"> 
     micro-batch's statistics and updates its running statistics once per
     micro-batch; a dropout's stream is shifted per micro-batch. On one
     device each micro-batch's forward and backward run in turn (gradient
-    accumulation); with ops on devices > 0, every forward runs first and
-    then every backward (GPipe's schedule). The forward step's outputs are
+    accumulation); with ops on devices > 0, a pipeline: `pipeline=gpipe`,
+    every forward first and then every backward, or `pipeline=1f1b`, each
+    stage s of N min(N - s - 1, M) forwards ahead and then one forward and
+    one backward in turn (at most N - s micro-batches in flight). The
+    forward step's outputs are
     joined by a concat. Gradient clipping, f16 loss scaling and an
     `eval_loss` step are refused.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
            "How many micro-batches a batch runs as (1: as one)">,
+    Option<"pipeline", "pipeline", "std::string", /*default=*/"\"1f1b\"",
+           "The schedule across devices: gpipe or 1f1b">,
   ];
 }
 

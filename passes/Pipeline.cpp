@@ -111,7 +111,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
       pm.addPass(createComputeHalfInFloat32Pass());
     pm.addPass(createLowerToKernelsPass({options.target}));
     if (options.microBatches > 1)
-      pm.addPass(createSplitMicroBatchesPass({options.microBatches}));
+      pm.addPass(createSplitMicroBatchesPass(
+          {options.microBatches, options.pipeline}));
     if (options.step != "both")
       pm.addPass(createExtractStepPass({options.step}));
   }

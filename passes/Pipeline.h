@@ -96,6 +96,8 @@ struct PipelineOptions {
   /// Each step runs as this many micro-batches of the batch the model was
   /// lowered at (cairn-split-micro-batches; 1: as one batch).
   int64_t microBatches = 1;
+  /// With micro-batches across devices: "1f1b" or "gpipe".
+  std::string pipeline = "1f1b";
   /// Split a model placed on several devices into a program per device
   /// (false inside the evaluations of the passes that plan in the loop,
   /// which plan the whole step).

@@ -5,11 +5,16 @@
 // each on its rows of the inputs (a slice). Unrolled in the step, so that
 // the plan holds exactly what is live: on one device, each micro-batch's
 // forward and backward in turn (gradient accumulation: the activations of
-// one micro-batch, the update of the whole batch); on several, every
-// forward first and then every backward (GPipe), which the transfers' tag
-// order turns into a pipeline, each stage holding the micro-batches in
-// flight. Gradients are summed over the micro-batches in their order, each
-// micro-batch's loss seeded with 1/M, so the update sees the mean over the
+// one micro-batch, the update of the whole batch); on several, a pipeline,
+// which the transfers' tag order enforces: GPipe's (every forward first,
+// then every backward: stage s holds all M micro-batches' activations) or
+// 1F1B's (stage s of N runs min(N - s - 1, M) forwards ahead, then
+// alternates one forward and one backward: it holds at most N - s). The
+// 1F1B order is the list every stage's own order projects from: units (one
+// micro-batch's forward or backward kernels on one device) are taken from
+// each device's 1F1B sequence in turn as soon as every unit they read from
+// is in the list. Gradients are summed over the micro-batches in their order,
+// each micro-batch's loss seeded with 1/M, so the update sees the mean over the
 // batch; the loss is the mean of the micro-batches' losses. Batch norm uses
 // each micro-batch's statistics and updates its running statistics once per
 // micro-batch, as GPipe and PyTorch's gradient accumulation do. A dropout
@@ -25,7 +30,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <array>
 #include <functional>
+#include <set>
 
 namespace cairn {
 #define GEN_PASS_DEF_SPLITMICROBATCHESPASS
@@ -52,13 +59,21 @@ MemRefType withRows(MemRefType type, int64_t rows) {
 
 class MicroBatchSplitter {
 public:
-  MicroBatchSplitter(ProgramOp program, int64_t count)
-      : program(program), count(count), b(program.getContext()) {}
+  MicroBatchSplitter(ProgramOp program, int64_t count,
+                     bool oneForwardOneBackward)
+      : program(program), count(count),
+        oneForwardOneBackward(oneForwardOneBackward), b(program.getContext()) {}
 
   LogicalResult run();
 
 private:
   LogicalResult splitTrainStep(StepOp step);
+  /// The order of the units (stage, backward?, micro-batch) of a 1F1B
+  /// pipeline over the kernels `forward` and `backward` placed on `device`.
+  FailureOr<SmallVector<std::array<int64_t, 3>>>
+  orderOneForwardOneBackward(StepOp step, ArrayRef<Operation *> forward,
+                             ArrayRef<Operation *> backward,
+                             ArrayRef<int64_t> device, int64_t stages);
   LogicalResult splitForward(StepOp step);
   /// Clones `kernels` for micro-batch `m` before `at` (null: the step's
   /// end), fresh per-step buffers named `<name>.mb<m>`; inputs read through
@@ -82,6 +97,8 @@ private:
 
   ProgramOp program;
   int64_t count;
+  /// --pipeline 1f1b (else GPipe) when the step runs on several devices.
+  bool oneForwardOneBackward;
   OpBuilder b;
   Block *current = nullptr;
   /// Between an input's name and `.mb<m>` in its slices' names.
@@ -321,8 +338,34 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
   // Sums the micro-batches' gradients so far: after micro-batch m's
   // backward, the sum of 0..m (into the gradient itself after the last).
   SmallVector<Value> sums(grads.size());
-  auto accumulate = [&](int64_t m) {
+  // The stage (pipeline) whose backward writes each gradient: its sum is
+  // made right after that stage's backward of the micro-batch.
+  SmallVector<int64_t> stageOf(forward.size() + backward.size(), 0);
+  DenseMap<int64_t, int64_t> stageOfDevice;
+  {
+    int64_t last = 0;
+    for (auto [k, kernel] :
+         llvm::enumerate(llvm::concat<Operation *const>(forward, backward))) {
+      if (auto device =
+              kernel->getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
+        last = device.getInt();
+      // Stages in the order the forward reaches the devices.
+      if (!stageOfDevice.count(last))
+        stageOfDevice[last] = int64_t(stageOfDevice.size());
+      stageOf[k] = stageOfDevice[last];
+    }
+  }
+  const int64_t stages = int64_t(stageOfDevice.size());
+  SmallVector<int64_t> gradStage(grads.size(), 0);
+  for (auto [k, kernel] : llvm::enumerate(backward))
+    for (Value output : cast<KernelOpInterface>(kernel).getKernelOutputs())
+      for (auto [i, grad] : llvm::enumerate(grads))
+        if (output == grad)
+          gradStage[i] = stageOf[forward.size() + k];
+  auto accumulate = [&](int64_t m, int64_t stage) {
     for (auto [i, grad] : llvm::enumerate(grads)) {
+      if (stage >= 0 && gradStage[i] != stage)
+        continue;
       if (m == 0) {
         sums[i] = partial[0][i];
         continue;
@@ -339,23 +382,42 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
       sums[i] = into;
     }
   };
-  auto backwardOf = [&](int64_t m) {
-    for (Operation *clone : cloneFor(backward, m, mappings[m], anchor))
+  // Micro-batch m's backward kernels on `stage` (-1: all of them).
+  auto backwardOf = [&](int64_t m, int64_t stage) {
+    SmallVector<Operation *> part;
+    for (auto [k, kernel] : llvm::enumerate(backward))
+      if (stage < 0 || stageOf[forward.size() + k] == stage)
+        part.push_back(kernel);
+    for (Operation *clone : cloneFor(part, m, mappings[m], anchor))
       if (auto fill = dyn_cast<FillKernelOp>(clone);
           fill && fill->getLoc() == seed->getLoc() &&
           cast<MemRefType>(fill.getResult().getType()).getRank() == 0)
         fill.setValueAttr(b.getF64FloatAttr(1.0 / count));
-    accumulate(m);
+    accumulate(m, stage);
   };
-  if (pipeline) {
+  auto forwardOf = [&](int64_t m, int64_t stage) {
+    SmallVector<Operation *> part;
+    for (auto [k, kernel] : llvm::enumerate(forward))
+      if (stage < 0 || stageOf[k] == stage)
+        part.push_back(kernel);
+    cloneFor(part, m, mappings[m], anchor);
+  };
+  if (pipeline && oneForwardOneBackward && stages > 1) {
+    FailureOr<SmallVector<std::array<int64_t, 3>>> order =
+        orderOneForwardOneBackward(step, forward, backward, stageOf, stages);
+    if (failed(order))
+      return failure();
+    for (auto [stage, isBackward, m] : *order)
+      isBackward ? backwardOf(m, stage) : forwardOf(m, stage);
+  } else if (pipeline) {
     for (int64_t m = 0; m < count; ++m)
-      cloneFor(forward, m, mappings[m], anchor);
+      forwardOf(m, -1);
     for (int64_t m = 0; m < count; ++m)
-      backwardOf(m);
+      backwardOf(m, -1);
   } else {
     for (int64_t m = 0; m < count; ++m) {
-      cloneFor(forward, m, mappings[m], anchor);
-      backwardOf(m);
+      forwardOf(m, -1);
+      backwardOf(m, -1);
     }
   }
   // The loss: the mean of the micro-batches'.
@@ -377,6 +439,81 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
   originals.append(backward);
   replaceKernels(step, originals);
   return success();
+}
+
+/// The buffer a value is a view of (itself for a buffer).
+Value getRootBuffer(Value value) {
+  while (auto view = value ? value.getDefiningOp<ViewOp>() : ViewOp())
+    value = view.getSource();
+  return value;
+}
+
+FailureOr<SmallVector<std::array<int64_t, 3>>>
+MicroBatchSplitter::orderOneForwardOneBackward(StepOp step,
+                                               ArrayRef<Operation *> forward,
+                                               ArrayRef<Operation *> backward,
+                                               ArrayRef<int64_t> stageOf,
+                                               int64_t stages) {
+  // A unit is (stage, backward?): 2 stage + backward. What each unit reads
+  // from the others, within one micro-batch (a step value's last writer).
+  auto unitOf = [&](size_t k) {
+    return 2 * stageOf[k] + (k >= forward.size() ? 1 : 0);
+  };
+  std::vector<std::set<int64_t>> reads(2 * stages);
+  DenseMap<Value, int64_t> writer;
+  size_t k = 0;
+  for (Operation *kernel : llvm::concat<Operation *const>(forward, backward)) {
+    auto io = cast<KernelOpInterface>(kernel);
+    int64_t unit = unitOf(k++);
+    for (Value input : io.getKernelInputs())
+      if (auto it = writer.find(getRootBuffer(input)); it != writer.end())
+        if (it->second != unit)
+          reads[unit].insert(it->second);
+    for (Value output : io.getKernelOutputs())
+      if (output)
+        writer[getRootBuffer(output)] = unit;
+  }
+  // Each stage's own 1F1B sequence: warm-up forwards, then one forward and
+  // one backward in turn, then the backwards left.
+  std::vector<std::vector<std::array<int64_t, 2>>> sequence(stages);
+  for (int64_t stage = 0; stage < stages; ++stage) {
+    int64_t warm = std::min(stages - stage - 1, count);
+    auto &seq = sequence[stage];
+    for (int64_t m = 0; m < warm; ++m)
+      seq.push_back({0, m});
+    for (int64_t i = 0; i + warm < count; ++i) {
+      seq.push_back({0, warm + i});
+      seq.push_back({1, i});
+    }
+    for (int64_t m = count - warm; m < count; ++m)
+      seq.push_back({1, m});
+  }
+  // Take from each stage in turn what is ready, until every unit is in.
+  std::vector<std::vector<bool>> done(2 * stages,
+                                      std::vector<bool>(count, false));
+  std::vector<size_t> next(stages, 0);
+  SmallVector<std::array<int64_t, 3>> order;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int64_t stage = 0; stage < stages; ++stage)
+      while (next[stage] < sequence[stage].size()) {
+        auto [isBackward, m] = sequence[stage][next[stage]];
+        int64_t unit = 2 * stage + isBackward;
+        if (!llvm::all_of(reads[unit], [&](int64_t from) {
+              return done[from][m] || from == unit;
+            }))
+          break;
+        done[unit][m] = true;
+        order.push_back({stage, isBackward, m});
+        ++next[stage];
+        progress = true;
+      }
+  }
+  if (int64_t(order.size()) != 2 * stages * count)
+    return step.emitError()
+           << "--pipeline 1f1b: the stages' data flow admits no 1F1B order "
+              "(a stage reads a later stage's forward); use --pipeline gpipe";
+  return order;
 }
 
 LogicalResult MicroBatchSplitter::splitForward(StepOp step) {
@@ -420,7 +557,13 @@ struct SplitMicroBatchesPass
     ProgramOp program = getProgramFor(getOperation(), getArgument());
     if (!program)
       return signalPassFailure();
-    if (failed(MicroBatchSplitter(program, microBatches).run()))
+    if (pipeline != "gpipe" && pipeline != "1f1b") {
+      getOperation().emitError()
+          << "--pipeline expects gpipe or 1f1b, got '" << pipeline << "'";
+      return signalPassFailure();
+    }
+    if (failed(MicroBatchSplitter(program, microBatches, pipeline == "1f1b")
+                   .run()))
       return signalPassFailure();
   }
 };

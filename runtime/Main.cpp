@@ -369,7 +369,11 @@ absl::Status finishReport(const Session &session, RunReport &report) {
   session.executor->fillReport(report);
   report.peakRssBytes = peakRssBytes();
   if (session.partitioned()) {
-    int64_t mine[2] = {static_cast<int64_t>(report.measuredPeakBytes), report.peakRssBytes};
+    // Each device's peak, resident set and (train) nanoseconds waited.
+    int64_t mine[3] = {static_cast<int64_t>(report.measuredPeakBytes), report.peakRssBytes,
+                       report.devicesWaitSeconds
+                           ? static_cast<int64_t>(report.devicesWaitSeconds->front() * 1e9)
+                           : 0};
     absl::StatusOr<std::vector<std::string>> all =
         session.transport.gather(std::string_view(reinterpret_cast<char *>(mine), sizeof(mine)),
                                  /*root=*/0);
@@ -377,11 +381,15 @@ absl::Status finishReport(const Session &session, RunReport &report) {
       return all.status();
     if (!session.reports())
       return absl::OkStatus();
+    if (report.devicesWaitSeconds)
+      report.devicesWaitSeconds->clear();
     for (const std::string &part : *all) {
-      int64_t theirs[2] = {0, 0};
+      int64_t theirs[3] = {0, 0, 0};
       std::memcpy(theirs, part.data(), std::min(part.size(), sizeof(theirs)));
       report.measuredPeakBytes = std::max(report.measuredPeakBytes, size_t(theirs[0]));
       report.peakRssBytes = std::max(report.peakRssBytes, theirs[1]);
+      if (report.devicesWaitSeconds)
+        report.devicesWaitSeconds->push_back(static_cast<double>(theirs[2]) * 1e-9);
     }
     report.device += absl::StrFormat(" (device 0 of %d)", session.partition.size());
   }
@@ -464,6 +472,7 @@ absl::Status runTrain(Session &session) {
   int64_t done = 0;    // steps of this run
   int64_t skipped = 0; // of them, skipped for an inf or NaN gradient
   int64_t rssAfterWarmup = 0;
+  const double waitedBefore = session.transport.waitSeconds();
   Clock::time_point start = Clock::now();
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
     std::vector<int64_t> order = epochPermutation(train->size(), options.seed, epoch);
@@ -500,6 +509,9 @@ absl::Status runTrain(Session &session) {
 
   RunReport report = startReport(session, "train");
   report.seconds = secondsSince(start);
+  if (session.partitioned())
+    report.devicesWaitSeconds =
+        std::vector<double>{session.transport.waitSeconds() - waitedBefore};
   report.rssAfterWarmupBytes = rssAfterWarmup;
   report.rssAtEndBytes = currentRssBytes();
   report.epochs = plan.epochs;

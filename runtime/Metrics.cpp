@@ -96,6 +96,9 @@ std::string metricsJson(const RunReport &report) {
                                     ? nlohmann::json(*report.deviceOverheadBytes)
                                     : nlohmann::json(nullptr)},
       {"seed", report.seed},
+      {"devices_wait_seconds", report.devicesWaitSeconds
+                                   ? nlohmann::json(*report.devicesWaitSeconds)
+                                   : nlohmann::json(nullptr)},
   };
   // nlohmann writes a diverged run's NaN loss as null; `replace` keeps a
   // model name with bad UTF-8 from throwing.
@@ -116,6 +119,14 @@ void printSummary(std::FILE *out, const RunReport &report) {
   if (report.command == "train")
     absl::FPrintF(out, "trained %d steps (%d epochs) in %.1f s, %.0f examples/s\n",
                   report.steps, report.epochs, report.seconds, report.examplesPerSecond);
+  if (report.devicesWaitSeconds && report.seconds > 0) {
+    std::string shares;
+    for (double waited : *report.devicesWaitSeconds)
+      shares += absl::StrFormat("%s%.0f%%", shares.empty() ? "" : ", ",
+                                100 * waited / report.seconds);
+    absl::FPrintF(out, "devices waited (sends, receives, the loss) %s of the training time\n",
+                  shares);
+  }
   if (report.skippedSteps)
     absl::FPrintF(out,
                   "loss scaling: %d steps skipped for an inf or NaN gradient, scale now %.9g\n",

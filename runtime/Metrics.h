@@ -36,6 +36,11 @@
 //                           the arena (context, cuBLAS, cuDNN, graphs), from
 //                           cudaMemGetInfo; null on the CPU
 //   seed                    --seed
+//   devices_wait_seconds    train on a model split across devices: by
+//                           device, the seconds of the training loop it
+//                           spent blocked sending, receiving and waiting for
+//                           the step's loss (Transport::waitSeconds): the
+//                           pipeline's bubble and the copies; null otherwise
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_METRICS_H
@@ -47,6 +52,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cairn::runtime {
 
@@ -75,6 +81,7 @@ struct RunReport {
   std::optional<int64_t> deviceArenaBytes;
   std::optional<int64_t> deviceOverheadBytes;
   uint64_t seed = 0;
+  std::optional<std::vector<double>> devicesWaitSeconds;
 };
 
 /// The process's peak resident set size so far, in bytes.

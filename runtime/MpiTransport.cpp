@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,21 @@ bool launchedByMpi() {
   return false;
 }
 
+/// Adds the time from its construction to its end to `total`.
+class Waiting {
+public:
+  explicit Waiting(double &total) : total(total), start(std::chrono::steady_clock::now()) {}
+  ~Waiting() {
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  Waiting(const Waiting &) = delete;
+  Waiting &operator=(const Waiting &) = delete;
+
+private:
+  double &total;
+  std::chrono::steady_clock::time_point start;
+};
+
 class MpiTransport : public Transport {
 public:
   MpiTransport(MPI_Comm steps, MPI_Comm control, int rank, int size, int tagUpperBound)
@@ -63,16 +79,21 @@ public:
   absl::Status send(const void *data, size_t bytes, int peer, int tag) override {
     if (absl::Status status = checkPeer(peer, tag); !status.ok())
       return status;
+    Waiting waiting(waited);
     return sendOn(steps, data, bytes, peer, tag);
   }
 
   absl::Status receive(void *data, size_t bytes, int peer, int tag) override {
     if (absl::Status status = checkPeer(peer, tag); !status.ok())
       return status;
+    Waiting waiting(waited);
     return receiveOn(steps, data, bytes, peer, tag);
   }
 
+  double waitSeconds() const override { return waited; }
+
   absl::Status broadcast(void *data, size_t bytes, int root) override {
+    Waiting waiting(waited);
     auto *at = static_cast<unsigned char *>(data);
     for (size_t done = 0; done < bytes; done += kChunkBytes) {
       int count = static_cast<int>(std::min(kChunkBytes, bytes - done));
@@ -164,6 +185,7 @@ private:
 
   MPI_Comm steps, control;
   int myRank, mySize;
+  double waited = 0; // waitSeconds()
   int tagUpperBound;
 };
 

@@ -49,6 +49,11 @@ public:
   /// elsewhere.
   virtual absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int root) = 0;
 
+  /// Seconds this rank has spent so far blocked in send, receive and
+  /// broadcast: on a pipeline, the time a device waits for another (its
+  /// bubble) plus the copies themselves.
+  virtual double waitSeconds() const { return 0; }
+
   /// Ends every rank's process with `exitCode` at once: for a failure
   /// after which the other ranks may wait forever on this one.
   [[noreturn]] virtual void abortAll(int exitCode) = 0;

@@ -33,8 +33,15 @@ memory per device, transfers, step time and the largest batch that fits, against
       Writes FILE.md and FILE.json (default bench/results/partition-<date>-<commit>.*) with
       the command, the date, the commit and the machine (bench/provenance.py), and the load
       average before and after each model's timing (the machine may be shared).
-      Not measured: the pipeline bubble and micro-batches (Cairn has no micro-batches yet),
-      and PyTorch's torch.distributed.pipelining (see the report's last section).
+      - Pipelines (--micro-batches M, default 4; models of --pipeline-models): for each N > 1
+        and each schedule of --pipelines (gpipe, 1f1b), `cairn plan|build M --batch B
+        --devices N --micro-batches M --pipeline P`: every device's arena, and in interleaved
+        rounds (each schedule in turn, MPI mode yield) the step time and, from the metrics'
+        devices_wait_seconds, the share of the training loop each device spent blocked in
+        sends, receives and the step's loss broadcast: the measured bubble (plus the copies,
+        and on an oversubscribed machine the ranks' competition for cores), next to the
+        ideal (N - 1) / (M + N - 1) of a pipeline of equal stages.
+      Not measured: PyTorch's torch.distributed.pipelining (see the report's last section).
 """
 import argparse
 import datetime
@@ -211,6 +218,57 @@ def bench_model(args, model):
     return entry
 
 
+def bench_pipelines(args, model):
+    """Per N > 1 and schedule: every device's arena, ms/step and wait shares, --micro-batches
+    args.micro_batches, interleaved rounds under MPI mode yield."""
+    model_file = os.path.join(ROOT, "examples", model + ".cairn")
+    work = os.path.join(args.work, model + "-pipelines")
+    os.makedirs(work, exist_ok=True)
+    shape = write_tiny_dataset.image_shape(model_file) or (1, 28, 28)
+    data = os.path.join(work, "data")
+    os.makedirs(data, exist_ok=True)
+    write_tiny_dataset.write_split(data, "train", args.batch * 4, shape)
+    m = args.micro_batches
+    entry = {}
+    for n in [n for n in args.devices if n > 1]:
+        entry[n] = {}
+        for pipeline in args.pipelines:
+            flags = ["--batch", str(args.batch), "--devices", str(n), "--micro-batches", str(m),
+                     "--pipeline", pipeline]
+            report = os.path.join(work, f"plan-{n}-{pipeline}.json")
+            run([args.cairn, "plan", model_file, "--memory-report", report] + flags)
+            with open(report) as f:
+                arenas = [d["arena_bytes"] for d in json.load(f)["devices"]]
+            exe = os.path.join(work, f"{model}-{n}-{pipeline}")
+            run([args.cairn, "build", model_file, "-o", exe] + flags)
+            entry[n][pipeline] = {"arena_bytes": arenas, "exe": exe, "rounds_ms": [],
+                                  "wait_shares": [],
+                                  "ideal_bubble": (n - 1) / (m + n - 1)}
+    for r in range(args.rounds):
+        for n, schedules in entry.items():
+            for pipeline, e in schedules.items():
+                if "error" in e:
+                    continue
+                metrics = os.path.join(work, f"metrics-{n}-{pipeline}-{r}.json")
+                ms = train_ms(args, e["exe"], n, data, args.steps_of(model), metrics, "yield")
+                if isinstance(ms, str):
+                    e["error"] = ms
+                    continue
+                with open(metrics) as f:
+                    report = json.load(f)
+                e["rounds_ms"].append(ms)
+                e["wait_shares"].append([w / report["seconds"]
+                                         for w in report["devices_wait_seconds"]])
+    for schedules in entry.values():
+        for e in schedules.values():
+            e.pop("exe")
+            if e["rounds_ms"]:
+                best = min(range(len(e["rounds_ms"])), key=lambda i: e["rounds_ms"][i])
+                e["ms_per_step"] = e["rounds_ms"][best]
+                e["wait_share"] = e["wait_shares"][best]
+    return {"micro_batches": m, "devices": entry}
+
+
 # ----------------------------------------------------------------------------------- report
 
 def mib(b):
@@ -365,11 +423,30 @@ def report(results):
         lines += ["", "## Failures", ""] + [
             f"- {model} on {n} devices ({mode}): `{error}`"
             for model, n, mode, error in failures]
+    pipelined = [(e["model"], e["pipelines"]) for e in results["runs"].values()
+                 if e.get("pipelines")]
+    if pipelined:
+        lines += ["", "## Micro-batches: GPipe against 1F1B", "",
+                  "`--devices N --micro-batches M --pipeline gpipe|1f1b` at the same batch: "
+                  "each device's arena (1F1B's stage s holds at most N - s micro-batches, "
+                  "GPipe's all M), the fastest round's ms/step (MPI mode yield) and each "
+                  "device's share of the training loop spent waiting (sends, receives, the "
+                  "step's loss): the measured bubble and copies, against the ideal bubble "
+                  "(N - 1) / (M + N - 1) of equal stages. Stages are not equal (the split "
+                  "balances modelled time), and ranks beyond the cores share them.", "",
+                  "| model | devices | M | schedule | arena MiB per device | ms/step | "
+                  "waiting, per device | ideal bubble |", "|---|---:|---:|---|---|---:|---|---:|"]
+        for model, p in pipelined:
+            for n, schedules in p["devices"].items():
+                for pipeline, e in schedules.items():
+                    waits = ", ".join(f"{w:.0%}" for w in e.get("wait_share", []))
+                    ms = f"{e['ms_per_step']:.1f}" if "ms_per_step" in e else \
+                        f"failed: `{e.get('error')}`"
+                    lines.append(
+                        f"| {model} | {n} | {p['micro_batches']} | {pipeline} | "
+                        f"{', '.join(mib(a) for a in e['arena_bytes'])} | {ms} | {waits} | "
+                        f"{e['ideal_bubble']:.0%} |")
     lines += ["", "## Not measured", "",
-              "- The pipeline bubble and micro-batches: not measured, micro-batches are not "
-              "implemented yet (a split runs each training step's stages one after another on "
-              "the whole batch; there is no bubble to shrink until a step is cut into "
-              "micro-batches).",
               "- PyTorch 2.x `torch.distributed.pipelining` (gloo) with the same split: not "
               "measured. " + TORCH_NOTE, ""]
     return "\n".join(lines)
@@ -407,6 +484,8 @@ def main_run(args):
     for model in args.models:
         print(f"bench/partition: {model} batch {args.batch}", file=sys.stderr, flush=True)
         results["runs"][model] = bench_model(args, model)
+        if model in args.pipeline_models and args.pipelines:
+            results["runs"][model]["pipelines"] = bench_pipelines(args, model)
         results["seconds"] = time.perf_counter() - clock
         for entry in results["runs"].values():
             entry["summary"] = summary(entry)
@@ -425,6 +504,9 @@ def main_report(args):
         results = json.load(f)
     for entry in results["runs"].values():  # JSON's keys are strings
         entry["devices"] = {int(n): d for n, d in entry["devices"].items()}
+        if entry.get("pipelines"):
+            entry["pipelines"]["devices"] = {int(n): d for n, d in
+                                             entry["pipelines"]["devices"].items()}
     out = os.path.splitext(args.json)[0] + ".md"
     with open(out, "w") as f:
         f.write(report(results))
@@ -446,6 +528,12 @@ def main():
                    help="how ranks wait for messages, each timed (see MPI_MODES)")
     r.add_argument("--fit-memory", nargs="+", default=["64MiB"],
                    help="the memory of each device for the fit (cairn --fit SIZE)")
+    r.add_argument("--micro-batches", type=int, default=4,
+                   help="micro-batches of the pipeline runs (must divide --batch)")
+    r.add_argument("--pipelines", nargs="*", default=["gpipe", "1f1b"],
+                   choices=["gpipe", "1f1b"], help="the schedules compared (none: skip)")
+    r.add_argument("--pipeline-models", nargs="+", default=["mlp", "cnn", "transformer"],
+                   help="the models whose pipelines are measured")
     r.add_argument("--cairn", default=os.path.join(ROOT, "build", "bin", "cairn"))
     r.add_argument("--out")
     r.add_argument("--keep", action="store_true", help="keep the executables and reports")

@@ -9,13 +9,16 @@
 # device, then 2 and 4 devices under two MPI waiting modes); 4 devices oversubscribe a
 # 2-core machine, so their step times measure the schedule, not a speedup. Needs a built cairn
 # (scripts/build.sh), mpirun (Debian's openmpi-bin) and /usr/bin/python3 (standard library
-# only). Not measured: micro-batches and the pipeline bubble (not implemented yet) and
-# PyTorch's torch.distributed.pipelining (the report says why). See bench.py for what is
-# measured.
+# only). With --micro-batches 4 (mlp, cnn, transformer), GPipe against 1F1B on 2 and 4
+# devices: each device's arena, step time and share of the loop spent waiting (the bubble)
+# against (N-1)/(M+N-1). Not measured: PyTorch's torch.distributed.pipelining (the report says
+# why). See bench.py for what is measured.
 #
 #   bench/partition/run.sh [--models mlp cnn ...] [--batch 64] [--devices 1 2 4] [--rounds 3]
 #                          [--mpi-modes default yield] [--steps resnet18=3 ...]
-#                          [--fit-memory 64MiB ...] [--cairn CAIRN] [--out FILE.md] [--keep]
+#                          [--fit-memory 64MiB ...] [--micro-batches 4] [--pipelines gpipe 1f1b]
+#                          [--pipeline-models mlp cnn transformer] [--cairn CAIRN] [--out FILE.md]
+#                          [--keep]
 #   python3 bench/partition/bench.py report bench/results/partition-....json   # the .md again
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -158,9 +158,18 @@ cl::opt<unsigned> microBatchesFlag(
     cl::desc("Run each batch as M micro-batches of batch/M examples inside "
              "one step: on one device gradient accumulation (the memory of "
              "one micro-batch, the update of the whole batch), across devices "
-             "a pipeline (GPipe's schedule); batch norm uses each "
-             "micro-batch's statistics"),
+             "a pipeline (--pipeline); batch norm uses each micro-batch's "
+             "statistics"),
     cl::value_desc("M"), cl::init(1), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<std::string> pipelineFlag(
+    "pipeline",
+    cl::desc("With --micro-batches across devices, the schedule: 1f1b (the "
+             "default: stage s of N runs N - s - 1 forwards ahead, then one "
+             "forward and one backward in turn, holding at most N - s "
+             "micro-batches) or gpipe (every forward, then every backward: "
+             "each stage holds all M); the same bubble, the same results"),
+    cl::value_desc("1f1b|gpipe"), cl::init("1f1b"), cl::sub(buildCommand),
     cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> deviceMemorySize(
     "device-memory",
@@ -418,6 +427,11 @@ bool readDevices() {
                 : "--fit searches batch sizes; it takes no --micro-batches\n");
     return false;
   }
+  if (pipelineFlag != "1f1b" && pipelineFlag != "gpipe") {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--pipeline expects 1f1b or gpipe, got '" << pipelineFlag << "'\n";
+    return false;
+  }
   if (devicesFlag.getNumOccurrences() && devicesFlag < 1) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--devices expects a number of devices >= 1\n";
@@ -528,6 +542,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.devices = devicesFlag;
   options.deviceMemory = deviceMemory;
   options.microBatches = microBatchesFlag;
+  options.pipeline = pipelineFlag;
   options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;

@@ -1,7 +1,8 @@
 """A model split across devices trains to the same bits as on one device.
 
     check_partition_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N]
-                                     [--micro-batches M] MODEL.cairn[:DEVICES[:BUDGET]]...
+                                     [--micro-batches M] [--pipeline 1f1b|gpipe]
+                                     MODEL.cairn[:DEVICES[:BUDGET]]...
 
 For each model: builds it for one device (`--devices 1`, which ignores `on device` regions) and
 split across DEVICES (default 2) processes, by `cairn build --devices N` for a model without
@@ -15,7 +16,8 @@ each ending with an evaluation on the test split. The saved weights, running sta
 optimizer state (gathered from every device into one file) must equal the one-device run's byte
 for byte, and so must the final loss, test loss and test accuracy. Exits 1 naming the first
 difference; 77 without mpirun. With --micro-batches M both builds run each batch as M
-micro-batches (gradient accumulation on one device, a GPipe pipeline across devices).
+micro-batches (gradient accumulation on one device, a pipeline across devices: --pipeline's
+schedule, 1F1B by default).
 """
 
 import argparse
@@ -47,6 +49,7 @@ def main():
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--micro-batches", type=int, default=1)
+    parser.add_argument("--pipeline", choices=["1f1b", "gpipe"], default="1f1b")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     if not shutil.which("mpirun"):
@@ -62,11 +65,12 @@ def main():
             placed = "on device" in f.read()
         model = os.path.splitext(os.path.basename(model_file))[0]
         work = os.path.join(args.work, f"{model}-{devices}{'-' + fraction if fraction else ''}"
-                                       f"-mb{args.micro_batches}")
+                                       f"-mb{args.micro_batches}-{args.pipeline}")
         os.makedirs(work, exist_ok=True)
         one, split = os.path.join(work, "one"), os.path.join(work, "split")
         one_report, report = os.path.join(work, "one.json"), os.path.join(work, "split.json")
-        batch = ["--batch", str(args.batch), "--micro-batches", str(args.micro_batches)]
+        batch = ["--batch", str(args.batch), "--micro-batches", str(args.micro_batches),
+                 "--pipeline", args.pipeline]
         run([args.cairn, "build", model_file, *batch, "-o", one, "--memory-report", one_report,
              "--devices", "1"])
         placement = [] if placed else ["--devices", str(devices)]
@@ -110,6 +114,15 @@ def main():
         for name in ("split", "split-poison"):
             out, metrics = results[name]
             compare(model, name, reference_out, out, "one device")
+            waits = metrics.get("devices_wait_seconds")
+            if not (isinstance(waits, list) and len(waits) == devices and
+                    # Each rank's loop starts and ends with rank 0's, give or take
+                    # the agreement before it and the last loss after it.
+                    all(0 <= w <= metrics["seconds"] + 0.1 for w in waits)):
+                sys.exit(f"{model}: {name}: devices_wait_seconds {waits!r} is not one share of "
+                         f"the {metrics['seconds']} s training loop per device")
+            if reference.get("devices_wait_seconds") is not None:
+                sys.exit(f"{model}: one device reports devices_wait_seconds")
             for key in ("final_loss", "test_loss", "test_accuracy"):
                 if metrics[key] != reference[key]:
                     sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from one "

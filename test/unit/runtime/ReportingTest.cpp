@@ -113,8 +113,14 @@ TEST(Metrics, JsonHasEveryField) {
   // A step without a loss scaler: no skips, no scale.
   EXPECT_TRUE(json["skipped_steps"].is_null());
   EXPECT_TRUE(json["loss_scale"].is_null());
-  EXPECT_EQ(json.size(), 23u);
+  // One device: no waiting on others.
+  EXPECT_TRUE(json["devices_wait_seconds"].is_null());
+  EXPECT_EQ(json.size(), 24u);
   RunReport train = sampleReport();
+  train.devicesWaitSeconds = std::vector<double>{0.5, 1.25};
+  EXPECT_EQ(nlohmann::json::parse(metricsJson(train))["devices_wait_seconds"],
+            nlohmann::json::array({0.5, 1.25}));
+  train.devicesWaitSeconds.reset();
   train.rssAfterWarmupBytes = 5 << 20;
   train.rssAtEndBytes = 6 << 20;
   train.skippedSteps = 3;
