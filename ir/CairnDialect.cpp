@@ -160,6 +160,14 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  // Autodiff's d(loss) = 1 (a constant, then its fill kernel), which
+  // cairn-split-micro-batches turns into 1/M.
+  if (name == kBackwardSeedAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' to be a unit attribute but got " << value;
+    return success();
+  }
   // A kernel the scheduler keeps right before its first reader; a forward
   // kernel whose outputs the backward computes again.
   if (name == kBeforeFirstUseAttrName || name == kRecomputeAttrName ||

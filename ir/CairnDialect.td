@@ -73,6 +73,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRecomputeAttrName = "cairn.recompute";
     static constexpr ::llvm::StringLiteral kRecomputePerUseAttrName = "cairn.recompute_per_use";
     static constexpr ::llvm::StringLiteral kMemoryBudgetAttrName = "cairn.memory_budget";
+    static constexpr ::llvm::StringLiteral kBackwardSeedAttrName = "cairn.backward_seed";
 
   private:
     void registerAttributes();

@@ -292,10 +292,14 @@ LogicalResult TrainStepBuilder::emitBackward() {
       if (seed.getType() != type)
         seed = CastOp::create(builder, loc, type, seed);
     } else {
-      seed = ConstantOp::create(
+      auto constant = ConstantOp::create(
           builder, loc, type,
           DenseElementsAttr::get(type,
                                  FloatAttr::get(type.getElementType(), 1.0)));
+      // Marked, so that micro-batches find it (and no other constant 1).
+      constant->setAttr(CairnDialect::kBackwardSeedAttrName,
+                        builder.getUnitAttr());
+      seed = constant;
     }
     state.accumulate(lossValue, seed, loc);
   }

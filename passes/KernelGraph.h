@@ -148,6 +148,8 @@ struct Kernel {
   /// The `checkpoint { }` region of the op it comes from (-1: none): the
   /// kernel's `cairn.checkpoint`, which cairn-recompute-checkpoints reads.
   int64_t checkpoint = -1;
+  /// Autodiff's seed of the backward, d(loss) = 1 (`cairn.backward_seed`).
+  bool backwardSeed = false;
   /// The device of its op (`on device K`, the op's `cairn.device`; -1:
   /// none), which cairn-partition-devices places it by.
   int64_t device = -1;

@@ -260,6 +260,8 @@ LogicalResult ProgramWriter::writeKernel(const Kernel &kernel) {
   if (kernel.device >= 0)
     op->setAttr(CairnDialect::kDeviceAttrName,
                 b.getI64IntegerAttr(kernel.device));
+  if (kernel.backwardSeed)
+    op->setAttr(CairnDialect::kBackwardSeedAttrName, b.getUnitAttr());
   return success();
 }
 
@@ -411,6 +413,8 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
         if (auto device =
                 inner.getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
           kernel.device = device.getInt();
+        kernel.backwardSeed =
+            inner.hasAttr(CairnDialect::kBackwardSeedAttrName);
         if (isa<SendKernelOp, ReceiveKernelOp>(inner)) {
           kernel.peer = inner.getAttrOfType<IntegerAttr>("peer").getInt();
           kernel.tag = inner.getAttrOfType<IntegerAttr>("tag").getInt();

@@ -216,6 +216,7 @@ Kernel &StepLowering::addKernel(llvm::StringRef kind, Operation *op,
   if (auto device =
           op->getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
     kernel.device = device.getInt();
+  kernel.backwardSeed = op->hasAttr(CairnDialect::kBackwardSeedAttrName);
   std::vector<Kernel> &kernels = builder.getProgram().getStep(step).kernels;
   kernels.push_back(std::move(kernel));
   kernelOps.push_back(op);

@@ -297,16 +297,16 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
     return step.emitError() << "internal error: --micro-batches found no loss "
                                "or no update in the training step";
   // The seed of the backward: d(loss) = 1, now 1/M for each micro-batch.
+  // Autodiff's d(loss) = 1, which it marks: 1/M here.
   FillKernelOp seed;
   for (Operation *kernel : backward)
     if (auto fill = dyn_cast<FillKernelOp>(kernel);
-        fill && !seed &&
-        cast<MemRefType>(fill.getResult().getType()).getRank() == 0) {
-      // Autodiff's first kernel after the loss: d(loss) = 1.
+        fill && fill->hasAttr(CairnDialect::kBackwardSeedAttrName)) {
       auto value = dyn_cast<FloatAttr>(fill.getValue());
-      if (value && value.getValueAsDouble() == 1.0)
-        seed = fill;
-      break;
+      if (seed || !value || value.getValueAsDouble() != 1.0)
+        return fill->emitError() << "internal error: --micro-batches expects "
+                                    "one backward seed, a fill of 1";
+      seed = fill;
     }
   if (!seed)
     return step.emitError()
@@ -390,8 +390,7 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
         part.push_back(kernel);
     for (Operation *clone : cloneFor(part, m, mappings[m], anchor))
       if (auto fill = dyn_cast<FillKernelOp>(clone);
-          fill && fill->getLoc() == seed->getLoc() &&
-          cast<MemRefType>(fill.getResult().getType()).getRank() == 0)
+          fill && fill->hasAttr(CairnDialect::kBackwardSeedAttrName))
         fill.setValueAttr(b.getF64FloatAttr(1.0 / count));
     accumulate(m, stage);
   };

@@ -68,7 +68,7 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "CNN", cairn.optimizer =
 // CHECK-NEXT:  %[[D:.+]] = cairn.dropout %[[F]] {p = 2.500000e-01 : f64, stream = 7 : i64, training = true}
 // CHECK-NEXT:  %[[Z:.+]] = cairn.linear %[[D]], %[[FW]], %[[FB]]
 // CHECK-NEXT:  %[[LOSS:.+]] = cairn.cross_entropy %[[Z]], %[[Y]]
-// CHECK-NEXT:  %[[ONE:.+]] = cairn.constant dense<1.000000e+00>
+// CHECK-NEXT:  %[[ONE:.+]] = cairn.constant {cairn.backward_seed} dense<1.000000e+00>
 // CHECK-NEXT:  %[[DZ:.+]] = cairn.cross_entropy_grad %[[ONE]], %[[Z]], %[[Y]]
 // CHECK-NEXT:  %[[DD:.+]] = cairn.linear_grad_input %[[DZ]], %[[FW]]
 // CHECK-NEXT:  %[[DFW:.+]] = cairn.linear_grad_weight %[[DZ]], %[[D]]

@@ -80,7 +80,7 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "MLP", cairn.optimizer =
 // CHECK-NEXT:  %[[Z:.+]] = cairn.linear %[[R]], %[[W2]], %[[B2]]
 // CHECK-NEXT:  %[[LOSS:.+]] = cairn.cross_entropy %[[Z]], %[[Y]] {label_smoothing = 1.000000e-01 : f64}
 // The backward, from d(loss) = 1; no gradient for the input x.
-// CHECK-NEXT:  %[[ONE:.+]] = cairn.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:  %[[ONE:.+]] = cairn.constant {cairn.backward_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT:  %[[DZ:.+]] = cairn.cross_entropy_grad %[[ONE]], %[[Z]], %[[Y]] {label_smoothing = 1.000000e-01 : f64} : (tensor<f32>, tensor<4x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
 // CHECK-NEXT:  %[[DR:.+]] = cairn.linear_grad_input %[[DZ]], %[[W2]] : (tensor<4x3xf32>, tensor<3x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT:  %[[DW2:.+]] = cairn.linear_grad_weight %[[DZ]], %[[R]] : (tensor<4x3xf32>, tensor<4x16xf32>) -> tensor<3x16xf32>

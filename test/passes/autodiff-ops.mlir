@@ -23,7 +23,7 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.9, dampen
 // CHECK-NEXT: %[[R:.+]] = cairn.relu %[[H]]
 // CHECK-NEXT: %[[S:.+]] = cairn.add %[[R]], %[[H]]
 // CHECK-NEXT: %[[L:.+]] = cairn.mse_loss %[[S]], %[[T:[^ ]+]]
-// CHECK-NEXT: %[[ONE:.+]] = cairn.constant dense<1.000000e+00>
+// CHECK-NEXT: %[[ONE:.+]] = cairn.constant {cairn.backward_seed} dense<1.000000e+00>
 // CHECK-NEXT: %[[DS:.+]] = cairn.mse_loss_grad %[[ONE]], %[[S]], %[[T]]
 // CHECK-NEXT: %[[DR:.+]] = cairn.relu_grad %[[DS]], %[[R]] : tensor<4x3xf32>
 // CHECK-NEXT: %[[DH:.+]] = cairn.add %[[DS]], %[[DR]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
@@ -60,7 +60,7 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // CHECK-NEXT: %[[D:.+]] = cairn.div %[[M]], %[[P4]]
 // CHECK-NEXT: %[[L:.+]] = cairn.mean %[[D]]
 // mean: divided by the count (2 * 4 * 3), reshaped to keepdim form, broadcast.
-// CHECK-NEXT: %[[ONE:.+]] = cairn.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[ONE:.+]] = cairn.constant {cairn.backward_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[N:.+]] = cairn.constant dense<2.400000e+01> : tensor<f32>
 // CHECK-NEXT: %[[G0:.+]] = cairn.div %[[ONE]], %[[N]] : tensor<f32>, tensor<f32> -> tensor<f32>
 // CHECK-NEXT: %[[G1:.+]] = cairn.reshape %[[G0]] : tensor<f32> -> tensor<1x1x1xf32>
@@ -133,7 +133,7 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 }
 
 // CHECK-LABEL: func.func @train_step(
-// CHECK:      %[[ONE:.+]] = cairn.constant dense<1.000000e+00>
+// CHECK:      %[[ONE:.+]] = cairn.constant {cairn.backward_seed} dense<1.000000e+00>
 // CHECK-NEXT: %[[G0:.+]] = cairn.reshape %[[ONE]] : tensor<f32> -> tensor<1xf32>
 // CHECK-NEXT: %[[G1:.+]] = cairn.broadcast %[[G0]] : tensor<1xf32> -> tensor<4xf32>
 // CHECK-NEXT: %[[G2:.+]] = cairn.reshape %[[G1]] : tensor<4xf32> -> tensor<2x2xf32>
