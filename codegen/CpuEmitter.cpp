@@ -431,15 +431,12 @@ void CpuEmitter::emitKernel(Operation *op) {
             return true;
           })
           .Case([&](CastKernelOp k) {
-            auto castType = [](Value value) {
-              Type type = cast<MemRefType>(value.getType()).getElementType();
-              return type.isF16() ? "F16" : type.isBF16() ? "BF16" : "F32";
-            };
             line() << "cairn::kernels::castElements(" << ptr(k.getInput())
-                   << ", cairn::kernels::CastType::" << castType(k.getInput())
-                   << ", " << ptr(k.getResult())
-                   << ", cairn::kernels::CastType::" << castType(k.getResult())
-                   << ", " << k.getN() << ");\n";
+                   << ", cairn::kernels::CastType::"
+                   << getCastTypeName(k.getInput()) << ", "
+                   << ptr(k.getResult()) << ", cairn::kernels::CastType::"
+                   << getCastTypeName(k.getResult()) << ", " << k.getN()
+                   << ");\n";
             return true;
           })
           .Case([&](CopyKernelOp k) {

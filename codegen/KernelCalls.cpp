@@ -17,6 +17,11 @@ const char *cairn::codegen::getElementCType(Value value) {
   return getCType(*getDType(value.getType()));
 }
 
+const char *cairn::codegen::getCastTypeName(Value value) {
+  Type type = cast<MemRefType>(value.getType()).getElementType();
+  return type.isF16() ? "F16" : type.isBF16() ? "BF16" : "F32";
+}
+
 const char *cairn::codegen::getBinaryOpName(Operation *op) {
   return llvm::TypeSwitch<Operation *, const char *>(op)
       .Case([](AddKernelOp) { return "Add"; })

@@ -74,6 +74,8 @@ const char *getBinaryOpName(mlir::Operation *op);
 /// "float", "double", "int32_t", "int64_t" for the elements of `value`'s
 /// memref.
 const char *getElementCType(mlir::Value value);
+/// The kernels::CastType enumerator of a cast's side ("F32", "F16", "BF16").
+const char *getCastTypeName(mlir::Value value);
 
 } // namespace cairn::codegen
 
