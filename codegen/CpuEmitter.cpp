@@ -110,7 +110,7 @@ private:
 void CpuEmitter::emit() {
   emitHeader(1);
   emitDevice();
-  emitMain(os);
+  emitMain(os, 1, program.replicas);
 }
 
 void CpuEmitter::emitHeader(int64_t devices) {
@@ -127,7 +127,7 @@ void CpuEmitter::emitHeader(int64_t devices) {
        << " devices, each as kernel calls on its own arena, the values "
           "that cross\n// sent and received through the runtime's "
           "transport (MPI).\n\n";
-  if (devices > 1)
+  if (devices > 1 || program.replicas > 1)
     os << "#include \"runtime/MpiTransport.h\"\n";
   for (const char *header :
        {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/Convert.h",
@@ -391,6 +391,28 @@ void CpuEmitter::emitKernel(Operation *op) {
                    << ");\n";
             return true;
           })
+          // A bucket of gradients summed across the replicas: started
+          // when complete, waited for when needed (runtime/Transport.h).
+          .Case([&](AllReduceStartKernelOp k) {
+            line() << "cairn::runtime::allReduceStart(ctx, " << k.getIndex()
+                   << ", " << ptr(k.getBucket()) << ", "
+                   << getNumElements(k.getBucket()) << ", {";
+            llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
+              os << "{" << ptr(grad) << ", " << getNumElements(grad) << "}";
+            });
+            os << "});\n";
+            return true;
+          })
+          .Case([&](AllReduceWaitKernelOp k) {
+            line() << "cairn::runtime::allReduceWait(ctx, " << k.getIndex()
+                   << ", " << ptr(k.getBucket()) << ", "
+                   << getNumElements(k.getBucket()) << ", {";
+            llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
+              os << "{" << ptr(grad) << ", " << getNumElements(grad) << "}";
+            });
+            os << "});\n";
+            return true;
+          })
           .Case([&](ReceiveKernelOp k) {
             Value out = k.getResult();
             line() << "cairn::runtime::receiveBytes(ctx, "
@@ -513,11 +535,14 @@ void CpuEmitter::emitKernel(Operation *op) {
             return true;
           })
           .Case([&](DropoutKernelOp k) {
-            line() << call(k.getResult(), "dropout") << "(" << k.getN()
-                   << ", " << formatDouble(k.getP())
+            line() << call(k.getResult(), "dropout") << "(" << k.getN() << ", "
+                   << formatDouble(k.getP())
                    << ", ctx.seed, static_cast<uint64_t>(ctx.step), "
-                   << k.getStream() << ", " << ptr(k.getInput()) << ", "
-                   << ptr(k.getResult()) << ");\n";
+                   << k.getStream();
+            if (std::optional<int64_t> stride = k.getReplicaStride())
+              os << " + " << *stride << " * static_cast<uint64_t>(ctx.replica)";
+            os << ", " << ptr(k.getInput()) << ", " << ptr(k.getResult())
+               << ");\n";
             return true;
           })
           .Case([&](SliceGradKernelOp k) {

@@ -372,6 +372,8 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
   if (program.devices > 1)
     os << "  s.device = " << program.device << ";\n"
        << "  s.devices = " << program.devices << ";\n";
+  if (program.replicas > 1)
+    os << "  s.replicas = " << program.replicas << ";\n";
   if (!program.lrSchedule.empty()) {
     os << "  s.baseLr = " << formatDouble(program.baseLr) << ";\n"
        << "  s.lrSchedule = {\n"
@@ -430,8 +432,16 @@ std::string cairn::codegen::getDeviceSuffix(const KernelGraph &program) {
   return program.devices > 1 ? "Device" + std::to_string(program.device) : "";
 }
 
-void cairn::codegen::emitMain(llvm::raw_ostream &os, int64_t devices) {
+void cairn::codegen::emitMain(llvm::raw_ostream &os, int64_t devices,
+                              int64_t replicas) {
   os << "int main(int argc, char **argv) {\n";
+  if (replicas > 1) {
+    os << "  // One process per replica, launched by mpirun.\n"
+       << "  return cairn::runtime::runReplicatedMain(spec, "
+          "cairn::runtime::openMpiTransport, argc, argv);\n"
+       << "}\n";
+    return;
+  }
   if (devices == 1) {
     os << "  return cairn::runtime::runMain(spec, argc, argv);\n"
        << "}\n";

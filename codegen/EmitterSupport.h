@@ -159,8 +159,9 @@ void emitProgramSpec(llvm::raw_ostream &os, const KernelGraph &program,
 
 /// `int main(...) { return cairn::runtime::runMain(spec, argc, argv); }`;
 /// for a program on `devices` > 1 devices, main hands every device's spec
-/// to runPartitionedMain, which runs the one of its MPI rank.
-void emitMain(llvm::raw_ostream &os, int64_t devices = 1);
+/// to runPartitionedMain, which runs the one of its MPI rank; a program of
+/// `replicas` > 1 data-parallel replicas calls runReplicatedMain.
+void emitMain(llvm::raw_ostream &os, int64_t devices = 1, int64_t replicas = 1);
 
 } // namespace cairn::codegen
 

@@ -205,7 +205,7 @@ cairn::codegen::compileExecutable(StringRef source, StringRef outputPath,
             sourcePath.str(), "-o",
             executable.str()};
         // Before the runtime's archives: CairnMpi uses them.
-        if (options.partitioned)
+        if (options.linkMpi)
           for (const char *arg : config::kMpiLinkArguments)
             args.push_back(arg);
         for (const char *arg : config::kLinkArguments)
@@ -220,9 +220,9 @@ LogicalResult
 cairn::codegen::compileCudaExecutable(StringRef source, StringRef outputPath,
                                       const HostCompileOptions &options) {
 #if CAIRN_ENABLE_CUDA
-  if (options.partitioned) {
-    error() << "a model partitioned across devices runs on the CPU only for "
-               "now\n";
+  if (options.linkMpi) {
+    error() << "a model partitioned across devices or replicated runs on the "
+               "CPU only for now\n";
     return failure();
   }
   if (failed(checkOutputPath(outputPath)))

@@ -25,10 +25,11 @@ struct HostCompileOptions {
   std::string cudaCompiler;
   /// Keep the temporary directory (the .cpp or .cu and the compiler's log).
   bool keepTemps = false;
-  /// The source is a model partitioned across devices, whose main calls
-  /// runPartitionedMain with openMpiTransport: link the MPI transport
-  /// (CairnMpi) and MPI's C library too (CPU executables only).
-  bool partitioned = false;
+  /// The source's main runs several processes over openMpiTransport (a
+  /// model partitioned across devices, or data-parallel replicas): link the
+  /// MPI transport (CairnMpi) and MPI's C library too (CPU executables
+  /// only).
+  bool linkMpi = false;
 };
 
 /// Writes `source` to a temporary directory, compiles and links it into

@@ -186,6 +186,18 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  // The data-parallel replicas a program's training step is one of
+  // (cairn-all-reduce-gradients).
+  if (name == kReplicasAttrName) {
+    if (!isI64AtLeast(value, 2))
+      return op->emitError() << "expected '" << name
+                             << "' to be an i64 integer >= 2 but got " << value;
+    if (!isa<ProgramOp>(op))
+      return op->emitError()
+             << "expected '" << name << "' on a cairn.program but found it on '"
+             << op->getName() << "'";
+    return success();
+  }
   // The budget the recomputation was chosen for.
   if (name == kMemoryBudgetAttrName) {
     if (!isI64AtLeast(value, 1))

@@ -74,6 +74,7 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRecomputePerUseAttrName = "cairn.recompute_per_use";
     static constexpr ::llvm::StringLiteral kMemoryBudgetAttrName = "cairn.memory_budget";
     static constexpr ::llvm::StringLiteral kBackwardSeedAttrName = "cairn.backward_seed";
+    static constexpr ::llvm::StringLiteral kReplicasAttrName = "cairn.replicas";
 
   private:
     void registerAttributes();

@@ -382,6 +382,44 @@ LogicalResult AdamUpdateKernelOp::verify() {
 
 LogicalResult SkipSelectKernelOp::verify() { return verifyTied(*this, {0}); }
 
+/// A bucket holds its float32 gradients one after the other, then the
+/// workspace the sum takes (runtime/SumChunks.h).
+static LogicalResult verifyBucket(Operation *op, Value bucket,
+                                  ValueRange grads) {
+  int64_t elements = 0;
+  for (Value grad : grads) {
+    auto type = cast<MemRefType>(grad.getType());
+    if (!type.getElementType().isF32())
+      return op->emitOpError()
+             << "sums float32 gradients, not " << describe(grad);
+    elements += type.getNumElements();
+  }
+  auto type = cast<MemRefType>(bucket.getType());
+  if (!type.getElementType().isF32() || type.getRank() != 1 ||
+      type.getNumElements() < elements)
+    return op->emitOpError()
+           << "expected a float32 bucket of at least " << elements
+           << " elements (its gradients') but got " << describe(bucket);
+  return success();
+}
+
+LogicalResult AllReduceStartKernelOp::verify() {
+  if (getGrads().empty())
+    return emitOpError() << "expected at least one gradient";
+  return verifyBucket(*this, getBucket(), getGrads());
+}
+
+LogicalResult AllReduceWaitKernelOp::verify() {
+  if (getGrads().empty() || getGrads().size() != getNewGrads().size())
+    return emitOpError() << "expected one output per gradient, in place";
+  SmallVector<unsigned> tied;
+  for (unsigned i = 0; i < getGrads().size(); ++i)
+    tied.push_back(i + 1);
+  if (failed(verifyTied(*this, tied)))
+    return failure();
+  return verifyBucket(*this, getBucket(), getGrads());
+}
+
 LogicalResult BatchNormRunningUpdateKernelOp::verify() {
   return verifyTied(*this, {1, 2, 3});
 }

@@ -134,6 +134,32 @@ def Cairn_ReceiveKernelOp : Cairn_KernelOp<"receive", 0, 1, 0, 0, "1"> {
                        Cairn_I64Attr:$tag);
 }
 
+// A step compiled for one of R data-parallel replicas (cairn-all-reduce-
+// gradients) sums its gradients across the replicas in buckets: a start
+// right after the backward completes a bucket's last gradient, which copies
+// the gradients into the bucket and starts summing them over every replica,
+// and a wait right before the first kernel that needs one of them, which
+// waits for the sum and copies it back into the gradients. Between the two
+// the step runs on: the sum overlaps the backward. The bucket's buffer holds
+// the gradients, then the workspace of the sum (runtime/SumChunks.h).
+
+def Cairn_AllReduceStartKernelOp : Cairn_KernelOp<"all_reduce_start", 1, 1, 0, 0, "+1"> {
+  let summary = "copies `grads` into `bucket` and starts summing it across the replicas";
+  let arguments = (ins Variadic<Cairn_MemRef>:$grads,
+                       Cairn_MemRef:$bucket,
+                       Cairn_I64Attr:$index);
+  let hasVerifier = 1;
+}
+
+def Cairn_AllReduceWaitKernelOp : Cairn_KernelOp<"all_reduce_wait", 2, 1, 0, 1, "1++"> {
+  let summary = "waits for `bucket`'s sum and copies it back into `grads`, in place";
+  let arguments = (ins Cairn_MemRef:$bucket,
+                       Variadic<Cairn_MemRef>:$grads,
+                       Variadic<Cairn_MemRef>:$new_grads,
+                       Cairn_I64Attr:$index);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise
 //===----------------------------------------------------------------------===//
@@ -590,11 +616,17 @@ def Cairn_EmbeddingGradKernelOp : Cairn_KernelOp<"embedding_grad", 2, 1, 0, 0, "
 
 def Cairn_DropoutKernelOp : Cairn_KernelOp<"dropout", 1, 1, 0, 0, "11", [Cairn_ElementwiseKernel]> {
   let summary = "training-mode dropout; the mask is Philox of (seed, step, stream, element)";
+  let description = [{
+    With `replica_stride` (a step of data-parallel replicas), replica r draws
+    from stream `stream + r * replica_stride`: the mask one process running
+    every replica's examples as micro-batches would draw.
+  }];
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$n,
                        Cairn_F64Attr:$p,
-                       Cairn_I64Attr:$stream);
+                       Cairn_I64Attr:$stream,
+                       OptionalAttr<Cairn_I64Attr>:$replica_stride);
 }
 
 //===----------------------------------------------------------------------===//

@@ -202,6 +202,9 @@ struct KernelGraph {
   /// for a model on one device).
   int64_t device = 0;
   int64_t devices = 1;
+  /// Data-parallel replicas that run this program, each on `batch` examples
+  /// of every batch, summing their gradients (`cairn.replicas`; 1: none).
+  int64_t replicas = 1;
 
   const StepKernels &getStep(StepKind step) const {
     switch (step) {

@@ -337,6 +337,9 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
   if (auto budget = program->getAttrOfType<IntegerAttr>(
           CairnDialect::kMemoryBudgetAttrName))
     graph.memoryBudget = budget.getInt();
+  if (auto replicas =
+          program->getAttrOfType<IntegerAttr>(CairnDialect::kReplicasAttrName))
+    graph.replicas = replicas.getInt();
   if (program.getDevices()) {
     graph.device = *program.getDevice();
     graph.devices = *program.getDevices();

@@ -469,6 +469,38 @@ def ScheduleForMemoryPass : Pass<"cairn-schedule-for-memory", "mlir::ModuleOp"> 
   }];
 }
 
+def AllReduceGradientsPass : Pass<"cairn-all-reduce-gradients", "mlir::ModuleOp"> {
+  let summary = "Make the training step one of R data-parallel replicas: gradients summed in buckets";
+  let description = [{
+    After the memory-aware schedule, on a program lowered at batch / R: the
+    backward's seed becomes 1/(M R) (M micro-batches), and the gradients the
+    updates read are grouped, in the order the backward completes them, into
+    float32 buckets of about `bucket-bytes` (`all_reduce.bucket<i>`, buffers
+    of the plan). Right after the kernel that completes a bucket's last
+    gradient, an all_reduce_start copies the bucket's gradients into it and
+    starts summing it over the replicas; the kernels that read a complete
+    gradient (updates, found_inf, clipping), and those that must follow
+    them, move after the backward, each bucket's all_reduce_wait right
+    before the first of them that needs it. The program gets
+    `cairn.replicas = R`. A program split across devices is refused; so are
+    half-precision gradients.
+
+    ```mlir
+    cairn.kernel.all_reduce_start ins(%grad.fc2.weight, %grad.fc2.bias : ...) outs(%all_reduce.bucket0 : memref<2570xf32>) {index = 0 : i64}
+    ...
+    cairn.kernel.all_reduce_wait ins(%all_reduce.bucket0, %grad.fc2.weight, %grad.fc2.bias : ...) outs(%grad.fc2.weight, %grad.fc2.bias : ...) {index = 0 : i64}
+    cairn.kernel.sgd_update ins(%fc2.weight, %grad.fc2.weight : ...) ...
+    ```
+  }];
+  let options = [
+    Option<"replicas", "replicas", "int64_t", /*default=*/"1",
+           "How many replicas train the model together (1: none)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 << 20",
+           "A bucket closes once its gradients take this many bytes">,
+  ];
+}
+
 def GroupUpdatesPass : Pass<"cairn-group-updates", "mlir::ModuleOp"> {
   let summary = "Mark runs of adjacent updates that one launch runs (CUDA)";
   let description = [{

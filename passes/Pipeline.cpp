@@ -144,6 +144,11 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
   // nothing in place, every buffer its own bytes.
   if (runs(PipelineStage::Schedule) && options.reuse && options.reorder)
     pm.addPass(createScheduleForMemoryPass());
+  // After the schedule, which would move each bucket's start next to its
+  // wait (less memory, no overlap).
+  if (runs(PipelineStage::Schedule) && options.replicas > 1)
+    pm.addPass(
+        createAllReduceGradientsPass({options.replicas, options.bucketBytes}));
   // The order is final: CUDA launches runs of adjacent updates as one.
   if (runs(PipelineStage::Schedule) && options.target == "cuda")
     pm.addPass(createGroupUpdatesPass());
@@ -170,6 +175,8 @@ cairn::planMarkedCopy(ModuleOp module, llvm::StringRef pass,
   rest.reorder = options.reorder;
   rest.planSeconds = options.planSeconds;
   rest.chooseHalfWeightCopies = false;
+  rest.replicas = options.replicas;
+  rest.bucketBytes = options.bucketBytes;
   rest.stopAfter = PipelineStage::Plan;
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   addStagesAfterLowering(pm, rest);
@@ -227,6 +234,14 @@ struct TrainingPipelineOptions
       *this, "devices",
       llvm::cl::desc("Place a model without `on device` on this many devices"),
       llvm::cl::init(0)};
+  Option<int64_t> replicas{
+      *this, "replicas",
+      llvm::cl::desc("Data-parallel replicas summing their gradients"),
+      llvm::cl::init(1)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("The replicas' gradient buckets, in bytes"),
+      llvm::cl::init(25 << 20)};
   Option<std::string> step{*this, "step",
                            llvm::cl::desc("both, train_step or forward"),
                            llvm::cl::init("both")};
@@ -266,6 +281,8 @@ void cairn::registerTrainingPipeline() {
         options.planSeconds = parsed.planSeconds;
         options.step = parsed.step;
         options.devices = parsed.devices;
+        options.replicas = parsed.replicas;
+        options.bucketBytes = parsed.bucketBytes;
         options.stopAfter = *stage;
         std::string message;
         if (failed(buildTrainingPipeline(pm, options, &message)))

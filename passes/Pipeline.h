@@ -17,6 +17,8 @@
 //   fuse       cairn-fuse-elementwise        element-wise chains as one
 //                                            kernel, relu in its linear
 //   schedule   cairn-schedule-for-memory     the memory-aware kernel order
+//              cairn-all-reduce-gradients    (--replicas) gradients summed
+//                                            across replicas in buckets
 //              cairn-group-updates (CUDA)    runs of adjacent updates marked
 //                                            as one launch
 //   in-place   cairn-write-in-place          in_place buffers
@@ -98,6 +100,10 @@ struct PipelineOptions {
   int64_t microBatches = 1;
   /// With micro-batches across devices: "1f1b" or "gpipe".
   std::string pipeline = "1f1b";
+  /// Data-parallel replicas whose gradients each step sums
+  /// (cairn-all-reduce-gradients; 1: none), in buckets of this many bytes.
+  int64_t replicas = 1;
+  int64_t bucketBytes = 25 << 20;
   /// Split a model placed on several devices into a program per device
   /// (false inside the evaluations of the passes that plan in the loop,
   /// which plan the whole step).

@@ -19,6 +19,13 @@
 // failure may leave the other ranks waiting on the failed one, so it ends
 // every rank at once (Transport::abortAll).
 //
+// Data-parallel replicas (runReplicatedMain) run one spec on every rank:
+// each takes its share of every batch (rank r the r-th batch/R examples of
+// the order one process would use), the training step sums the gradients,
+// and before each step rank 0's buffers (batch norm's running statistics)
+// go to every rank, as PyTorch DDP's broadcast_buffers does. Rank 0 prints
+// and writes the files; evaluation is shared out by batches.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/Checkpoint.h"
 #include "runtime/Cli.h"
@@ -95,6 +102,11 @@ struct Session {
 
   int rank() const { return transport.rank(); }
   bool partitioned() const { return partition.size() > 1; }
+  /// Data-parallel replicas: every rank runs this spec.
+  bool replicated() const { return spec.replicas > 1; }
+  int replicas() const { return spec.replicas; }
+  /// The examples of one step, over every replica.
+  int64_t globalBatch() const { return spec.batch * spec.replicas; }
   /// Whether this rank prints and writes the run's files.
   bool reports() const { return transport.rank() == 0; }
 
@@ -141,9 +153,27 @@ struct Session {
     return progress;
   }
 
-  /// The training step's loss, from the rank that has it, on every rank.
+  /// The training step's loss, from the rank that has it, on every rank; of
+  /// replicas, their mean on rank 0, summed in rank order in float32 as one
+  /// process summing R micro-batches' does.
   absl::StatusOr<double> sharedLoss() {
     double loss = layout.loss ? loadScalar(layout.loss->dtype, at(*layout.loss)) : 0;
+    if (replicated()) {
+      float mine = static_cast<float>(loss);
+      absl::StatusOr<std::vector<std::string>> all = transport.gather(
+          std::string_view(reinterpret_cast<const char *>(&mine), sizeof(mine)), /*root=*/0);
+      if (!all.ok())
+        return all.status();
+      if (!reports())
+        return loss;
+      float sum = 0;
+      for (size_t r = 0; r < all->size(); ++r) {
+        float theirs = 0;
+        std::memcpy(&theirs, (*all)[r].data(), std::min((*all)[r].size(), sizeof(theirs)));
+        sum = r == 0 ? theirs : sum + theirs;
+      }
+      return static_cast<double>(sum * static_cast<float>(1.0 / replicas()));
+    }
     if (partitioned())
       if (absl::Status status = transport.broadcast(&loss, sizeof(loss), partition.lossDevice);
           !status.ok())
@@ -155,6 +185,12 @@ struct Session {
   /// `path`, from rank 0.
   absl::Status saveState(const std::string &path, bool optimizerState,
                          const TrainingProgress &progress = {}) {
+    // Replicas hold the same state (rank 0's buffers: shareBuffers).
+    if (replicated())
+      return reports() ? writeCheckpoint(path,
+                                         checkpointTensors(layout, arena(), optimizerState),
+                                         optimizerState, progress)
+                       : absl::OkStatus();
     absl::StatusOr<TensorMap> tensors =
         gatherTensors(transport, checkpointTensors(layout, arena(), optimizerState), 0);
     if (!tensors.ok())
@@ -164,6 +200,22 @@ struct Session {
     return writeCheckpoint(path, *tensors, optimizerState, progress);
   }
 };
+
+/// Replicas: rank 0's buffers (batch norm's running statistics, which each
+/// replica updates from its own examples) to every rank, before a training
+/// step and an evaluation, as DDP's broadcast_buffers does. The host arena
+/// is the arena on the CPU, where replicas run.
+absl::Status shareBuffers(Session &session) {
+  if (!session.replicated())
+    return absl::OkStatus();
+  for (const TensorInfo *tensor : session.layout.state)
+    if (tensor->role == TensorRole::Buffer)
+      if (absl::Status status =
+              session.transport.broadcast(session.at(*tensor), tensorBytes(*tensor), 0);
+          !status.ok())
+        return status;
+  return absl::OkStatus();
+}
 
 /// Sets the context's lr factor and loss scale for its next step.
 void prepareStep(const Session &session, StepContext &context) {
@@ -184,6 +236,7 @@ StepContext firstStepContext(const Session &session) {
   context.poison = session.options.poison;
   context.step = session.resumedSteps;
   context.transport = &session.transport;
+  context.replica = session.replicated() ? session.rank() : 0;
   prepareStep(session, context);
   return context;
 }
@@ -210,7 +263,8 @@ absl::StatusOr<std::unique_ptr<Executor>> openExecutor(const ProgramSpec &spec,
 
 absl::StatusOr<Session> openSession(const PartitionLayout &partition, Transport &transport,
                                     const Options &options) {
-  const ModelLayout &layout = partition.devices[transport.rank()];
+  // Replicas all run the one device's spec.
+  const ModelLayout &layout = partition.devices[partition.size() > 1 ? transport.rank() : 0];
   const ProgramSpec &spec = *layout.spec;
   absl::StatusOr<std::unique_ptr<Executor>> executor = openExecutor(spec, options);
   if (!executor.ok())
@@ -286,7 +340,9 @@ struct Evaluation {
 /// eval_loss step gives it per batch, each batch weighted by its real
 /// examples: the padded last batch's value counts its padding rows too.
 /// On a partitioned model every rank runs the steps, the rank holding
-/// "output" (or "eval_loss") sums, and every rank gets its sums.
+/// "output" (or "eval_loss") sums, and every rank gets its sums. Replicas
+/// take the batches in turn (rank r batches r, r + R, ...) with rank 0's
+/// buffers, and every rank gets the sums of all.
 absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
                                     const StepContext &context) {
   const ModelLayout &layout = session.layout;
@@ -300,12 +356,16 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
         "eval_loss step; rebuild it with this cairn",
         session.spec.model));
   const int holder = perExample ? partition.outputDevice : partition.evalLossDevice;
-  const bool sums = session.rank() == holder;
+  const bool sums = session.replicated() || session.rank() == holder;
+  if (absl::Status status = shareBuffers(session); !status.ok())
+    return status;
   std::vector<int64_t> indices(static_cast<size_t>(batch));
   std::vector<unsigned char *> destinations = inputDestinations(session, partition.inputs);
   Evaluation result;
   Clock::time_point start = Clock::now();
   for (int64_t first = 0; first < n; first += batch) {
+    if (session.replicated() && (first / batch) % session.replicas() != session.rank())
+      continue;
     int64_t real = std::min(batch, n - first);
     for (int64_t r = 0; r < batch; ++r)
       indices[r] = r < real ? first + r : (r - real) % n;
@@ -330,7 +390,28 @@ absl::StatusOr<Evaluation> evaluate(Session &session, const Examples &test,
   }
   result.count = n;
   result.seconds = secondsSince(start);
-  if (session.partitioned()) {
+  if (session.replicated()) {
+    struct Sums {
+      int64_t correct;
+      double lossSum;
+    } mine{result.correct, result.lossSum};
+    absl::StatusOr<std::vector<std::string>> all = session.transport.gather(
+        std::string_view(reinterpret_cast<const char *>(&mine), sizeof(mine)), /*root=*/0);
+    if (!all.ok())
+      return all.status();
+    Sums total{0, 0};
+    for (const std::string &part : *all) {
+      Sums theirs{0, 0};
+      std::memcpy(&theirs, part.data(), std::min(part.size(), sizeof(theirs)));
+      total.correct += theirs.correct;
+      total.lossSum += theirs.lossSum;
+    }
+    if (absl::Status status = session.transport.broadcast(&total, sizeof(total), 0);
+        !status.ok())
+      return status;
+    result.correct = total.correct;
+    result.lossSum = total.lossSum;
+  } else if (session.partitioned()) {
     struct {
       int64_t correct;
       double lossSum;
@@ -360,6 +441,7 @@ RunReport startReport(const Session &session, const char *command) {
   for (const ModelLayout &device : session.partition.devices)
     report.plannedArenaBytes = std::max(report.plannedArenaBytes, device.spec->arenaBytes);
   report.seed = session.options.seed;
+  report.replicas = session.spec.replicas;
   return report;
 }
 
@@ -368,7 +450,7 @@ RunReport startReport(const Session &session, const char *command) {
 absl::Status finishReport(const Session &session, RunReport &report) {
   session.executor->fillReport(report);
   report.peakRssBytes = peakRssBytes();
-  if (session.partitioned()) {
+  if (session.partitioned() || session.replicated()) {
     // Each device's peak, resident set and (train) nanoseconds waited.
     int64_t mine[3] = {static_cast<int64_t>(report.measuredPeakBytes), report.peakRssBytes,
                        report.devicesWaitSeconds
@@ -391,7 +473,9 @@ absl::Status finishReport(const Session &session, RunReport &report) {
       if (report.devicesWaitSeconds)
         report.devicesWaitSeconds->push_back(static_cast<double>(theirs[2]) * 1e-9);
     }
-    report.device += absl::StrFormat(" (device 0 of %d)", session.partition.size());
+    report.device += session.replicated()
+                         ? absl::StrFormat(" (replica 0 of %d)", session.replicas())
+                         : absl::StrFormat(" (device 0 of %d)", session.partition.size());
   }
   printSummary(stdout, report);
   std::fflush(stdout);
@@ -407,11 +491,11 @@ absl::StatusOr<std::optional<KernelProfile>> openProfile(const Session &session)
   const Options &options = session.options;
   if (options.profile.empty())
     return std::optional<KernelProfile>();
-  if (session.partitioned())
+  if (session.partitioned() || session.replicated())
     return absl::UnimplementedError(absl::StrFormat(
-        "--profile times the kernels of one device; model %s runs on %d devices, which it "
+        "--profile times the kernels of one process; model %s runs as %d processes, which it "
         "cannot profile yet",
-        spec.model, session.partition.size()));
+        spec.model, session.transport.size()));
   if (spec.backend && std::string(spec.backend->name) != "cpu")
     return absl::InvalidArgumentError(absl::StrFormat(
         "--profile times the kernels of CPU executables; this one runs on %s, whose kernels "
@@ -422,7 +506,8 @@ absl::StatusOr<std::optional<KernelProfile>> openProfile(const Session &session)
 
 absl::Status runTrain(Session &session) {
   const Options &options = session.options;
-  int64_t batch = session.spec.batch;
+  // The examples of one step, and this rank's share of them.
+  const int64_t batch = session.globalBatch(), share = session.spec.batch;
   std::optional<KernelProfile> profile;
   std::optional<Examples> train, test;
   int64_t stepsPerEpoch = 0;
@@ -477,7 +562,10 @@ absl::Status runTrain(Session &session) {
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
     std::vector<int64_t> order = epochPermutation(train->size(), options.seed, epoch);
     for (int64_t k = 0; k < stepsPerEpoch && done < plan.totalSteps; ++k) {
-      train->fillBatch(&order[k * batch], batch, destinations);
+      const int64_t mine = session.replicated() ? session.rank() * share : 0;
+      train->fillBatch(&order[k * batch + mine], share, destinations);
+      if (absl::Status status = shareBuffers(session); !status.ok())
+        return status;
       // The first step warms caches and pages up: profiled only when alone.
       context.profile = profile && (done > 0 || plan.totalSteps == 1) ? &*profile : nullptr;
       prepareStep(session, context);
@@ -509,7 +597,7 @@ absl::Status runTrain(Session &session) {
 
   RunReport report = startReport(session, "train");
   report.seconds = secondsSince(start);
-  if (session.partitioned())
+  if (session.partitioned() || session.replicated())
     report.devicesWaitSeconds =
         std::vector<double>{session.transport.waitSeconds() - waitedBefore};
   report.rssAfterWarmupBytes = rssAfterWarmup;
@@ -728,6 +816,9 @@ absl::Status runPredict(Session &session) {
   }();
   if (absl::Status status = agree(session.transport, setup); !status.ok())
     return status;
+  // Replicas hold the same model: rank 0 predicts alone.
+  if (session.replicated() && !session.reports())
+    return absl::OkStatus();
   std::vector<unsigned char *> destinations =
       inputDestinations(session, partition.forwardInputs);
   const int64_t batch = session.spec.batch, n = examples->size();
@@ -792,6 +883,11 @@ absl::Status runCommand(const ProgramSpec *const *specs, int devices, Transport 
     if (!described.ok())
       return described.status();
     partition.emplace(std::move(*described));
+    if (specs[0]->replicas > 1 && options.command == Command::Step)
+      return absl::UnimplementedError(absl::StrFormat(
+          "step: model %s trains as %d replicas, and step cannot yet gather their gradients; "
+          "train, eval, init and predict can",
+          specs[0]->model, specs[0]->replicas));
     if (partition->size() > 1 && options.command == Command::Step)
       return absl::UnimplementedError(absl::StrFormat(
           "step: model %s runs on %d devices, and step cannot yet gather every device's "
@@ -823,8 +919,9 @@ absl::Status runCommand(const ProgramSpec *const *specs, int devices, Transport 
   return absl::OkStatus();
 }
 
-/// runMain and runPartitionedMain: `open` is null for a model on one
-/// device, which runs alone (LocalTransport).
+/// runMain, runPartitionedMain and runReplicatedMain: `open` is null for a
+/// model on one device, which runs alone (LocalTransport); otherwise the
+/// run takes a process per device, or per replica.
 int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open, int argc,
                char **argv) {
   if (!specs || devices < 1 || !specs[0]) {
@@ -835,7 +932,9 @@ int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open,
   if (spec.backend && spec.backend->prepareProcess)
     spec.backend->prepareProcess(argc, argv);
   std::string exe = programName(argc > 0 ? argv[0] : nullptr);
-  const bool partitioned = open != nullptr;
+  const bool partitioned = open != nullptr && devices > 1;
+  const bool replicated = open != nullptr && spec.replicas > 1;
+  const int processes = replicated ? spec.replicas : devices;
   absl::StatusOr<Options> options = parseCommandLine(argc, argv);
   if (options.ok() && options->command == Command::Help) {
     std::string text =
@@ -846,13 +945,22 @@ int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open,
           "--help and --version as `mpirun -np %1$d %2$s COMMAND ...`. Rank 0 prints and\n"
           "writes the files; any rank's error ends every rank with a non-zero exit code.\n",
           devices, exe);
+    if (replicated)
+      text += absl::StrFormat(
+          "\nThe model trains as %1$d data-parallel replicas, one process each, each on\n"
+          "%2$d examples of every batch of %3$d: launch every command but --help and\n"
+          "--version as `mpirun -np %1$d %4$s COMMAND ...`. Rank 0 prints and writes the\n"
+          "files; any rank's error ends every rank with a non-zero exit code.\n",
+          spec.replicas, spec.batch, spec.batch * spec.replicas, exe);
     absl::FPrintF(stdout, "%s", text);
     return 0;
   }
   if (options.ok() && options->command == Command::Version) {
     absl::FPrintF(stdout, "%s: model %s from %s%s, Cairn %s, %s\n", exe, spec.model,
                   spec.sourceFile,
-                  partitioned ? absl::StrFormat(" on %d devices", devices) : std::string(),
+                  partitioned  ? absl::StrFormat(" on %d devices", devices)
+                  : replicated ? absl::StrFormat(" as %d replicas", spec.replicas)
+                               : std::string(),
                   CAIRN_VERSION,
                   spec.backend && spec.backend->describeBuild ? spec.backend->describeBuild()
                                                               : std::string("CPU"));
@@ -860,7 +968,7 @@ int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open,
   }
 
   std::unique_ptr<Transport> transport;
-  if (partitioned) {
+  if (open) {
     absl::StatusOr<std::unique_ptr<Transport>> opened = open(&argc, &argv);
     if (!opened.ok()) {
       absl::FPrintF(stderr, "error: %s\n", opened.status().message());
@@ -878,16 +986,18 @@ int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open,
                     options.status().message(), exe);
     return 1;
   }
-  if (transport->size() != devices) {
+  if (transport->size() != processes) {
     if (speaks)
       absl::FPrintF(stderr,
-                    "error: this executable runs model %s on %d devices, one process each%s: "
+                    "error: this executable runs model %s %s, one process each%s: "
                     "launch it as `mpirun -np %d %s ...`\n",
-                    spec.model, devices,
+                    spec.model,
+                    replicated ? absl::StrFormat("as %d replicas", processes)
+                               : absl::StrFormat("on %d devices", processes),
                     transport->size() > 1
                         ? absl::StrFormat(" (not %d)", transport->size())
                         : std::string(),
-                    devices, exe);
+                    processes, exe);
     return 1;
   }
 
@@ -911,7 +1021,8 @@ int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open,
     return 1;
   }
   // The other ranks may be waiting for this one, in a step or a collective.
-  absl::FPrintF(stderr, "error: device %d: %s\n", transport->rank(), status.message());
+  absl::FPrintF(stderr, "error: %s %d: %s\n", replicated ? "replica" : "device",
+                transport->rank(), status.message());
   std::fflush(stderr);
   transport->abortAll(1);
   return 1; // not reached
@@ -931,6 +1042,15 @@ int runPartitionedMain(const ProgramSpec *const *specs, int devices, OpenTranspo
     return 1;
   }
   return runProgram(specs, devices, open, argc, argv);
+}
+
+int runReplicatedMain(const ProgramSpec &spec, OpenTransport open, int argc, char **argv) {
+  if (!open || spec.replicas < 2) {
+    absl::FPrintF(stderr, "error: model spec: replicas without a transport\n");
+    return 1;
+  }
+  const ProgramSpec *const specs[] = {&spec};
+  return runProgram(specs, 1, open, argc, argv);
 }
 
 } // namespace cairn::runtime

@@ -96,6 +96,7 @@ std::string metricsJson(const RunReport &report) {
                                     ? nlohmann::json(*report.deviceOverheadBytes)
                                     : nlohmann::json(nullptr)},
       {"seed", report.seed},
+      {"replicas", report.replicas},
       {"devices_wait_seconds", report.devicesWaitSeconds
                                    ? nlohmann::json(*report.devicesWaitSeconds)
                                    : nlohmann::json(nullptr)},
@@ -124,14 +125,16 @@ void printSummary(std::FILE *out, const RunReport &report) {
     for (double waited : *report.devicesWaitSeconds)
       shares += absl::StrFormat("%s%.0f%%", shares.empty() ? "" : ", ",
                                 100 * waited / report.seconds);
-    absl::FPrintF(out, "devices waited (sends, receives, the loss) %s of the training time\n",
+    absl::FPrintF(out, "%s %s of the training time\n",
+                  report.replicas > 1 ? "replicas waited (gradient sums, buffers, the loss)"
+                                      : "devices waited (sends, receives, the loss)",
                   shares);
   }
   if (report.skippedSteps)
     absl::FPrintF(out,
                   "loss scaling: %d steps skipped for an inf or NaN gradient, scale now %.9g\n",
                   *report.skippedSteps, *report.lossScale);
-  else
+  if (report.command == "eval")
     absl::FPrintF(out, "evaluated in %.1f s, %.0f examples/s\n", report.seconds,
                   report.examplesPerSecond);
   absl::FPrintF(out, "memory: arena %s planned, %s measured peak; peak RSS %s\n",

@@ -81,7 +81,11 @@ struct RunReport {
   std::optional<int64_t> deviceArenaBytes;
   std::optional<int64_t> deviceOverheadBytes;
   uint64_t seed = 0;
+  /// Each rank's seconds blocked on the others during training: a
+  /// partitioned model's devices, or data-parallel replicas.
   std::optional<std::vector<double>> devicesWaitSeconds;
+  /// Data-parallel replicas the run trained with (1: one process).
+  int replicas = 1;
 };
 
 /// The process's peak resident set size so far, in bytes.

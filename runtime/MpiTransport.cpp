@@ -1,6 +1,8 @@
 //===- MpiTransport.cpp - The devices of one model as MPI ranks -----------===//
 #include "runtime/MpiTransport.h"
 
+#include "runtime/SumChunks.h"
+
 #include "absl/strings/str_format.h"
 
 // MPI's C API only: without these, mpi.h compiled as C++ pulls in the C++
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace cairn::runtime {
 
@@ -63,13 +66,17 @@ private:
 
 class MpiTransport : public Transport {
 public:
-  MpiTransport(MPI_Comm steps, MPI_Comm control, int rank, int size, int tagUpperBound)
-      : steps(steps), control(control), myRank(rank), mySize(size),
-        tagUpperBound(tagUpperBound) {}
+  MpiTransport(MPI_Comm steps, MPI_Comm control, MPI_Comm exchanges, MPI_Comm gathers,
+               int rank, int size, int tagUpperBound)
+      : steps(steps), control(control), exchanges(exchanges), gathers(gathers), myRank(rank),
+        mySize(size), tagUpperBound(tagUpperBound) {}
 
   ~MpiTransport() override {
-    MPI_Comm_free(&steps);
-    MPI_Comm_free(&control);
+    for (BucketSum &sum : sums)
+      if (sum.request != MPI_REQUEST_NULL)
+        MPI_Wait(&sum.request, MPI_STATUS_IGNORE);
+    for (MPI_Comm *comm : {&steps, &control, &exchanges, &gathers})
+      MPI_Comm_free(comm);
     MPI_Finalize();
   }
 
@@ -88,6 +95,72 @@ public:
       return status;
     Waiting waiting(waited);
     return receiveOn(steps, data, bytes, peer, tag);
+  }
+
+  absl::Status startSum(float *data, size_t count, float *workspace, size_t workspaceCount,
+                        int bucket) override {
+    if (count > static_cast<size_t>(INT32_MAX))
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%d floats are more than MPI's counts take; build with a smaller --bucket", count));
+    if (workspaceCount < static_cast<size_t>(getSumWorkspaceElements(
+                             static_cast<int64_t>(count), mySize)))
+      return absl::InvalidArgumentError(
+          absl::StrFormat("bucket %d has too small a workspace", bucket));
+    if (std::any_of(sums.begin(), sums.end(),
+                    [&](const BucketSum &sum) { return sum.bucket == bucket; }))
+      return absl::FailedPreconditionError(
+          absl::StrFormat("bucket %d was started twice", bucket));
+    // Open MPI moves a non-blocking collective on only inside MPI calls: each
+    // start moves the earlier buckets on.
+    if (absl::Status status = advanceSums(/*upTo=*/-1, /*block=*/false); !status.ok())
+      return status;
+    BucketSum &sum = sums.emplace_back();
+    sum.bucket = bucket;
+    sum.data = data;
+    sum.workspace = workspace;
+    sum.count = static_cast<int64_t>(count);
+    // Every other rank's chunk to it; its copy of this rank's chunk into a
+    // slot of the workspace (rank order, this rank left out).
+    const int64_t mine = getSumChunkSize(sum.count, mySize, myRank);
+    std::vector<int> sendCounts(mySize), sendAt(mySize), receiveCounts(mySize), receiveAt(mySize);
+    for (int rank = 0, slot = 0; rank < mySize; ++rank) {
+      if (rank == myRank)
+        continue;
+      sendCounts[rank] = static_cast<int>(getSumChunkSize(sum.count, mySize, rank));
+      sendAt[rank] = static_cast<int>(getSumChunkBegin(sum.count, mySize, rank));
+      receiveCounts[rank] = static_cast<int>(mine);
+      receiveAt[rank] = static_cast<int>(mine * slot++);
+    }
+    if (int code = MPI_Ialltoallv(data, sendCounts.data(), sendAt.data(), MPI_FLOAT, workspace,
+                                  receiveCounts.data(), receiveAt.data(), MPI_FLOAT, exchanges,
+                                  &sum.request);
+        code != MPI_SUCCESS) {
+      sums.pop_back();
+      return mpiError("MPI_Ialltoallv of a gradient bucket", code);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status finishSum(int bucket) override {
+    auto it = std::find_if(sums.begin(), sums.end(),
+                           [&](const BucketSum &sum) { return sum.bucket == bucket; });
+    if (it == sums.end())
+      return absl::FailedPreconditionError(
+          absl::StrFormat("bucket %d was never started", bucket));
+    Waiting waiting(waited);
+    // Every bucket started before this one reaches its gather first, so
+    // that each communicator sees the buckets in the same order on every
+    // rank.
+    if (absl::Status status = advanceSums(static_cast<int>(it - sums.begin()), /*block=*/true);
+        !status.ok())
+      return status;
+    it = std::find_if(sums.begin(), sums.end(),
+                      [&](const BucketSum &sum) { return sum.bucket == bucket; });
+    int code = MPI_Wait(&it->request, MPI_STATUS_IGNORE);
+    sums.erase(it);
+    if (code != MPI_SUCCESS)
+      return mpiError("MPI_Wait for the gather of a gradient bucket", code);
+    return absl::OkStatus();
   }
 
   double waitSeconds() const override { return waited; }
@@ -183,7 +256,74 @@ private:
     return absl::OkStatus();
   }
 
-  MPI_Comm steps, control;
+  /// A gradient bucket being summed: its chunks exchanged (Ialltoallv on
+  /// `exchanges`), then, once this rank has added its chunk's values, every
+  /// chunk gathered (Iallgatherv on `gathers`).
+  struct BucketSum {
+    int bucket = 0;
+    float *data = nullptr;
+    float *workspace = nullptr;
+    int64_t count = 0;
+    bool gathering = false;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+
+  /// Moves the buckets started first on, in order: each whose exchange is
+  /// done is added up and its gather started. With `block`, waits for the
+  /// exchanges of buckets 0 to `upTo` (indices in `sums`); otherwise stops
+  /// at the first exchange still under way.
+  absl::Status advanceSums(int upTo, bool block) {
+    for (int i = 0; i < static_cast<int>(sums.size()); ++i) {
+      BucketSum &sum = sums[i];
+      if (sum.gathering)
+        continue;
+      if (block && i <= upTo) {
+        if (int code = MPI_Wait(&sum.request, MPI_STATUS_IGNORE); code != MPI_SUCCESS)
+          return mpiError("MPI_Wait for the exchange of a gradient bucket", code);
+      } else {
+        int done = 0;
+        if (int code = MPI_Test(&sum.request, &done, MPI_STATUS_IGNORE); code != MPI_SUCCESS)
+          return mpiError("MPI_Test of the exchange of a gradient bucket", code);
+        if (!done)
+          return absl::OkStatus();
+      }
+      if (absl::Status status = addAndGather(sum); !status.ok())
+        return status;
+    }
+    return absl::OkStatus();
+  }
+
+  /// Sums this rank's chunk, each element's values in rank order, then
+  /// starts gathering every rank's chunk into the bucket.
+  absl::Status addAndGather(BucketSum &sum) {
+    const int64_t begin = getSumChunkBegin(sum.count, mySize, myRank);
+    const int64_t size = getSumChunkSize(sum.count, mySize, myRank);
+    float *mine = sum.data + begin;
+    for (int64_t i = 0; i < size; ++i) {
+      float total = 0;
+      for (int rank = 0, slot = 0; rank < mySize; ++rank) {
+        float value = rank == myRank ? mine[i] : sum.workspace[size * slot++ + i];
+        total = rank == 0 ? value : total + value;
+      }
+      mine[i] = total;
+    }
+    std::vector<int> counts(mySize), at(mySize);
+    for (int rank = 0; rank < mySize; ++rank) {
+      counts[rank] = static_cast<int>(getSumChunkSize(sum.count, mySize, rank));
+      at[rank] = static_cast<int>(getSumChunkBegin(sum.count, mySize, rank));
+    }
+    sum.gathering = true;
+    if (int code = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sum.data, counts.data(),
+                                   at.data(), MPI_FLOAT, gathers, &sum.request);
+        code != MPI_SUCCESS)
+      return mpiError("MPI_Iallgatherv of a gradient bucket", code);
+    return absl::OkStatus();
+  }
+
+  MPI_Comm steps, control, exchanges, gathers;
+  /// The gradient buckets being summed (startSum to finishSum), in the
+  /// order they were started.
+  std::vector<BucketSum> sums;
   int myRank, mySize;
   double waited = 0; // waitSeconds()
   int tagUpperBound;
@@ -202,7 +342,8 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
   // Errors come back to be reported, rather than ending the process.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
-  MPI_Comm steps = MPI_COMM_NULL, control = MPI_COMM_NULL;
+  MPI_Comm steps = MPI_COMM_NULL, control = MPI_COMM_NULL, exchanges = MPI_COMM_NULL,
+           gathers = MPI_COMM_NULL;
   int code = MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (code == MPI_SUCCESS)
     code = MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -210,6 +351,10 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
     code = MPI_Comm_dup(MPI_COMM_WORLD, &steps);
   if (code == MPI_SUCCESS)
     code = MPI_Comm_dup(MPI_COMM_WORLD, &control);
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_dup(MPI_COMM_WORLD, &exchanges);
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_dup(MPI_COMM_WORLD, &gathers);
   if (code != MPI_SUCCESS) {
     absl::Status status = mpiError("setting up MPI_COMM_WORLD", code);
     MPI_Finalize();
@@ -218,7 +363,8 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
   int *upperBound = nullptr, found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upperBound, &found);
   int tagUpperBound = found && upperBound ? *upperBound : 32767; // the standard's least
-  return std::unique_ptr<Transport>(new MpiTransport(steps, control, rank, size, tagUpperBound));
+  return std::unique_ptr<Transport>(
+      new MpiTransport(steps, control, exchanges, gathers, rank, size, tagUpperBound));
 }
 
 } // namespace cairn::runtime

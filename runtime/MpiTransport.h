@@ -1,10 +1,12 @@
 //===- MpiTransport.h - The devices of one model as MPI ranks ----*- C++ -*-===//
 //
 // A partitioned executable runs under mpirun, one process per device: rank r
-// of MPI_COMM_WORLD runs device r. Step messages and the runtime's
-// collectives travel on two duplicates of the world communicator, so that
-// neither can match the other's. Built into its own library (CairnMpi):
-// executables of a model on one device link no MPI. This header includes no
+// of MPI_COMM_WORLD runs device r; a replicated one, one process per
+// replica. Step messages, the runtime's collectives and the two exchanges
+// of the replicas' gradient sums (SumChunks.h: MPI_Ialltoallv, then
+// MPI_Iallgatherv) travel on four duplicates of the world communicator, so
+// that none can match another's. Built into its own
+// library (CairnMpi): executables of a model on one device link no MPI. This header includes no
 // MPI header, so that generated code compiles without MPI's include path.
 //
 //===----------------------------------------------------------------------===//

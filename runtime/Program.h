@@ -85,8 +85,12 @@ struct StepContext {
   /// kernel k (KernelProfile.h); null otherwise.
   KernelProfile *profile = nullptr;
   /// The other devices of a partitioned model, for the step's sendBytes and
-  /// receiveBytes (Transport.h); a one-device run's LocalTransport, or null.
+  /// receiveBytes (Transport.h), or the replicas for allReduceStart and
+  /// allReduceWait; a one-device run's LocalTransport, or null.
   Transport *transport = nullptr;
+  /// Data parallelism: this process's replica, whose dropouts draw their own
+  /// streams (0 otherwise).
+  int replica = 0;
 };
 
 /// Which of ProgramSpec's step functions to run.
@@ -133,6 +137,11 @@ struct ProgramSpec {
   /// several devices; any other name on one). 0 of 1 otherwise.
   int device = 0;
   int devices = 1;
+  /// Data parallelism: the executable runs as this many processes, each on
+  /// `batch` examples of every batch of batch * replicas, and the training
+  /// step sums the gradients of all of them (allReduceStart and
+  /// allReduceWait, Transport.h). 1 otherwise.
+  int replicas = 1;
 };
 
 /// The executable's main: parses the CLI, runs, reports; returns the exit
@@ -147,6 +156,12 @@ int runMain(const ProgramSpec &spec, int argc, char **argv);
 /// excepted). Any rank's error makes every rank exit non-zero.
 int runPartitionedMain(const ProgramSpec *const *specs, int devices, OpenTransport open,
                        int argc, char **argv);
+
+/// The main of a model trained by spec.replicas data-parallel replicas, one
+/// process each under `mpirun -np REPLICAS EXE ...` (`open`: as above):
+/// every rank runs `spec` on its share of each batch. Rank 0 prints and
+/// writes the files; any rank's error makes every rank exit non-zero.
+int runReplicatedMain(const ProgramSpec &spec, OpenTransport open, int argc, char **argv);
 
 } // namespace cairn::runtime
 

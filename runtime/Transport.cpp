@@ -2,12 +2,14 @@
 #include "runtime/Transport.h"
 
 #include "runtime/Program.h"
+#include "runtime/SumChunks.h"
 #include "runtime/kernels/KernelError.h"
 
 #include "absl/strings/str_format.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace cairn::runtime {
 
@@ -54,6 +56,48 @@ void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int
   if (absl::Status status = ctx.transport->receive(data, bytes, peer, tag); !status.ok())
     throw kernels::KernelError(absl::StrFormat("receive of %d bytes from device %d (tag %d): %s",
                                                bytes, peer, tag, status.message()));
+}
+
+void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
+                    std::initializer_list<GradientSpan> grads) {
+  size_t count = 0;
+  for (const GradientSpan &grad : grads)
+    count += grad.count;
+  if (!ctx.transport)
+    throw kernels::KernelError(absl::StrFormat(
+        "sum of gradient bucket %d: the step was run without a transport", index));
+  const auto workspace = static_cast<size_t>(
+      getSumWorkspaceElements(static_cast<int64_t>(count), ctx.transport->size()));
+  if (count + workspace > bucketCount)
+    throw kernels::KernelError(absl::StrFormat(
+        "sum of gradient bucket %d: its %d floats hold %d of gradients and not the %d of "
+        "workspace %d replicas need; the executable was built for another number of replicas",
+        index, bucketCount, count, workspace, ctx.transport->size()));
+  size_t at = 0;
+  for (const GradientSpan &grad : grads) {
+    std::memcpy(bucket + at, grad.data, grad.count * sizeof(float));
+    at += grad.count;
+  }
+  if (absl::Status status = ctx.transport->startSum(bucket, count, bucket + count, workspace,
+                                                    static_cast<int>(index));
+      !status.ok())
+    throw kernels::KernelError(absl::StrFormat("sum of gradient bucket %d (%d floats): %s",
+                                               index, count, status.message()));
+}
+
+void allReduceWait(const StepContext &ctx, int64_t index, float *bucket, size_t,
+                   std::initializer_list<GradientSpan> grads) {
+  if (!ctx.transport)
+    throw kernels::KernelError(absl::StrFormat(
+        "sum of gradient bucket %d: the step was run without a transport", index));
+  if (absl::Status status = ctx.transport->finishSum(static_cast<int>(index)); !status.ok())
+    throw kernels::KernelError(
+        absl::StrFormat("sum of gradient bucket %d: %s", index, status.message()));
+  size_t count = 0;
+  for (const GradientSpan &grad : grads) {
+    std::memcpy(grad.data, bucket + count, grad.count * sizeof(float));
+    count += grad.count;
+  }
 }
 
 } // namespace cairn::runtime

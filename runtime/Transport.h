@@ -19,6 +19,8 @@
 #include "absl/status/statusor.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,9 +51,19 @@ public:
   /// elsewhere.
   virtual absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int root) = 0;
 
+  /// Data parallelism (allReduceStart, allReduceWait): starts summing the
+  /// `count` floats at `data` over every rank, in place, as bucket `bucket`,
+  /// with the `workspaceCount` floats at `workspace` (SumChunks.h's
+  /// getSumWorkspaceElements); finishSum(bucket) blocks until the sum is
+  /// there. Every rank starts the same buckets in the same order; the sum is
+  /// the same on every rank, each element's values added in rank order.
+  virtual absl::Status startSum(float *data, size_t count, float *workspace,
+                                size_t workspaceCount, int bucket) = 0;
+  virtual absl::Status finishSum(int bucket) = 0;
+
   /// Seconds this rank has spent so far blocked in send, receive and
   /// broadcast: on a pipeline, the time a device waits for another (its
-  /// bubble) plus the copies themselves.
+  /// bubble) plus the copies themselves; with replicas, in finishSum.
   virtual double waitSeconds() const { return 0; }
 
   /// Ends every rank's process with `exitCode` at once: for a failure
@@ -68,6 +80,11 @@ public:
   absl::Status send(const void *data, size_t bytes, int peer, int tag) override;
   absl::Status receive(void *data, size_t bytes, int peer, int tag) override;
   absl::Status broadcast(void *, size_t, int) override { return absl::OkStatus(); }
+  /// The sum over one rank is its own.
+  absl::Status startSum(float *, size_t, float *, size_t, int) override {
+    return absl::OkStatus();
+  }
+  absl::Status finishSum(int) override { return absl::OkStatus(); }
   absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int) override {
     return std::vector<std::string>{std::string(mine)};
   }
@@ -87,6 +104,23 @@ using OpenTransport = absl::StatusOr<std::unique_ptr<Transport>> (*)(int *argc, 
 void sendBytes(const StepContext &ctx, const unsigned char *data, size_t bytes, int peer,
                int tag);
 void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int peer, int tag);
+
+/// A gradient of a bucket: `count` floats at `data`.
+struct GradientSpan {
+  float *data;
+  size_t count;
+};
+
+/// What a replica's training step calls for bucket `index`
+/// (cairn-all-reduce-gradients), whose buffer of `bucketCount` floats holds
+/// the gradients and then the sum's workspace: allReduceStart copies
+/// `grads` one after the other into `bucket` and starts summing them over
+/// the replicas (ctx.transport's startSum); allReduceWait waits for the sum
+/// and copies it back into `grads`. A failure throws kernels::KernelError.
+void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
+                    std::initializer_list<GradientSpan> grads);
+void allReduceWait(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
+                   std::initializer_list<GradientSpan> grads);
 
 } // namespace cairn::runtime
 

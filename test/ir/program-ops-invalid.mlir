@@ -817,3 +817,52 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
     cairn.kernel.cast ins(%h : memref<4xf16>) outs(%b : memref<4xbf16>) {n = 4 : i64}
   }
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Kernels: the replicas' gradient sums
+//===----------------------------------------------------------------------===//
+
+// Tests that a bucket holds at least its gradients.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %g = cairn.buffer grad "grad.p" : memref<4xf32>
+    %h = cairn.buffer grad "grad.q" : memref<2xf32>
+    %b = cairn.buffer temp "all_reduce.bucket0" : memref<5xf32>
+    // expected-error @+1 {{'cairn.kernel.all_reduce_start' op expected a float32 bucket of at least 6 elements (its gradients') but got 'all_reduce.bucket0'}}
+    cairn.kernel.all_reduce_start ins(%g, %h : memref<4xf32>, memref<2xf32>) outs(%b : memref<5xf32>) {index = 0 : i64}
+  }
+}
+
+// -----
+
+// Tests that the gradients summed are float32.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %g = cairn.buffer grad "grad.p" : memref<4xbf16>
+    %b = cairn.buffer temp "all_reduce.bucket0" : memref<8xf32>
+    // expected-error @+1 {{'cairn.kernel.all_reduce_start' op sums float32 gradients, not 'grad.p'}}
+    cairn.kernel.all_reduce_start ins(%g : memref<4xbf16>) outs(%b : memref<8xf32>) {index = 0 : i64}
+  }
+}
+
+// -----
+
+// Tests that a wait writes back into the very gradients it reads.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %g = cairn.buffer grad "grad.p" : memref<4xf32>
+    %h = cairn.buffer grad "grad.q" : memref<4xf32>
+    %b = cairn.buffer temp "all_reduce.bucket0" : memref<6xf32>
+    // expected-error @+1 {{'cairn.kernel.all_reduce_wait' op updates in place: expected output #0 to be its input 'grad.p' but got 'grad.q'}}
+    cairn.kernel.all_reduce_wait ins(%b, %g : memref<6xf32>, memref<4xf32>) outs(%h : memref<4xf32>) {index = 0 : i64}
+  }
+}
+
+// -----
+
+// Tests that cairn.replicas counts two or more replicas, on a program.
+// expected-error @+1 {{expected 'cairn.replicas' to be an i64 integer >= 2 but got 1 : i64}}
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu", cairn.replicas = 1 : i64} {
+}

@@ -6,6 +6,8 @@
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
 //              [--kernel-times FILE]] [--verify-plan] [--precision P]
 //              [--devices N [--device-memory SIZE]]
+//              [--micro-batches M [--pipeline 1f1b|gpipe]]
+//              [--replicas R [--bucket SIZE]]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
 //              [--no-reorder] [--no-fuse] [--no-recompute]
@@ -17,6 +19,7 @@
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
 //              [--kernel-times FILE]] [--verify-plan] [--time-limit SECONDS]
 //              [--precision P] [--devices N [--device-memory SIZE]]
+//              [--micro-batches M] [--replicas R [--bucket SIZE]]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
@@ -170,6 +173,23 @@ cl::opt<std::string> pipelineFlag(
              "micro-batches) or gpipe (every forward, then every backward: "
              "each stage holds all M); the same bubble, the same results"),
     cl::value_desc("1f1b|gpipe"), cl::init("1f1b"), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<unsigned> replicasFlag(
+    "replicas",
+    cl::desc("Train with R data-parallel replicas, one process each "
+             "(`mpirun -np R EXE train ...`): each takes batch/R examples of "
+             "every batch, and the step sums the gradients of all R in "
+             "buckets (--bucket) while its backward runs, so every replica "
+             "applies the update of the whole batch. CPU only; batch norm "
+             "uses each replica's statistics"),
+    cl::value_desc("R"), cl::init(1), cl::sub(buildCommand),
+    cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<std::string> bucketSize(
+    "bucket",
+    cl::desc("With --replicas, the gradients summed at once: a bucket closes "
+             "once its gradients, in the order the backward completes them, "
+             "take this much (default 25MiB, as PyTorch DDP's)"),
+    cl::value_desc("SIZE"), cl::init("25MiB"), cl::sub(buildCommand),
     cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> deviceMemorySize(
     "device-memory",
@@ -416,6 +436,8 @@ int64_t getLargestArena(mlir::ModuleOp module) {
 int64_t memoryBudget = 0;
 /// --device-memory in bytes (0: none).
 int64_t deviceMemory = 0;
+/// --bucket in bytes.
+int64_t bucketBytes = 25 << 20;
 
 /// Parses --devices and --device-memory; false after the message.
 bool readDevices() {
@@ -431,6 +453,36 @@ bool readDevices() {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--pipeline expects 1f1b or gpipe, got '" << pipelineFlag << "'\n";
     return false;
+  }
+  if (replicasFlag < 1 || (replicasFlag > 1 && fitSize.getNumOccurrences())) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << (replicasFlag < 1
+                ? "--replicas expects a number >= 1\n"
+                : "--fit searches batch sizes; it takes no --replicas\n");
+    return false;
+  }
+  if (replicasFlag > 1 && isCudaTarget()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--replicas runs on CPUs over MPI; replicas on GPUs (NCCL) are not "
+           "supported yet\n";
+    return false;
+  }
+  if (replicasFlag > 1 && devicesFlag > 1) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--replicas replicates a model on one device; data parallelism "
+           "across --devices stages is not supported yet\n";
+    return false;
+  }
+  {
+    std::optional<int64_t> bytes = parseByteSize(bucketSize);
+    if (!bytes || *bytes <= 0) {
+      llvm::WithColor::error(llvm::errs(), "cairn")
+          << "--bucket expects a size such as 25MiB, 1MB or 4096 (bytes), "
+             "got '"
+          << bucketSize << "'\n";
+      return false;
+    }
+    bucketBytes = *bytes;
   }
   if (devicesFlag.getNumOccurrences() && devicesFlag < 1) {
     llvm::WithColor::error(llvm::errs(), "cairn")
@@ -543,6 +595,8 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.deviceMemory = deviceMemory;
   options.microBatches = microBatchesFlag;
   options.pipeline = pipelineFlag;
+  options.replicas = replicasFlag;
+  options.bucketBytes = bucketBytes;
   options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
@@ -573,8 +627,9 @@ mlir::OwningOpRef<mlir::ModuleOp>
 compileModel(llvm::StringRef source, llvm::StringRef filename,
              mlir::MLIRContext &context, long long batch,
              const PipelineOptions &options, PlanTimer *timer = nullptr) {
-  // Micro-batches: the model is lowered at the micro-batch's size.
-  if (options.microBatches > 1) {
+  // Micro-batches and replicas: the model is lowered at the size of one
+  // replica's micro-batch.
+  if (int64_t parts = options.microBatches * options.replicas; parts > 1) {
     long long whole = batch;
     if (whole <= 0) {
       mlir::OwningOpRef<mlir::ModuleOp> probe =
@@ -584,13 +639,19 @@ compileModel(llvm::StringRef source, llvm::StringRef filename,
       auto attr = (*probe)->getAttrOfType<mlir::IntegerAttr>("cairn.batch");
       whole = attr ? attr.getInt() : 0;
     }
-    if (whole <= 0 || whole % options.microBatches != 0) {
-      llvm::WithColor::error(llvm::errs(), "cairn")
-          << "--micro-batches " << options.microBatches
-          << " must divide the batch size (" << whole << ")\n";
+    if (whole <= 0 || whole % parts != 0) {
+      llvm::raw_ostream &error = llvm::WithColor::error(llvm::errs(), "cairn");
+      if (options.replicas > 1 && options.microBatches > 1)
+        error << "--replicas " << options.replicas << " times --micro-batches "
+              << options.microBatches << " (" << parts << ")";
+      else if (options.replicas > 1)
+        error << "--replicas " << options.replicas;
+      else
+        error << "--micro-batches " << options.microBatches;
+      error << " must divide the batch size (" << whole << ")\n";
       return nullptr;
     }
-    batch = whole / options.microBatches;
+    batch = whole / parts;
   }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       elaborateModel(source, filename, context, batch);
@@ -1001,7 +1062,7 @@ int run() {
     if (const char *nvcc = std::getenv("CAIRN_NVCC"))
       options.cudaCompiler = nvcc;
     options.keepTemps = keepTemps;
-    options.partitioned = devices > 1;
+    options.linkMpi = devices > 1 || replicasFlag > 1;
     llvm::LogicalResult built =
         isCudaTarget() ? codegen::compileCudaExecutable(generatedStream.str(),
                                                         outputFile, options)
@@ -1043,6 +1104,8 @@ int main(int argc, char **argv) {
       "[--verify-plan]\n"
       "             [--precision f32|bf16|f16] [--devices N [--device-memory "
       "SIZE]]\n"
+      "             [--micro-batches M [--pipeline 1f1b|gpipe]] [--replicas R "
+      "[--bucket SIZE]]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
       "STAGE]\n"
       "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
@@ -1057,7 +1120,8 @@ int main(int argc, char **argv) {
       "[--memory-budget SIZE]\n"
       "             [--verify-plan] [--time-limit SECONDS] [--precision "
       "f32|bf16|f16]\n"
-      "             [--devices N [--device-memory SIZE]]\n"
+      "             [--devices N [--device-memory SIZE]] [--micro-batches M]\n"
+      "             [--replicas R [--bucket SIZE]]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
       "[--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "

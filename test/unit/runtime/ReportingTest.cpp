@@ -115,11 +115,16 @@ TEST(Metrics, JsonHasEveryField) {
   EXPECT_TRUE(json["loss_scale"].is_null());
   // One device: no waiting on others.
   EXPECT_TRUE(json["devices_wait_seconds"].is_null());
-  EXPECT_EQ(json.size(), 24u);
+  // One process: no replicas.
+  EXPECT_EQ(json["replicas"], 1);
+  EXPECT_EQ(json.size(), 25u);
   RunReport train = sampleReport();
   train.devicesWaitSeconds = std::vector<double>{0.5, 1.25};
+  train.replicas = 2;
   EXPECT_EQ(nlohmann::json::parse(metricsJson(train))["devices_wait_seconds"],
             nlohmann::json::array({0.5, 1.25}));
+  EXPECT_EQ(nlohmann::json::parse(metricsJson(train))["replicas"], 2);
+  train.replicas = 1;
   train.devicesWaitSeconds.reset();
   train.rssAfterWarmupBytes = 5 << 20;
   train.rssAtEndBytes = 6 << 20;
