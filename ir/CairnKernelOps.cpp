@@ -382,24 +382,20 @@ LogicalResult AdamUpdateKernelOp::verify() {
 
 LogicalResult SkipSelectKernelOp::verify() { return verifyTied(*this, {0}); }
 
-/// A bucket holds its float32 gradients one after the other, then the
-/// workspace the sum takes (runtime/SumChunks.h).
+/// The gradients of a bucket are float32; the bucket's buffer is the sum's
+/// workspace, a run of floats (its size depends on the replicas:
+/// runtime/SumChunks.h).
 static LogicalResult verifyBucket(Operation *op, Value bucket,
                                   ValueRange grads) {
-  int64_t elements = 0;
-  for (Value grad : grads) {
-    auto type = cast<MemRefType>(grad.getType());
-    if (!type.getElementType().isF32())
+  for (Value grad : grads)
+    if (!cast<MemRefType>(grad.getType()).getElementType().isF32())
       return op->emitOpError()
              << "sums float32 gradients, not " << describe(grad);
-    elements += type.getNumElements();
-  }
   auto type = cast<MemRefType>(bucket.getType());
-  if (!type.getElementType().isF32() || type.getRank() != 1 ||
-      type.getNumElements() < elements)
+  if (!type.getElementType().isF32() || type.getRank() != 1)
     return op->emitOpError()
-           << "expected a float32 bucket of at least " << elements
-           << " elements (its gradients') but got " << describe(bucket);
+           << "expected a 1-D float32 workspace as its bucket but got "
+           << describe(bucket);
   return success();
 }
 

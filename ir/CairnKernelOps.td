@@ -135,16 +135,16 @@ def Cairn_ReceiveKernelOp : Cairn_KernelOp<"receive", 0, 1, 0, 0, "1"> {
 }
 
 // A step compiled for one of R data-parallel replicas (cairn-all-reduce-
-// gradients) sums its gradients across the replicas in buckets: a start
-// right after the backward completes a bucket's last gradient, which copies
-// the gradients into the bucket and starts summing them over every replica,
-// and a wait right before the first kernel that needs one of them, which
-// waits for the sum and copies it back into the gradients. Between the two
-// the step runs on: the sum overlaps the backward. The bucket's buffer holds
-// the gradients, then the workspace of the sum (runtime/SumChunks.h).
+// gradients) sums its gradients across the replicas in buckets, in place: a
+// start right after the backward completes a bucket's last gradient, which
+// starts summing them over every replica, and a wait right before the first
+// kernel that needs one of them, which waits for the sums. Between the two
+// the step runs on: the sum overlaps the backward. The bucket's buffer is
+// the sum's workspace (the other replicas' copies of this one's chunk of the
+// gradients: runtime/SumChunks.h).
 
 def Cairn_AllReduceStartKernelOp : Cairn_KernelOp<"all_reduce_start", 1, 1, 0, 0, "+1"> {
-  let summary = "copies `grads` into `bucket` and starts summing it across the replicas";
+  let summary = "starts summing `grads` across the replicas, in place, with `bucket` as workspace";
   let arguments = (ins Variadic<Cairn_MemRef>:$grads,
                        Cairn_MemRef:$bucket,
                        Cairn_I64Attr:$index);
@@ -152,7 +152,7 @@ def Cairn_AllReduceStartKernelOp : Cairn_KernelOp<"all_reduce_start", 1, 1, 0, 0
 }
 
 def Cairn_AllReduceWaitKernelOp : Cairn_KernelOp<"all_reduce_wait", 2, 1, 0, 1, "1++"> {
-  let summary = "waits for `bucket`'s sum and copies it back into `grads`, in place";
+  let summary = "waits for the sums of `grads` (in place) that a start with `bucket` began";
   let arguments = (ins Cairn_MemRef:$bucket,
                        Variadic<Cairn_MemRef>:$grads,
                        Variadic<Cairn_MemRef>:$new_grads,

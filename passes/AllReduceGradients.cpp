@@ -11,13 +11,13 @@
 // - each dropout gets a replica stride, so that replica r draws the masks
 //   of that process's micro-batch r;
 // - the gradients are grouped into buckets of about `bucket-bytes`, in the
-//   order the backward completes them (DDP's buckets); each bucket is a
-//   buffer of the plan (the gradients, then the workspace of the sum, which
-//   adds each element's R values in rank order: runtime/SumChunks.h), filled
-//   and sent by an all_reduce_start right after
-//   the backward completes its last gradient, and read back by an
-//   all_reduce_wait right before the first kernel that needs one of its
-//   gradients summed;
+//   order the backward completes them (DDP's buckets), summed in place: an
+//   all_reduce_start right after the backward completes a bucket's last
+//   gradient, an all_reduce_wait right before the first kernel that needs
+//   one of them summed; the bucket's buffer in the plan is the workspace of
+//   the sum (the other replicas' copies of this one's chunk of the
+//   gradients; each element's R values are added in rank order:
+//   runtime/SumChunks.h);
 // - whatever reads a summed gradient (the updates, found_inf, clipping), and
 //   whatever must follow those, moves after the backward, so that the sums
 //   run while the backward does.
@@ -236,9 +236,9 @@ LogicalResult GradientReducer::reduce(StepOp step) {
   b.setInsertionPointToStart(&step.getBody().front());
   SmallVector<Value> bucketBuffers;
   for (auto [i, bucket] : llvm::enumerate(buckets)) {
-    // The gradients, then the other replicas' copies of this one's chunk.
-    int64_t elements = bucket.bytes / 4 + runtime::getSumWorkspaceElements(
-                                              bucket.bytes / 4, replicas);
+    // The other replicas' copies of this one's chunk of the gradients.
+    int64_t elements =
+        runtime::getSumWorkspaceElements(bucket.bytes / 4, replicas);
     bucketBuffers.push_back(BufferOp::create(
         b, bucket.grads.front().getLoc(),
         MemRefType::get({elements}, b.getF32Type()), BufferKind::temp,

@@ -63,6 +63,8 @@ struct ChooseHalfWeightCopiesPass
     rest.fuse = fuse;
     rest.reorder = reorder;
     rest.planSeconds = planSeconds;
+    rest.replicas = replicas;
+    rest.bucketBytes = bucketBytes;
     OwningOpRef<ModuleOp> copy = planMarkedCopy(
         getOperation(), getArgument(), rest, [&](ProgramOp program) {
           if (recast)

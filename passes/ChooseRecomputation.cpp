@@ -138,6 +138,8 @@ struct ChooseRecomputationPass
     rest.reuse = reuse;
     rest.reorder = reorder;
     rest.planSeconds = innerSeconds;
+    rest.replicas = replicas;
+    rest.bucketBytes = bucketBytes;
     OwningOpRef<ModuleOp> copy =
         planMarkedCopy(getOperation(), getArgument(), rest, [&](ProgramOp p) {
           mark(choice, findCandidateKernels(p));

@@ -254,6 +254,10 @@ def ChooseHalfWeightCopiesPass : Pass<"cairn-choose-half-weight-copies", "mlir::
            "Evaluate with the memory-aware schedule">,
     Option<"planSeconds", "plan-seconds", "double", /*default=*/"1.0",
            "The exact plan search's budget per evaluation">,
+    Option<"replicas", "replicas", "int64_t", /*default=*/"1",
+           "Evaluate as one of this many replicas (its gradient buckets)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
+           "The replicas' gradient buckets">,
   ];
 }
 
@@ -299,6 +303,10 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
            "A kernel profile (`EXE train --profile F`, same model and "
            "batch) whose measured times price the kernels in place of the "
            "roofline model">,
+    Option<"replicas", "replicas", "int64_t", /*default=*/"1",
+           "Evaluate as one of this many replicas (its gradient buckets)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
+           "The replicas' gradient buckets">,
   ];
 }
 
@@ -475,10 +483,11 @@ def AllReduceGradientsPass : Pass<"cairn-all-reduce-gradients", "mlir::ModuleOp"
     After the memory-aware schedule, on a program lowered at batch / R: the
     backward's seed becomes 1/(M R) (M micro-batches), and the gradients the
     updates read are grouped, in the order the backward completes them, into
-    float32 buckets of about `bucket-bytes` (`all_reduce.bucket<i>`, buffers
-    of the plan). Right after the kernel that completes a bucket's last
-    gradient, an all_reduce_start copies the bucket's gradients into it and
-    starts summing it over the replicas; the kernels that read a complete
+    float32 buckets of about `bucket-bytes`, summed in place, each with a
+    workspace buffer in the plan (`all_reduce.bucket<i>`: the other replicas'
+    copies of this one's chunk, runtime/SumChunks.h). Right after the kernel
+    that completes a bucket's last gradient, an all_reduce_start starts
+    summing its gradients over the replicas; the kernels that read a complete
     gradient (updates, found_inf, clipping), and those that must follow
     them, move after the backward, each bucket's all_reduce_wait right
     before the first of them that needs it. The program gets
@@ -486,7 +495,7 @@ def AllReduceGradientsPass : Pass<"cairn-all-reduce-gradients", "mlir::ModuleOp"
     half-precision gradients.
 
     ```mlir
-    cairn.kernel.all_reduce_start ins(%grad.fc2.weight, %grad.fc2.bias : ...) outs(%all_reduce.bucket0 : memref<2570xf32>) {index = 0 : i64}
+    cairn.kernel.all_reduce_start ins(%grad.fc2.weight, %grad.fc2.bias : ...) outs(%all_reduce.bucket0 : memref<1285xf32>) {index = 0 : i64}
     ...
     cairn.kernel.all_reduce_wait ins(%all_reduce.bucket0, %grad.fc2.weight, %grad.fc2.bias : ...) outs(%grad.fc2.weight, %grad.fc2.bias : ...) {index = 0 : i64}
     cairn.kernel.sgd_update ins(%fc2.weight, %grad.fc2.weight : ...) ...

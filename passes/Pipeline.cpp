@@ -129,11 +129,13 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
       // Two plans in the loop before the real one: a tenth of its search
       // time each, as cairn-choose-recomputation's rounds take.
       pm.addPass(createChooseHalfWeightCopiesPass(
-          {options.fuse, options.reorder, options.planSeconds / 10}));
+          {options.fuse, options.reorder, options.planSeconds / 10,
+           options.replicas, options.bucketBytes}));
     if (options.memoryBudget > 0)
       pm.addPass(createChooseRecomputationPass(
           {options.memoryBudget, options.fuse, options.reuse, options.reorder,
-           options.planSeconds, options.kernelTimes}));
+           options.planSeconds, options.kernelTimes, options.replicas,
+           options.bucketBytes}));
     pm.addPass(createRecomputeCheckpointsPass());
   }
   if (runs(PipelineStage::Partition) && options.partition)

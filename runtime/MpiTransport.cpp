@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 namespace cairn::runtime {
@@ -97,8 +98,11 @@ public:
     return receiveOn(steps, data, bytes, peer, tag);
   }
 
-  absl::Status startSum(float *data, size_t count, float *workspace, size_t workspaceCount,
-                        int bucket) override {
+  absl::Status startSum(std::vector<GradientSpan> grads, float *workspace,
+                        size_t workspaceCount, int bucket) override {
+    size_t count = 0;
+    for (const GradientSpan &grad : grads)
+      count += grad.count;
     if (count > static_cast<size_t>(INT32_MAX))
       return absl::InvalidArgumentError(absl::StrFormat(
           "%d floats are more than MPI's counts take; build with a smaller --bucket", count));
@@ -116,27 +120,32 @@ public:
       return status;
     BucketSum &sum = sums.emplace_back();
     sum.bucket = bucket;
-    sum.data = data;
+    sum.grads = std::move(grads);
     sum.workspace = workspace;
     sum.count = static_cast<int64_t>(count);
-    // Every other rank's chunk to it; its copy of this rank's chunk into a
-    // slot of the workspace (rank order, this rank left out).
+    // Every other rank's chunk to it, straight from the gradients; its copy
+    // of this rank's chunk into a slot of the workspace (rank order, this
+    // rank left out).
     const int64_t mine = getSumChunkSize(sum.count, mySize, myRank);
-    std::vector<int> sendCounts(mySize), sendAt(mySize), receiveCounts(mySize), receiveAt(mySize);
+    sum.exchange = std::make_unique<Exchange>(mySize);
+    Exchange &exchange = *sum.exchange;
     for (int rank = 0, slot = 0; rank < mySize; ++rank) {
       if (rank == myRank)
         continue;
-      sendCounts[rank] = static_cast<int>(getSumChunkSize(sum.count, mySize, rank));
-      sendAt[rank] = static_cast<int>(getSumChunkBegin(sum.count, mySize, rank));
-      receiveCounts[rank] = static_cast<int>(mine);
-      receiveAt[rank] = static_cast<int>(mine * slot++);
+      if (absl::Status status = exchange.sendChunk(sum, rank, rank); !status.ok()) {
+        sums.pop_back();
+        return status;
+      }
+      exchange.receiveCounts[rank] = static_cast<int>(mine);
+      exchange.receiveAt[rank] = static_cast<int>(mine * slot++ * sizeof(float));
     }
-    if (int code = MPI_Ialltoallv(data, sendCounts.data(), sendAt.data(), MPI_FLOAT, workspace,
-                                  receiveCounts.data(), receiveAt.data(), MPI_FLOAT, exchanges,
-                                  &sum.request);
+    if (int code = MPI_Ialltoallw(
+            MPI_BOTTOM, exchange.sendCounts.data(), exchange.sendAt.data(),
+            exchange.sendTypes.data(), workspace, exchange.receiveCounts.data(),
+            exchange.receiveAt.data(), exchange.receiveTypes.data(), exchanges, &sum.request);
         code != MPI_SUCCESS) {
       sums.pop_back();
-      return mpiError("MPI_Ialltoallv of a gradient bucket", code);
+      return mpiError("MPI_Ialltoallw of a gradient bucket", code);
     }
     return absl::OkStatus();
   }
@@ -256,16 +265,92 @@ private:
     return absl::OkStatus();
   }
 
-  /// A gradient bucket being summed: its chunks exchanged (Ialltoallv on
-  /// `exchanges`), then, once this rank has added its chunk's values, every
-  /// chunk gathered (Iallgatherv on `gathers`).
+  /// A gradient bucket being summed: its chunks exchanged (on `exchanges`),
+  /// then, once this rank has added its chunk's values, every chunk gathered
+  /// (on `gathers`), both MPI_Ialltoallw straight from and into the
+  /// gradients.
+  struct Exchange;
   struct BucketSum {
     int bucket = 0;
-    float *data = nullptr;
+    std::vector<GradientSpan> grads;
     float *workspace = nullptr;
     int64_t count = 0;
     bool gathering = false;
     MPI_Request request = MPI_REQUEST_NULL;
+    /// The arguments of the exchange under way, which MPI reads until it
+    /// completes (a non-blocking collective's arrays and types must live
+    /// that long).
+    std::unique_ptr<Exchange> exchange;
+  };
+
+  /// The elements [begin, end) of a bucket's gradients, read as one run.
+  template <typename Visit>
+  static void forEachPart(const BucketSum &sum, int64_t begin, int64_t end, Visit visit) {
+    int64_t at = 0;
+    for (const GradientSpan &grad : sum.grads) {
+      const int64_t first = std::max(begin, at);
+      const int64_t last = std::min(end, at + static_cast<int64_t>(grad.count));
+      if (first < last)
+        visit(grad.data + (first - at), last - first, first - begin);
+      at += static_cast<int64_t>(grad.count);
+    }
+  }
+
+  /// The arguments of one MPI_Ialltoallw: counts, byte displacements and
+  /// datatypes per rank, none by default. A chunk of the gradients is one
+  /// element of an hindexed type over its parts (absolute addresses, from
+  /// MPI_BOTTOM), freed with the exchange once it is complete.
+  struct Exchange {
+    explicit Exchange(int size)
+        : sendCounts(size), sendAt(size), receiveCounts(size), receiveAt(size),
+          sendTypes(size, MPI_FLOAT), receiveTypes(size, MPI_FLOAT) {}
+    ~Exchange() {
+      for (MPI_Datatype &type : made)
+        MPI_Type_free(&type);
+    }
+    Exchange(const Exchange &) = delete;
+    Exchange &operator=(const Exchange &) = delete;
+
+    /// Chunk `chunk` of `sum`'s gradients as what goes to `rank`.
+    absl::Status sendChunk(const BucketSum &sum, int chunk, int rank) {
+      return chunkType(sum, chunk, sendCounts[rank], sendTypes[rank]);
+    }
+    /// Chunk `chunk` of `sum`'s gradients as what comes from `rank`.
+    absl::Status receiveChunk(const BucketSum &sum, int chunk, int rank) {
+      return chunkType(sum, chunk, receiveCounts[rank], receiveTypes[rank]);
+    }
+
+    std::vector<int> sendCounts, sendAt, receiveCounts, receiveAt;
+    std::vector<MPI_Datatype> sendTypes, receiveTypes;
+
+  private:
+    absl::Status chunkType(const BucketSum &sum, int chunk, int &count, MPI_Datatype &type) {
+      const int ranks = static_cast<int>(sendCounts.size());
+      std::vector<int> lengths;
+      std::vector<MPI_Aint> addresses;
+      forEachPart(sum, getSumChunkBegin(sum.count, ranks, chunk),
+                  getSumChunkBegin(sum.count, ranks, chunk + 1),
+                  [&](float *part, int64_t length, int64_t) {
+                    MPI_Aint address = 0;
+                    MPI_Get_address(part, &address);
+                    addresses.push_back(address);
+                    lengths.push_back(static_cast<int>(length));
+                  });
+      count = 0;
+      if (lengths.empty())
+        return absl::OkStatus();
+      if (int code = MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
+                                              addresses.data(), MPI_FLOAT, &type);
+          code != MPI_SUCCESS)
+        return mpiError("MPI_Type_create_hindexed for a gradient bucket", code);
+      made.push_back(type);
+      if (int code = MPI_Type_commit(&type); code != MPI_SUCCESS)
+        return mpiError("MPI_Type_commit for a gradient bucket", code);
+      count = 1;
+      return absl::OkStatus();
+    }
+
+    std::vector<MPI_Datatype> made;
   };
 
   /// Moves the buckets started first on, in order: each whose exchange is
@@ -294,29 +379,41 @@ private:
   }
 
   /// Sums this rank's chunk, each element's values in rank order, then
-  /// starts gathering every rank's chunk into the bucket.
+  /// starts gathering every rank's chunk into the gradients.
   absl::Status addAndGather(BucketSum &sum) {
-    const int64_t begin = getSumChunkBegin(sum.count, mySize, myRank);
     const int64_t size = getSumChunkSize(sum.count, mySize, myRank);
-    float *mine = sum.data + begin;
-    for (int64_t i = 0; i < size; ++i) {
-      float total = 0;
-      for (int rank = 0, slot = 0; rank < mySize; ++rank) {
-        float value = rank == myRank ? mine[i] : sum.workspace[size * slot++ + i];
-        total = rank == 0 ? value : total + value;
-      }
-      mine[i] = total;
-    }
-    std::vector<int> counts(mySize), at(mySize);
+    forEachPart(sum, getSumChunkBegin(sum.count, mySize, myRank),
+                getSumChunkBegin(sum.count, mySize, myRank + 1),
+                [&](float *part, int64_t length, int64_t offset) {
+                  for (int64_t i = 0; i < length; ++i) {
+                    float total = 0;
+                    for (int rank = 0, slot = 0; rank < mySize; ++rank) {
+                      float value = rank == myRank
+                                        ? part[i]
+                                        : sum.workspace[size * slot++ + offset + i];
+                      total = rank == 0 ? value : total + value;
+                    }
+                    part[i] = total;
+                  }
+                });
+    // The exchange before this one is complete: its arguments go.
+    sum.exchange = std::make_unique<Exchange>(mySize);
+    Exchange &exchange = *sum.exchange;
     for (int rank = 0; rank < mySize; ++rank) {
-      counts[rank] = static_cast<int>(getSumChunkSize(sum.count, mySize, rank));
-      at[rank] = static_cast<int>(getSumChunkBegin(sum.count, mySize, rank));
+      if (rank == myRank)
+        continue;
+      if (absl::Status status = exchange.sendChunk(sum, myRank, rank); !status.ok())
+        return status;
+      if (absl::Status status = exchange.receiveChunk(sum, rank, rank); !status.ok())
+        return status;
     }
     sum.gathering = true;
-    if (int code = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sum.data, counts.data(),
-                                   at.data(), MPI_FLOAT, gathers, &sum.request);
+    if (int code = MPI_Ialltoallw(MPI_BOTTOM, exchange.sendCounts.data(), exchange.sendAt.data(),
+                                  exchange.sendTypes.data(), MPI_BOTTOM,
+                                  exchange.receiveCounts.data(), exchange.receiveAt.data(),
+                                  exchange.receiveTypes.data(), gathers, &sum.request);
         code != MPI_SUCCESS)
-      return mpiError("MPI_Iallgatherv of a gradient bucket", code);
+      return mpiError("MPI_Ialltoallw gathering a gradient bucket", code);
     return absl::OkStatus();
   }
 

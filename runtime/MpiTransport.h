@@ -3,9 +3,9 @@
 // A partitioned executable runs under mpirun, one process per device: rank r
 // of MPI_COMM_WORLD runs device r; a replicated one, one process per
 // replica. Step messages, the runtime's collectives and the two exchanges
-// of the replicas' gradient sums (SumChunks.h: MPI_Ialltoallv, then
-// MPI_Iallgatherv) travel on four duplicates of the world communicator, so
-// that none can match another's. Built into its own
+// of the replicas' gradient sums (SumChunks.h: each an MPI_Ialltoallw
+// straight from and into the gradients) travel on four duplicates of the
+// world communicator, so that none can match another's. Built into its own
 // library (CairnMpi): executables of a model on one device link no MPI. This header includes no
 // MPI header, so that generated code compiles without MPI's include path.
 //

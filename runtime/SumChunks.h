@@ -5,9 +5,10 @@
 // workspace, sums the R values of each element in rank order
 // (((p0 + p1) + p2) + ...: the order in which one process adds R
 // micro-batches' gradients, so the sums are the same bits), and every rank
-// then gathers every chunk. The compiler sizes the bucket's buffer with
-// the workspace after it (cairn-all-reduce-gradients), the runtime splits
-// it the same way: both use these.
+// then gathers every chunk. The bucket is the gradients themselves, read as
+// one run of floats; the compiler sizes the workspace, a buffer of the plan
+// (cairn-all-reduce-gradients), and the runtime splits the bucket: both use
+// these.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_SUMCHUNKS_H

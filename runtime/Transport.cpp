@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 namespace cairn::runtime {
 
@@ -68,36 +67,26 @@ void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t
         "sum of gradient bucket %d: the step was run without a transport", index));
   const auto workspace = static_cast<size_t>(
       getSumWorkspaceElements(static_cast<int64_t>(count), ctx.transport->size()));
-  if (count + workspace > bucketCount)
+  if (workspace > bucketCount)
     throw kernels::KernelError(absl::StrFormat(
-        "sum of gradient bucket %d: its %d floats hold %d of gradients and not the %d of "
-        "workspace %d replicas need; the executable was built for another number of replicas",
-        index, bucketCount, count, workspace, ctx.transport->size()));
-  size_t at = 0;
-  for (const GradientSpan &grad : grads) {
-    std::memcpy(bucket + at, grad.data, grad.count * sizeof(float));
-    at += grad.count;
-  }
-  if (absl::Status status = ctx.transport->startSum(bucket, count, bucket + count, workspace,
-                                                    static_cast<int>(index));
+        "sum of gradient bucket %d: its workspace of %d floats is not the %d that %d replicas "
+        "need; the executable was built for another number of replicas",
+        index, bucketCount, workspace, ctx.transport->size()));
+  if (absl::Status status =
+          ctx.transport->startSum(grads, bucket, bucketCount, static_cast<int>(index));
       !status.ok())
     throw kernels::KernelError(absl::StrFormat("sum of gradient bucket %d (%d floats): %s",
                                                index, count, status.message()));
 }
 
-void allReduceWait(const StepContext &ctx, int64_t index, float *bucket, size_t,
-                   std::initializer_list<GradientSpan> grads) {
+void allReduceWait(const StepContext &ctx, int64_t index, float *, size_t,
+                   std::initializer_list<GradientSpan>) {
   if (!ctx.transport)
     throw kernels::KernelError(absl::StrFormat(
         "sum of gradient bucket %d: the step was run without a transport", index));
   if (absl::Status status = ctx.transport->finishSum(static_cast<int>(index)); !status.ok())
     throw kernels::KernelError(
         absl::StrFormat("sum of gradient bucket %d: %s", index, status.message()));
-  size_t count = 0;
-  for (const GradientSpan &grad : grads) {
-    std::memcpy(grad.data, bucket + count, grad.count * sizeof(float));
-    count += grad.count;
-  }
 }
 
 } // namespace cairn::runtime

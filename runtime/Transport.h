@@ -30,6 +30,12 @@ namespace cairn::runtime {
 
 struct StepContext; // Program.h
 
+/// A gradient of a bucket the replicas sum: `count` floats at `data`.
+struct GradientSpan {
+  float *data;
+  size_t count;
+};
+
 class Transport {
 public:
   virtual ~Transport() = default;
@@ -52,12 +58,13 @@ public:
   virtual absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int root) = 0;
 
   /// Data parallelism (allReduceStart, allReduceWait): starts summing the
-  /// `count` floats at `data` over every rank, in place, as bucket `bucket`,
-  /// with the `workspaceCount` floats at `workspace` (SumChunks.h's
-  /// getSumWorkspaceElements); finishSum(bucket) blocks until the sum is
-  /// there. Every rank starts the same buckets in the same order; the sum is
-  /// the same on every rank, each element's values added in rank order.
-  virtual absl::Status startSum(float *data, size_t count, float *workspace,
+  /// gradients `grads` (read as one run of floats) over every rank, in
+  /// place, as bucket `bucket`, with the `workspaceCount` floats at
+  /// `workspace` (SumChunks.h's getSumWorkspaceElements); finishSum(bucket)
+  /// blocks until the sums are in `grads`, which nothing may touch before.
+  /// Every rank starts the same buckets in the same order; the sum is the
+  /// same on every rank, each element's values added in rank order.
+  virtual absl::Status startSum(std::vector<GradientSpan> grads, float *workspace,
                                 size_t workspaceCount, int bucket) = 0;
   virtual absl::Status finishSum(int bucket) = 0;
 
@@ -81,7 +88,7 @@ public:
   absl::Status receive(void *data, size_t bytes, int peer, int tag) override;
   absl::Status broadcast(void *, size_t, int) override { return absl::OkStatus(); }
   /// The sum over one rank is its own.
-  absl::Status startSum(float *, size_t, float *, size_t, int) override {
+  absl::Status startSum(std::vector<GradientSpan>, float *, size_t, int) override {
     return absl::OkStatus();
   }
   absl::Status finishSum(int) override { return absl::OkStatus(); }
@@ -105,18 +112,11 @@ void sendBytes(const StepContext &ctx, const unsigned char *data, size_t bytes, 
                int tag);
 void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int peer, int tag);
 
-/// A gradient of a bucket: `count` floats at `data`.
-struct GradientSpan {
-  float *data;
-  size_t count;
-};
-
 /// What a replica's training step calls for bucket `index`
-/// (cairn-all-reduce-gradients), whose buffer of `bucketCount` floats holds
-/// the gradients and then the sum's workspace: allReduceStart copies
-/// `grads` one after the other into `bucket` and starts summing them over
-/// the replicas (ctx.transport's startSum); allReduceWait waits for the sum
-/// and copies it back into `grads`. A failure throws kernels::KernelError.
+/// (cairn-all-reduce-gradients), whose buffer of `bucketCount` floats is
+/// the sum's workspace: allReduceStart starts summing `grads` over the
+/// replicas, in place (ctx.transport's startSum); allReduceWait waits for
+/// the sums. A failure throws kernels::KernelError.
 void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
                     std::initializer_list<GradientSpan> grads);
 void allReduceWait(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,

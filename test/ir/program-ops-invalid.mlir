@@ -824,14 +824,14 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
 // Kernels: the replicas' gradient sums
 //===----------------------------------------------------------------------===//
 
-// Tests that a bucket holds at least its gradients.
+// Tests that a bucket's workspace is a run of floats.
 cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
   cairn.step train_step {
     %g = cairn.buffer grad "grad.p" : memref<4xf32>
     %h = cairn.buffer grad "grad.q" : memref<2xf32>
-    %b = cairn.buffer temp "all_reduce.bucket0" : memref<5xf32>
-    // expected-error @+1 {{'cairn.kernel.all_reduce_start' op expected a float32 bucket of at least 6 elements (its gradients') but got 'all_reduce.bucket0'}}
-    cairn.kernel.all_reduce_start ins(%g, %h : memref<4xf32>, memref<2xf32>) outs(%b : memref<5xf32>) {index = 0 : i64}
+    %b = cairn.buffer temp "all_reduce.bucket0" : memref<3xi32>
+    // expected-error @+1 {{'cairn.kernel.all_reduce_start' op expected a 1-D float32 workspace as its bucket but got 'all_reduce.bucket0'}}
+    cairn.kernel.all_reduce_start ins(%g, %h : memref<4xf32>, memref<2xf32>) outs(%b : memref<3xi32>) {index = 0 : i64}
   }
 }
 

@@ -7,10 +7,10 @@
 For each model and each R (the model's list, else --replicas): builds it with `--replicas R`
 (and --bucket), with `--micro-batches R` (one process: replica r's examples are micro-batch r)
 and plain (one process, the whole batch).
-The replicated build's memory report must hold its gradient buckets (`all_reduce.bucket<i>`
-buffers, the gradients' bytes in all). Writes initial weights once, then trains --steps steps
-from them on a tiny data set shaped like the model's image input (write_tiny_dataset.py) three
-ways, each ending with an evaluation on the test split: micro-batches, `mpirun -np R` replicas
+The replicated build's memory report must hold its buckets' workspaces (`all_reduce.bucket<i>`
+buffers, (R - 1)/R of the gradients' bytes in all: the sums run in place). Writes initial
+weights once, then trains --steps steps from them on a tiny data set shaped like the model's
+image input (write_tiny_dataset.py) three ways, each ending with an evaluation on the test split: micro-batches, `mpirun -np R` replicas
 (and again with --poison), plain. The replicas' saved weights and optimizer state must equal
 the micro-batches' byte for byte, and so must the final loss (the replicas' mean loss is
 summed in rank order, in float32, as the micro-batches' is). Batch norm's running statistics
@@ -77,9 +77,13 @@ def check_buckets(model, report_file, replicas):
     grads = [b for b in buffers if b["name"].startswith("grad.")]
     if not buckets:
         sys.exit(f"{model}: the --replicas {replicas} plan shows no all_reduce.bucket buffer")
-    if sum(b["bytes"] for b in buckets) < sum(b["bytes"] for b in grads):
-        sys.exit(f"{model}: the buckets ({sum(b['bytes'] for b in buckets)} bytes) do not hold "
-                 f"the gradients ({sum(b['bytes'] for b in grads)} bytes)")
+    # Each bucket's workspace: the other replicas' copies of this one's chunk, (R - 1)/R of
+    # its gradients (chunks rounded up).
+    workspace, grad_bytes = sum(b["bytes"] for b in buckets), sum(b["bytes"] for b in grads)
+    least = (replicas - 1) * grad_bytes // replicas
+    if not least <= workspace <= least + 4 * (replicas - 1) * len(buckets):
+        sys.exit(f"{model}: the buckets' workspaces take {workspace} bytes, not (R - 1)/R of "
+                 f"the gradients' {grad_bytes}")
     return len(buckets)
 
 
