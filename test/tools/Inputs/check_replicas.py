@@ -10,8 +10,8 @@ and plain (one process, the whole batch).
 The replicated build's memory report must hold its buckets' workspaces (`all_reduce.bucket<i>`
 buffers, (R - 1)/R of the gradients' bytes in all: the sums run in place). Writes initial
 weights once, then trains --steps steps from them on a tiny data set shaped like the model's
-image input (write_tiny_dataset.py) three ways, each ending with an evaluation on the test split: micro-batches, `mpirun -np R` replicas
-(and again with --poison), plain. The replicas' saved weights and optimizer state must equal
+image input (write_tiny_dataset.py) three ways, each ending with an evaluation on the test
+split: micro-batches, `mpirun -np R` replicas (and again with --poison), plain. The replicas' saved weights and optimizer state must equal
 the micro-batches' byte for byte, and so must the final loss (the replicas' mean loss is
 summed in rank order, in float32, as the micro-batches' is). Batch norm's running statistics
 are the exception: each replica updates them from its own examples and rank 0's are kept (as
