@@ -403,14 +403,10 @@ void CpuEmitter::emitKernel(Operation *op) {
             os << "});\n";
             return true;
           })
+          // The transport holds the bucket's gradients since its start.
           .Case([&](AllReduceWaitKernelOp k) {
             line() << "cairn::runtime::allReduceWait(ctx, " << k.getIndex()
-                   << ", " << ptr(k.getBucket()) << ", "
-                   << getNumElements(k.getBucket()) << ", {";
-            llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
-              os << "{" << ptr(grad) << ", " << getNumElements(grad) << "}";
-            });
-            os << "});\n";
+                   << ");\n";
             return true;
           })
           .Case([&](ReceiveKernelOp k) {

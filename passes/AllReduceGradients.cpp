@@ -46,13 +46,6 @@ using namespace cairn;
 
 namespace {
 
-/// The buffer a value is a view of (itself for a buffer).
-Value getRoot(Value value) {
-  while (auto view = value ? value.getDefiningOp<ViewOp>() : ViewOp())
-    value = view.getSource();
-  return value;
-}
-
 /// What a kernel reads and what it writes (outputs, workspace), as roots.
 struct Access {
   SmallVector<Value> reads, writes;
@@ -63,10 +56,10 @@ Access getAccess(Operation *op) {
   Access access;
   for (Value input : kernel.getKernelInputs())
     if (input)
-      access.reads.push_back(getRoot(input));
+      access.reads.push_back(getViewRoot(input));
   for (Value output : kernel.getKernelOutputs())
     if (output)
-      access.writes.push_back(getRoot(output));
+      access.writes.push_back(getViewRoot(output));
   if (Value workspace = kernel.getKernelWorkspace())
     access.writes.push_back(workspace);
   return access;

@@ -79,8 +79,7 @@ void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t
                                                index, count, status.message()));
 }
 
-void allReduceWait(const StepContext &ctx, int64_t index, float *, size_t,
-                   std::initializer_list<GradientSpan>) {
+void allReduceWait(const StepContext &ctx, int64_t index) {
   if (!ctx.transport)
     throw kernels::KernelError(absl::StrFormat(
         "sum of gradient bucket %d: the step was run without a transport", index));

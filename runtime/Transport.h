@@ -119,8 +119,7 @@ void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int
 /// the sums. A failure throws kernels::KernelError.
 void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
                     std::initializer_list<GradientSpan> grads);
-void allReduceWait(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
-                   std::initializer_list<GradientSpan> grads);
+void allReduceWait(const StepContext &ctx, int64_t index);
 
 } // namespace cairn::runtime
 
