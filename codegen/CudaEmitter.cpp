@@ -101,6 +101,29 @@ private:
   std::string call(Value value, llvm::StringRef name) const {
     return ("cairn::cuda::" + name + "<" + getElementCType(value) + ">").str();
   }
+  /// gemm, batchedGemm or linearForward writing `result`: on half
+  /// operands, its tensor-core twin (halfGemm<CastType::F16>, ...).
+  std::string gemmCall(Value result, llvm::StringRef name) const {
+    if (!isHalf(result))
+      return call(result, name);
+    return "cairn::cuda::" + getHalfTwin(name) +
+           "<cairn::kernels::CastType::" + getCastTypeName(result) + ">";
+  }
+  /// "halfGemm" for "gemm": the runtime's name of a wrapper's half twin.
+  static std::string getHalfTwin(llvm::StringRef name) {
+    std::string twin = ("half" + name).str();
+    twin[4] = llvm::toUpper(twin[4]);
+    return twin;
+  }
+  /// alpha or beta of a GEMM writing `result`: float for a half GEMM.
+  std::string gemmScalar(Value result, double value) const {
+    return isHalf(result) ? formatReal(value, /*isFloat=*/true)
+                          : formatRealOf(result, value);
+  }
+  static bool isHalf(Value value) {
+    Type element = cast<MemRefType>(value.getType()).getElementType();
+    return element.isF16() || element.isBF16();
+  }
   /// `workspace, bytes` of a kernel's scratch, `nullptr, 0` without.
   std::string workspace(Value scratch);
   /// The next call-site id of a library call (Context::site): unique in
@@ -384,22 +407,22 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
   std::string head = formatBool(op.getTransposeLhs()) + ", " +
                      formatBool(op.getTransposeRhs()) + ", " + formatInt(m) +
                      ", " + formatInt(n) + ", " + formatInt(op.getK()) + ", " +
-                     formatRealOf(result, 1) + ", ";
+                     gemmScalar(result, 1) + ", ";
   std::string lda = formatInt(op.getLda()), ldb = formatInt(op.getLdb());
   std::string scratch = workspace(op.getWorkspace());
   int id = site();
   if (op.getLhsStride() && op.getRhsStride()) {
     if (batch == 1) {
-      line() << call(result, "gemm") << "(cx, " << id << ", " << head
+      line() << gemmCall(result, "gemm") << "(cx, " << id << ", " << head
              << ptr(op.getLhs()) << ", " << lda << ", " << ptr(op.getRhs())
-             << ", " << ldb << ", " << formatRealOf(result, 0) << ", "
+             << ", " << ldb << ", " << gemmScalar(result, 0) << ", "
              << ptr(result) << ", " << n << ", " << scratch << ");\n";
       return;
     }
-    line() << call(result, "batchedGemm") << "(cx, " << id << ", " << batch
+    line() << gemmCall(result, "batchedGemm") << "(cx, " << id << ", " << batch
            << ", " << head << ptr(op.getLhs()) << ", " << lda << ", "
            << *op.getLhsStride() << ", " << ptr(op.getRhs()) << ", " << ldb
-           << ", " << *op.getRhsStride() << ", " << formatRealOf(result, 0)
+           << ", " << *op.getRhsStride() << ", " << gemmScalar(result, 0)
            << ", " << ptr(result) << ", " << n << ", " << m * n << ", "
            << scratch << ");\n";
     return;
@@ -422,9 +445,9 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
   std::string b = operand(op.getRhsOffsets(), op.getRhsStride(), "kRhsOffsets",
                           ptr(op.getRhs()));
   line() << "  for (int64_t b = 0; b < " << batch << "; ++b)\n";
-  line() << "    " << call(result, "gemm") << "(cx, " << id << ", " << head << a
-         << ", " << lda << ", " << b << ", " << ldb << ", "
-         << formatRealOf(result, 0) << ", " << ptr(result) << " + b * " << m * n
+  line() << "    " << gemmCall(result, "gemm") << "(cx, " << id << ", " << head
+         << a << ", " << lda << ", " << b << ", " << ldb << ", "
+         << gemmScalar(result, 0) << ", " << ptr(result) << " + b * " << m * n
          << ", " << n << ", " << scratch << ");\n";
   line() << "}\n";
 }
@@ -455,6 +478,14 @@ void CudaEmitter::emitKernel(Operation *op) {
   auto pointer = [&](Value value) { return ptr(value); };
   // The kinds both targets call alike (KernelCalls.h).
   if (std::optional<KernelCall> kernelCall = describeKernelCall(op, pointer)) {
+    // A half convolution calls its tensor-core twin, typed by its half type
+    // (both are uint16_t in C).
+    Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
+    if (isa<Conv2dKernelOp, Conv2dGradInputKernelOp>(op) && isHalf(result)) {
+      kernelCall->name = getHalfTwin(kernelCall->name);
+      kernelCall->types = {std::string("cairn::kernels::CastType::") +
+                           getCastTypeName(result)};
+    }
     printKernelCall(*body, indent, *kernelCall, kCallStyle,
                     [&] { return std::to_string(site()); },
                     [&](Value scratch) { return workspace(scratch); });
@@ -521,8 +552,8 @@ void CudaEmitter::emitKernel(Operation *op) {
             // folded in by cairn-fuse-elementwise) as the epilogue.
             bool relu = k.getRelu().value_or(false);
             std::string scratch = workspace(k.getWorkspace());
-            line() << call(k.getResult(), "linearForward") << "(cx, " << site()
-                   << ", " << k.getRows() << ", " << k.getIn() << ", "
+            line() << gemmCall(k.getResult(), "linearForward") << "(cx, "
+                   << site() << ", " << k.getRows() << ", " << k.getIn() << ", "
                    << k.getOut() << ", " << ptr(k.getInput()) << ", "
                    << ptr(k.getWeight()) << ", " << ptr(k.getBias()) << ", "
                    << formatBool(relu) << ", " << ptr(k.getResult()) << ", "
@@ -534,11 +565,11 @@ void CudaEmitter::emitKernel(Operation *op) {
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dx = k.getResult();
             std::string scratch = workspace(k.getWorkspace());
-            line() << call(dx, "gemm") << "(cx, " << site()
+            line() << gemmCall(dx, "gemm") << "(cx, " << site()
                    << ", false, false, " << rows << ", " << inF << ", " << outF
-                   << ", " << formatRealOf(dx, 1) << ", " << ptr(k.getDy())
+                   << ", " << gemmScalar(dx, 1) << ", " << ptr(k.getDy())
                    << ", " << outF << ", " << ptr(k.getWeight()) << ", " << inF
-                   << ", " << formatRealOf(dx, 0) << ", " << ptr(dx) << ", "
+                   << ", " << gemmScalar(dx, 0) << ", " << ptr(dx) << ", "
                    << inF << ", " << scratch << ");\n";
             return true;
           })
@@ -547,12 +578,12 @@ void CudaEmitter::emitKernel(Operation *op) {
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dw = k.getResult();
             std::string scratch = workspace(k.getWorkspace());
-            line() << call(dw, "gemm") << "(cx, " << site() << ", true, false, "
-                   << outF << ", " << inF << ", " << rows << ", "
-                   << formatRealOf(dw, 1) << ", " << ptr(k.getDy()) << ", "
-                   << outF << ", " << ptr(k.getInput()) << ", " << inF << ", "
-                   << formatRealOf(dw, 0) << ", " << ptr(dw) << ", " << inF
-                   << ", " << scratch << ");\n";
+            line() << gemmCall(dw, "gemm") << "(cx, " << site()
+                   << ", true, false, " << outF << ", " << inF << ", " << rows
+                   << ", " << gemmScalar(dw, 1) << ", " << ptr(k.getDy())
+                   << ", " << outF << ", " << ptr(k.getInput()) << ", " << inF
+                   << ", " << gemmScalar(dw, 0) << ", " << ptr(dw) << ", "
+                   << inF << ", " << scratch << ");\n";
             return true;
           })
           .Case([&](DropoutKernelOp k) {

@@ -10,8 +10,14 @@
 // to half is what PyTorch's half kernels do on the CPU (they compute in float
 // too), so the numbers are the same.
 //
+// With half-products, the GEMMs and convolutions on one half type stay as
+// they are (isHalfProduct): the target accumulates them in float32 from the
+// half operands and rounds the result once, which is what the widened
+// product and its cast compute.
+//
 //===----------------------------------------------------------------------===//
 
+#include "passes/Lowering.h"
 #include "passes/Passes.h"
 
 #include "ir/CairnDialect.h"
@@ -40,9 +46,9 @@ bool isHalfTensor(Type type) {
 
 class HalfInFloat32 {
 public:
-  explicit HalfInFloat32(func::FuncOp func)
+  HalfInFloat32(func::FuncOp func, bool halfProducts)
       : func(func), builder(func.getContext()),
-        f32(Float32Type::get(func.getContext())) {}
+        f32(Float32Type::get(func.getContext())), halfProducts(halfProducts) {}
 
   void run();
 
@@ -57,6 +63,7 @@ private:
   func::FuncOp func;
   OpBuilder builder;
   Type f32;
+  bool halfProducts;
   llvm::DenseMap<std::pair<Value, Operation *>, Value> copies;
 };
 
@@ -91,7 +98,7 @@ void HalfInFloat32::run() {
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (isa<CastOp, ReshapeOp>(op))
+    if (isa<CastOp, ReshapeOp>(op) || (halfProducts && isHalfProduct(op)))
       continue;
     bool touchesHalf = llvm::any_of(op->getOperandTypes(), isHalfTensor) ||
                        llvm::any_of(op->getResultTypes(), isHalfTensor);
@@ -121,9 +128,10 @@ void HalfInFloat32::run() {
 
 struct ComputeHalfInFloat32Pass
     : cairn::impl::ComputeHalfInFloat32PassBase<ComputeHalfInFloat32Pass> {
+  using ComputeHalfInFloat32PassBase::ComputeHalfInFloat32PassBase;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      HalfInFloat32(func).run();
+      HalfInFloat32(func, halfProducts).run();
   }
 };
 

@@ -138,9 +138,12 @@ LogicalResult OpLowering::lower(Operation *op) {
   };
   // Every tensor the op touches must have a type the target's kernels take;
   // a target that stores half tensors only converts and reshapes them
-  // (cairn-compute-half-in-float32 made every other op read float32).
+  // (cairn-compute-half-in-float32 made every other op read float32), and
+  // multiplies them where it has half GEMMs.
   const LoweringTarget &target = l.getTarget();
-  bool storesHalf = target.halfStorage && isa<CastOp, ReshapeOp>(op);
+  bool storesHalf =
+      target.halfStorage && (isa<CastOp, ReshapeOp>(op) ||
+                             (target.halfProducts && isHalfProduct(op)));
   for (Type type :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     std::optional<DType> dtype = getDType(type);
@@ -748,12 +751,14 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
     return;
   Type result = op->getResult(0).getType();
   DType dtype = *getDType(result);
+  // A half GEMM accumulates, and keeps split-K's partial sums, in float32.
+  int64_t accumulatorBytes = std::max<int64_t>(getDTypeBytes(dtype), 4);
   int64_t bytes =
-      rule(m, n, kDepth, numel(op->getResult(0)) * getDTypeBytes(dtype));
+      rule(m, n, kDepth, numel(op->getResult(0)) * accumulatorBytes);
   if (bytes == 0)
     return;
   // Workspace buffers count elements of a dtype: the GEMM's own, whose
-  // sizes (4 and 8 bytes) divide the 256-byte granule and any sane cap.
+  // sizes (2, 4 and 8 bytes) divide the 256-byte granule and any sane cap.
   int64_t elements = bytes / getDTypeBytes(dtype);
   k.workspace = l.createWorkspace(op, dtype, elements);
   k.attrs.set("workspace_bytes", elements * getDTypeBytes(dtype));

@@ -28,6 +28,9 @@ struct LoweringTarget {
   /// Its kernels store f16 and bf16 tensors but compute in float32: only
   /// casts and reshapes take half tensors (the CPU).
   bool halfStorage = false;
+  /// With halfStorage, its GEMMs also take half operands and results,
+  /// accumulating in float32 (isHalfProduct; CUDA's tensor cores).
+  bool halfProducts = false;
   /// Whether its kernels scale the loss and skip a step with a non-finite
   /// gradient (cairn.loss_scale, cairn.found_inf, cairn.skip_select, and the
   /// updates' found_inf).
@@ -53,15 +56,23 @@ constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
 /// holds the two to each other).
 LoweringTarget getCpuTarget();
 /// What the CUDA backend takes: named "CUDA" in messages, f32 and f64, f16
-/// and bf16 stored and computed in float32 as on the CPU, loss scaling; a
-/// GEMM whose K is longer than both sides of its
-/// output gets cuBLASLt's split-K scratch (the output's bytes, at most
+/// and bf16 stored and computed in float32 as on the CPU but for the GEMMs
+/// and convolutions (not their weight gradients), which take half operands
+/// on the tensor cores (halfProducts), loss
+/// scaling; a GEMM whose K is longer than both sides of its output gets
+/// cuBLASLt's split-K scratch (the output's float32 partial sums, at most
 /// kCudaGemmWorkspaceBytes), the others none; a convolution gives cuDNN the
 /// CPU's im2col size as its budget, and cuDNN's algorithms are chosen among
 /// those that fit it.
 LoweringTarget getCudaTarget();
 /// The target named `name` ("cpu" or "cuda"), or nullopt.
 std::optional<LoweringTarget> getLoweringTarget(llvm::StringRef name);
+
+/// A GEMM or convolution (cairn.matmul, cairn.linear, cairn.linear_grad_input,
+/// cairn.linear_grad_weight, cairn.conv2d or cairn.conv2d_grad_input) all
+/// of whose tensors have one half type, f16 or bf16: what a target with
+/// halfProducts computes from half operands.
+bool isHalfProduct(mlir::Operation *op);
 
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
 /// out the arena. Errors are

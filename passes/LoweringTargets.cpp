@@ -9,6 +9,8 @@
 #include "passes/ArenaPlan.h"
 #include "passes/Lowering.h"
 
+#include "ir/CairnOps.h"
+
 #include <algorithm>
 
 using namespace cairn;
@@ -42,6 +44,26 @@ int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
 
 } // namespace
 
+bool cairn::isHalfProduct(mlir::Operation *op) {
+  if (!mlir::isa<MatmulOp, LinearOp, LinearGradInputOp, LinearGradWeightOp,
+                 Conv2dOp, Conv2dGradInputOp>(op))
+    return false;
+  mlir::Type half;
+  for (mlir::Type type :
+       llvm::concat<mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
+    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+    if (!tensor)
+      return false;
+    mlir::Type element = tensor.getElementType();
+    if (!element.isF16() && !element.isBF16())
+      return false;
+    if (half && element != half)
+      return false;
+    half = element;
+  }
+  return static_cast<bool>(half);
+}
+
 LoweringTarget cairn::getCpuTarget() {
   LoweringTarget target;
   target.name = "CPU";
@@ -62,9 +84,16 @@ std::optional<LoweringTarget> cairn::getLoweringTarget(llvm::StringRef name) {
 LoweringTarget cairn::getCudaTarget() {
   LoweringTarget target;
   target.name = "CUDA";
-  // As on the CPU, for now: half tensors are stored, and computed in float32
-  // (runtime/cuda/PrecisionKernels.cu converts them with the CPU's rounding).
+  // Half tensors are stored and, as on the CPU, computed in float32
+  // (runtime/cuda/PrecisionKernels.cu converts them with the CPU's
+  // rounding), but for the GEMMs and convolutions: cuBLASLt and cuDNN take
+  // half operands and accumulate in float32 on the tensor cores, rounding
+  // each result once, as the float32 product of the widened operands
+  // followed by a cast would. A convolution's weight gradient stays float32:
+  // under --deterministic it may need Cairn's own kernel
+  // (runtime/cuda/ConvKernels.cu), which has no half twin.
   target.halfStorage = true;
+  target.halfProducts = true;
   target.lossScaling = true;
   target.gemmWorkspaceBytes = getSplitKWorkspaceBytes;
   // cuDNN's budget: the CPU's im2col size, so that both arenas agree; the

@@ -99,7 +99,20 @@ def ComputeHalfInFloat32Pass
     %0 = cairn.relu %f : tensor<64x256xf32>
     %r = cairn.cast %0 : tensor<64x256xf32> -> tensor<64x256xf16>
     ```
+
+    With `half-products` (a target whose GEMMs take half operands and
+    accumulate in float32: CUDA's tensor cores), a `cairn.matmul`,
+    `cairn.linear`, `cairn.linear_grad_input`, `cairn.linear_grad_weight`,
+    `cairn.conv2d` or `cairn.conv2d_grad_input` all of whose tensors have
+    one half type is left as it is: its result, accumulated in float32 and
+    rounded once, is what the float32 product of the widened operands and a
+    cast give, without the float32 copies.
   }];
+  let options = [
+    Option<"halfProducts", "half-products", "bool", /*default=*/"false",
+           "leave GEMMs on one half type in half (the target multiplies half "
+           "operands)">,
+  ];
 }
 
 def PlaceDevicesPass : Pass<"cairn-place-devices", "mlir::ModuleOp"> {

@@ -106,9 +106,12 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createAutodiffPass());
   }
   if (runs(PipelineStage::Lower)) {
-    // A target whose kernels compute in float32 stores half values only.
-    if (getLoweringTarget(options.target)->halfStorage)
-      pm.addPass(createComputeHalfInFloat32Pass());
+    // A target whose kernels compute in float32 stores half values only
+    // (but multiplies them, where it has half GEMMs).
+    if (std::optional<LoweringTarget> target =
+            getLoweringTarget(options.target);
+        target->halfStorage)
+      pm.addPass(createComputeHalfInFloat32Pass({target->halfProducts}));
     pm.addPass(createLowerToKernelsPass({options.target}));
     if (options.microBatches > 1)
       pm.addPass(createSplitMicroBatchesPass(

@@ -9,7 +9,12 @@
 //
 // fp32 convolutions use CUDNN_FMA_MATH: CUDNN_DEFAULT_MATH lets cuDNN run
 // fp32 on TF32 tensor cores from Ampere on. fp64 keeps the default (its
-// tensor-core path is full fp64).
+// tensor-core path is full fp64). The half convolutions (halfConv2dForward,
+// halfConv2dBackwardInput) take f16 or bf16 tensors and accumulate in fp32
+// (a float convolution descriptor) on the tensor cores; the forward's bias
+// is broadcast into y first and the product added to it (beta = 1), so each
+// output is rounded to half once. Half weight gradients are not here: the
+// compiler computes them in float32 (passes/LoweringTargets.cpp).
 //
 // The algorithm is chosen on a site's first call, which is never captured
 // (the executor runs one step eagerly first), among those whose workspace
@@ -32,6 +37,8 @@
 
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Kernels.h"
+#include "runtime/cuda/Launch.h"
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/KernelError.h"
 
 #include <cudnn.h>
@@ -50,21 +57,40 @@ namespace {
 using kernels::Conv2dShape;
 using kernels::KernelError;
 
+/// What a convolution stores and computes in: `value` the tensors' type,
+/// `compute` the convolution descriptor's (the accumulation), `math` the
+/// math type the descriptors start with, `Scalar` alpha and beta.
 template <typename T> struct DnnType;
 template <> struct DnnType<float> {
+  using Stored = float;
+  using Scalar = float;
   static constexpr cudnnDataType_t value = CUDNN_DATA_FLOAT;
+  static constexpr cudnnDataType_t compute = CUDNN_DATA_FLOAT;
   /// No TF32: FMA kernels only.
   static constexpr cudnnMathType_t math = CUDNN_FMA_MATH;
 };
 template <> struct DnnType<double> {
+  using Stored = double;
+  using Scalar = double;
   static constexpr cudnnDataType_t value = CUDNN_DATA_DOUBLE;
+  static constexpr cudnnDataType_t compute = CUDNN_DATA_DOUBLE;
   static constexpr cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+/// f16 or bf16 tensors accumulated in fp32 (cuDNN's PSEUDO_HALF and
+/// PSEUDO_BFLOAT16 configurations), on the tensor cores.
+template <kernels::CastType Type> struct HalfDnnType {
+  using Stored = uint16_t;
+  using Scalar = float;
+  static constexpr cudnnDataType_t value =
+      Type == kernels::CastType::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+  static constexpr cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  static constexpr cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;
 };
 
 /// The math types an algorithm may run in: for fp32 only FMA (anything else
-/// may be TF32), for fp64 any.
-template <typename T> bool mathTypeAllowed(cudnnMathType_t math) {
-  return DnnType<T>::value != CUDNN_DATA_FLOAT || math == CUDNN_FMA_MATH;
+/// may be TF32), for fp64 and half any.
+template <typename D> bool mathTypeAllowed(cudnnMathType_t math) {
+  return D::value != CUDNN_DATA_FLOAT || math == CUDNN_FMA_MATH;
 }
 
 enum class Direction { Forward, BackwardData, BackwardFilter };
@@ -140,7 +166,7 @@ void makeTensor(cudnnTensorDescriptor_t &desc, cudnnDataType_t type, int n, int 
 }
 
 /// The descriptors of a site; the algorithm is chosen by the caller.
-template <typename T> std::unique_ptr<ConvSite> makeSite(const Key &key, int siteId) {
+template <typename D> std::unique_ptr<ConvSite> makeSite(const Key &key, int siteId) {
   const Conv2dShape &s = key.s;
   const Direction d = key.direction;
   if (s.groups <= 0 || s.c % s.groups != 0 || s.o % s.groups != 0)
@@ -152,7 +178,7 @@ template <typename T> std::unique_ptr<ConvSite> makeSite(const Key &key, int sit
   toInt(d, siteId, "output elements", s.n * s.o * s.ho * s.wo);
   toInt(d, siteId, "weight elements", s.o * (s.c / s.groups) * s.kh * s.kw);
   auto site = std::make_unique<ConvSite>(key);
-  const cudnnDataType_t type = DnnType<T>::value;
+  const cudnnDataType_t type = D::value;
   const int n = toInt(d, siteId, "n", s.n), o = toInt(d, siteId, "o", s.o);
   makeTensor(site->x, type, n, toInt(d, siteId, "c", s.c), toInt(d, siteId, "h", s.h),
              toInt(d, siteId, "w", s.w));
@@ -166,10 +192,10 @@ template <typename T> std::unique_ptr<ConvSite> makeSite(const Key &key, int sit
   CAIRN_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       site->conv, toInt(d, siteId, "ph", s.ph), toInt(d, siteId, "pw", s.pw),
       toInt(d, siteId, "sh", s.sh), toInt(d, siteId, "sw", s.sw), toInt(d, siteId, "dh", s.dh),
-      toInt(d, siteId, "dw", s.dw), CUDNN_CROSS_CORRELATION, type));
+      toInt(d, siteId, "dw", s.dw), CUDNN_CROSS_CORRELATION, D::compute));
   CAIRN_CUDNN_CHECK(
       cudnnSetConvolutionGroupCount(site->conv, toInt(d, siteId, "groups", s.groups)));
-  CAIRN_CUDNN_CHECK(cudnnSetConvolutionMathType(site->conv, DnnType<T>::math));
+  CAIRN_CUDNN_CHECK(cudnnSetConvolutionMathType(site->conv, D::math));
   // The output size is the compiler's; cuDNN must agree, or the shape is
   // not the convolution the descriptors describe.
   int on = 0, oc = 0, oh = 0, ow = 0;
@@ -273,7 +299,7 @@ constexpr int kDirectAlgorithm = -1;
 /// Sets site.algo (and the matching math type on site.conv): cuDNN's best
 /// that fits the workspace, else Cairn's own kernel where the direction has
 /// one (the weight gradient), else throws.
-template <typename Api, typename T>
+template <typename Api, typename D>
 void chooseAlgorithm(Context &cx, ConvSite &site, int siteId, const Buffers &buffers,
                      void *workspace, size_t workspaceBytes) {
   const int requested = Api::maxCount(cx.dnn);
@@ -288,7 +314,7 @@ void chooseAlgorithm(Context &cx, ConvSite &site, int siteId, const Buffers &buf
   for (int i = 0; i < returned; ++i) {
     const typename Api::Perf &p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > workspaceBytes ||
-        !mathTypeAllowed<T>(p.mathType) ||
+        !mathTypeAllowed<D>(p.mathType) ||
         (cx.deterministic && p.determinism != CUDNN_DETERMINISTIC))
       continue;
     // cuDNN picks kernels by algorithm and math type together.
@@ -311,7 +337,7 @@ void chooseAlgorithm(Context &cx, ConvSite &site, int siteId, const Buffers &buf
 }
 
 /// The site's descriptors and algorithm, decided on its first call.
-template <typename Api, typename T>
+template <typename Api, typename D>
 ConvSite &siteFor(Context &cx, int siteId, const Key &key, const Buffers &buffers, void *workspace,
                   size_t workspaceBytes) {
   if (auto *site = dynamic_cast<ConvSite *>(cx.site(siteId)); site && site->key == key)
@@ -319,8 +345,8 @@ ConvSite &siteFor(Context &cx, int siteId, const Key &key, const Buffers &buffer
   if (cx.capturing)
     throw KernelError(siteName(key.direction, siteId) +
                       ": cuDNN algorithm not chosen before capture");
-  std::unique_ptr<ConvSite> site = makeSite<T>(key, siteId);
-  chooseAlgorithm<Api, T>(cx, *site, siteId, buffers, workspace, workspaceBytes);
+  std::unique_ptr<ConvSite> site = makeSite<D>(key, siteId);
+  chooseAlgorithm<Api, D>(cx, *site, siteId, buffers, workspace, workspaceBytes);
   ConvSite &result = *site;
   cx.setSite(siteId, std::move(site));
   return result;
@@ -329,6 +355,13 @@ ConvSite &siteFor(Context &cx, int siteId, const Key &key, const Buffers &buffer
 bool hasZeroDim(const Conv2dShape &s) {
   return s.n == 0 || s.c == 0 || s.h == 0 || s.w == 0 || s.o == 0 || s.kh == 0 || s.kw == 0 ||
          s.ho == 0 || s.wo == 0;
+}
+
+/// y[i, o, p] = bias[o]: a half convolution's output before cuDNN adds the
+/// product to it (beta = 1), so the sum is rounded to half once.
+__global__ void broadcastChannelBias(int64_t n, int64_t channels, int64_t spatial,
+                                     const uint16_t *bias, uint16_t *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) { y[i] = bias[(i / spatial) % channels]; }
 }
 
 /// cuDNN takes no empty tensors; with one, every output element is an empty
@@ -351,7 +384,7 @@ void conv2dForward(Context &cx, int site, const Conv2dShape &s, const T *x, cons
   }
   const Key key{s, DnnType<T>::value, Direction::Forward, workspaceBytes};
   ConvSite &plan =
-      siteFor<ForwardApi, T>(cx, site, key, Buffers{x, w, y}, workspace, workspaceBytes);
+      siteFor<ForwardApi, DnnType<T>>(cx, site, key, Buffers{x, w, y}, workspace, workspaceBytes);
   const T one = 1, zero = 0;
   CAIRN_CUDNN_CHECK(cudnnConvolutionForward(cx.dnn, &one, plan.x, x, plan.w, w, plan.conv,
                                             static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
@@ -369,7 +402,8 @@ void conv2dBackwardInput(Context &cx, int site, const Conv2dShape &s, const T *d
   }
   const Key key{s, DnnType<T>::value, Direction::BackwardData, workspaceBytes};
   ConvSite &plan =
-      siteFor<BackwardDataApi, T>(cx, site, key, Buffers{w, dy, dx}, workspace, workspaceBytes);
+      siteFor<BackwardDataApi, DnnType<T>>(cx, site, key, Buffers{w, dy, dx}, workspace,
+                                           workspaceBytes);
   const T one = 1, zero = 0;
   CAIRN_CUDNN_CHECK(
       cudnnConvolutionBackwardData(cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
@@ -387,7 +421,8 @@ void conv2dBackwardWeight(Context &cx, int site, const Conv2dShape &s, const T *
   }
   const Key key{s, DnnType<T>::value, Direction::BackwardFilter, workspaceBytes};
   ConvSite &plan =
-      siteFor<BackwardFilterApi, T>(cx, site, key, Buffers{x, dy, dw}, workspace, workspaceBytes);
+      siteFor<BackwardFilterApi, DnnType<T>>(cx, site, key, Buffers{x, dy, dw}, workspace,
+                                             workspaceBytes);
   const T one = 1, zero = 0;
   if (plan.algo == kDirectAlgorithm)
     conv2dBackwardWeightDirect<T>(cx, s, dy, x, dw, workspace, workspaceBytes);
@@ -401,6 +436,52 @@ void conv2dBackwardWeight(Context &cx, int site, const Conv2dShape &s, const T *
         cudnnConvolutionBackwardBias(cx.dnn, &one, plan.y, dy, &zero, plan.bias, dbias));
 }
 
+template <kernels::CastType Type>
+void halfConv2dForward(Context &cx, int site, const Conv2dShape &s, const uint16_t *x,
+                       const uint16_t *w, const uint16_t *bias, uint16_t *y, void *workspace,
+                       size_t workspaceBytes) {
+  using D = HalfDnnType<Type>;
+  if (hasZeroDim(s)) {
+    if (bias && s.n * s.o * s.ho * s.wo > 0)
+      throw KernelError(siteName(Direction::Forward, site) + ": empty input with a bias");
+    zeroOutput(cx, y, s.n * s.o * s.ho * s.wo, sizeof(uint16_t));
+    return;
+  }
+  const Key key{s, D::value, Direction::Forward, workspaceBytes};
+  // Chosen first: cudnnFind writes y, which the bias then fills.
+  ConvSite &plan =
+      siteFor<ForwardApi, D>(cx, site, key, Buffers{x, w, y}, workspace, workspaceBytes);
+  const float one = 1, blend = bias ? 1.0f : 0.0f;
+  if (bias) {
+    const int64_t outputs = s.n * s.o * s.ho * s.wo;
+    broadcastChannelBias<<<blocksFor(outputs), kThreadsPerBlock, 0, cx.stream>>>(
+        s.n, s.o, s.ho * s.wo, bias, y);
+    CAIRN_CUDA_CHECK_LAUNCH();
+  }
+  CAIRN_CUDNN_CHECK(cudnnConvolutionForward(cx.dnn, &one, plan.x, x, plan.w, w, plan.conv,
+                                            static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
+                                            workspace, workspaceBytes, &blend, plan.y, y));
+}
+
+template <kernels::CastType Type>
+void halfConv2dBackwardInput(Context &cx, int site, const Conv2dShape &s, const uint16_t *dy,
+                             const uint16_t *w, uint16_t *dx, void *workspace,
+                             size_t workspaceBytes) {
+  using D = HalfDnnType<Type>;
+  if (hasZeroDim(s)) {
+    zeroOutput(cx, dx, s.n * s.c * s.h * s.w, sizeof(uint16_t));
+    return;
+  }
+  const Key key{s, D::value, Direction::BackwardData, workspaceBytes};
+  ConvSite &plan =
+      siteFor<BackwardDataApi, D>(cx, site, key, Buffers{w, dy, dx}, workspace, workspaceBytes);
+  const float one = 1, zero = 0;
+  CAIRN_CUDNN_CHECK(
+      cudnnConvolutionBackwardData(cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
+                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
+                                   workspaceBytes, &zero, plan.x, dx));
+}
+
 #define CAIRN_INSTANTIATE(T)                                                                       \
   template void conv2dForward<T>(Context &, int, const Conv2dShape &, const T *, const T *,        \
                                  const T *, T *, void *, size_t);                                  \
@@ -411,5 +492,16 @@ void conv2dBackwardWeight(Context &cx, int site, const Conv2dShape &s, const T *
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+
+#define CAIRN_INSTANTIATE_HALF(TYPE)                                                               \
+  template void halfConv2dForward<TYPE>(Context &, int, const Conv2dShape &, const uint16_t *,     \
+                                        const uint16_t *, const uint16_t *, uint16_t *, void *,    \
+                                        size_t);                                                   \
+  template void halfConv2dBackwardInput<TYPE>(Context &, int, const Conv2dShape &,                 \
+                                              const uint16_t *, const uint16_t *, uint16_t *,      \
+                                              void *, size_t);
+CAIRN_INSTANTIATE_HALF(kernels::CastType::F16)
+CAIRN_INSTANTIATE_HALF(kernels::CastType::BF16)
+#undef CAIRN_INSTANTIATE_HALF
 
 } // namespace cairn::cuda

@@ -9,7 +9,9 @@
 // hands cuBLASLt the two operands swapped, each with its own leading
 // dimension, and m and n exchanged. Nothing is copied or transposed.
 //
-// Math is fp32 (CUBLAS_COMPUTE_32F, which never uses TF32) or fp64. Each
+// Math is fp32 (CUBLAS_COMPUTE_32F, which never uses TF32 on fp32 operands)
+// or fp64; the half GEMMs read and write f16 or bf16 and accumulate in fp32
+// (CUBLAS_COMPUTE_32F, fp32 alpha and beta: the tensor cores). Each
 // call site keeps its matmul descriptor, layouts and algorithm: the first
 // call asks cuBLASLt's heuristic for the algorithms that fit the planned
 // workspace and the operands' actual alignment and keeps the first, in
@@ -31,6 +33,7 @@
 
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/KernelError.h"
 
 #include <cublasLt.h>
@@ -47,14 +50,43 @@ namespace cairn::cuda {
 
 namespace {
 
+/// What a GEMM stores and computes in: `Stored` is the element in memory,
+/// `Scalar` alpha, beta and the arithmetic of the fallback kernels.
 template <typename T> struct LtTypes;
 template <> struct LtTypes<float> {
+  using Stored = float;
+  using Scalar = float;
   static constexpr cudaDataType_t data = CUDA_R_32F;
+  static constexpr cudaDataType_t scale = CUDA_R_32F;
   static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  __device__ static Scalar load(Stored v) { return v; }
+  __device__ static Stored store(Scalar v) { return v; }
 };
 template <> struct LtTypes<double> {
+  using Stored = double;
+  using Scalar = double;
   static constexpr cudaDataType_t data = CUDA_R_64F;
+  static constexpr cudaDataType_t scale = CUDA_R_64F;
   static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
+  __device__ static Scalar load(Stored v) { return v; }
+  __device__ static Stored store(Scalar v) { return v; }
+};
+/// f16 or bf16 operands, fp32 accumulation (tensor cores) and scalars.
+template <kernels::CastType Type> struct HalfTypes {
+  static_assert(Type != kernels::CastType::F32, "a half type");
+  using Stored = uint16_t;
+  using Scalar = float;
+  static constexpr cudaDataType_t data = Type == kernels::CastType::F16 ? CUDA_R_16F : CUDA_R_16BF;
+  static constexpr cudaDataType_t scale = CUDA_R_32F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  __device__ static Scalar load(Stored v) {
+    return Type == kernels::CastType::F16 ? kernels::floatFromHalf(v)
+                                          : kernels::floatFromBfloat16(v);
+  }
+  __device__ static Stored store(Scalar v) {
+    return Type == kernels::CastType::F16 ? kernels::halfFromFloat(v)
+                                          : kernels::bfloat16FromFloat(v);
+  }
 };
 
 /// cuBLASLt's default assumption about operand alignment, and the most any
@@ -220,15 +252,15 @@ bool chooseAlgorithm(Context &cx, GemmSite &site) {
 /// The site's plan for `p`, made on the first call (or when the problem
 /// changed). `bias` is the epilogue's bias pointer, whose alignment the
 /// heuristic reads from the descriptor.
-template <typename T>
-GemmSite &siteFor(Context &cx, int siteId, const char *what, const Problem &p, const T *bias) {
+template <typename L>
+GemmSite &siteFor(Context &cx, int siteId, const char *what, const Problem &p, const void *bias) {
   if (auto *site = dynamic_cast<GemmSite *>(cx.site(siteId)); site && site->problem == p)
     return *site;
   if (cx.capturing)
     throw kernels::KernelError(siteName(what, siteId) +
                                ": cuBLASLt algorithm not chosen before capture");
   auto site = std::make_unique<GemmSite>(p);
-  CAIRN_CUBLAS_CHECK(cublasLtMatmulDescCreate(&site->op, LtTypes<T>::compute, LtTypes<T>::data));
+  CAIRN_CUBLAS_CHECK(cublasLtMatmulDescCreate(&site->op, L::compute, L::scale));
   const cublasOperation_t opA = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t opB = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   CAIRN_CUBLAS_CHECK(
@@ -262,32 +294,35 @@ GemmSite &siteFor(Context &cx, int siteId, const char *what, const Problem &p, c
 
 /// C = beta C for the k == 0 products cuBLASLt does not take; beta == 0
 /// overwrites, as in the BLAS.
-template <typename T>
-__global__ void scaleKernel(int64_t batch, int64_t m, int64_t n, T beta, T *c, int64_t ldc,
-                            int64_t strideC) {
+template <typename L>
+__global__ void scaleKernel(int64_t batch, int64_t m, int64_t n, typename L::Scalar beta,
+                            typename L::Stored *c, int64_t ldc, int64_t strideC) {
+  using Scalar = typename L::Scalar;
   CAIRN_GRID_STRIDE_LOOP(i, batch * m * n) {
     const int64_t col = i % n, rest = i / n;
-    T &v = c[(rest / m) * strideC + (rest % m) * ldc + col];
-    v = beta == T(0) ? T(0) : beta * v;
+    typename L::Stored &v = c[(rest / m) * strideC + (rest % m) * ldc + col];
+    v = L::store(beta == Scalar(0) ? Scalar(0) : beta * L::load(v));
   }
 }
 
 /// y[r, o] = bias[o], or 0 without bias.
-template <typename T>
-__global__ void broadcastBiasKernel(int64_t rows, int64_t out, const T *bias, T *y) {
-  CAIRN_GRID_STRIDE_LOOP(i, rows * out) { y[i] = bias ? bias[i % out] : T(0); }
+template <typename S>
+__global__ void broadcastBiasKernel(int64_t rows, int64_t out, const S *bias, S *y) {
+  // S(0) is +0 in every type, half bits included.
+  CAIRN_GRID_STRIDE_LOOP(i, rows * out) { y[i] = bias ? bias[i % out] : S(0); }
 }
 
 /// y = max(y, 0) in place, NaN kept (as the relu kernels).
-template <typename T> __global__ void reluKernel(int64_t n, T *y) {
+template <typename L> __global__ void reluKernel(int64_t n, typename L::Stored *y) {
+  using Scalar = typename L::Scalar;
   CAIRN_GRID_STRIDE_LOOP(i, n) {
-    if (y[i] < T(0))
-      y[i] = T(0);
+    if (L::load(y[i]) < Scalar(0))
+      y[i] = L::store(Scalar(0));
   }
 }
 
 /// The cuBLASLt problem of the row-major product of kernels::batchedGemm.
-template <typename T>
+template <typename L, typename T = typename L::Stored>
 Problem problemFor(const char *what, int site, int64_t batch, bool transA, bool transB, int64_t m,
                    int64_t n, int64_t k, const T *a, int64_t strideA, int64_t lda, const T *b,
                    int64_t strideB, int64_t ldb, const T *c, int64_t strideC, int64_t ldc,
@@ -298,7 +333,7 @@ Problem problemFor(const char *what, int site, int64_t batch, bool transA, bool 
   checkRange(what, site, "k", k, kMaxInt);
   checkRange(what, site, "batch", batch, kMaxInt);
   Problem p;
-  p.type = LtTypes<T>::data;
+  p.type = L::data;
   p.batch = batch;
   // Column-major: A is the row-major B (n x k after op), B the row-major A.
   p.transA = transB;
@@ -322,8 +357,8 @@ Problem problemFor(const char *what, int site, int64_t batch, bool transA, bool 
 }
 
 /// Runs the site's plan on these operands (row-major a, b and c).
-template <typename T>
-void run(Context &cx, GemmSite &site, T alpha, const T *a, const T *b, T beta, T *c, const T *bias,
+template <typename L, typename T = typename L::Stored, typename A = typename L::Scalar>
+void run(Context &cx, GemmSite &site, A alpha, const T *a, const T *b, A beta, T *c, const T *bias,
          const Workspace &ws) {
   // Pointers may move between calls as long as their alignment does not;
   // the bias pointer lives in the descriptor.
@@ -334,26 +369,65 @@ void run(Context &cx, GemmSite &site, T alpha, const T *a, const T *b, T beta, T
                                     site.c, c, site.c, &site.algo, ws.data, ws.bytes, cx.stream));
 }
 
-template <typename T>
+template <typename L, typename T = typename L::Stored, typename A = typename L::Scalar>
 void batched(Context &cx, int site, const char *what, int64_t batch, bool transA, bool transB,
-             int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, int64_t strideA,
-             const T *b, int64_t ldb, int64_t strideB, T beta, T *c, int64_t ldc, int64_t strideC,
+             int64_t m, int64_t n, int64_t k, A alpha, const T *a, int64_t lda, int64_t strideA,
+             const T *b, int64_t ldb, int64_t strideB, A beta, T *c, int64_t ldc, int64_t strideC,
              void *workspace, size_t workspaceBytes) {
   if (batch > 1 && strideC == 0)
     throw kernels::KernelError(siteName(what, site) + ": strideC is 0, outputs would alias");
   if (batch <= 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
-    scaleKernel<<<blocksFor(batch * m * n), kThreadsPerBlock, 0, cx.stream>>>(batch, m, n, beta, c,
-                                                                              ldc, strideC);
+    scaleKernel<L><<<blocksFor(batch * m * n), kThreadsPerBlock, 0, cx.stream>>>(batch, m, n, beta,
+                                                                                 c, ldc, strideC);
     CAIRN_CUDA_CHECK_LAUNCH();
     return;
   }
   const Workspace ws = alignWorkspace(workspace, workspaceBytes);
   const Problem p =
-      problemFor<T>(what, site, batch, transA, transB, m, n, k, a, strideA, lda, b, strideB, ldb, c,
-                    strideC, ldc, CUBLASLT_EPILOGUE_DEFAULT, nullptr, ws.bytes);
-  run<T>(cx, siteFor<T>(cx, site, what, p, nullptr), alpha, a, b, beta, c, nullptr, ws);
+      problemFor<L>(what, site, batch, transA, transB, m, n, k, a, strideA, lda, b, strideB, ldb, c,
+                    strideC, ldc, CUBLASLT_EPILOGUE_DEFAULT, static_cast<const T *>(nullptr),
+                    ws.bytes);
+  run<L>(cx, siteFor<L>(cx, site, what, p, nullptr), alpha, a, b, beta, c,
+         static_cast<const T *>(nullptr), ws);
+}
+
+/// linearForward on the types L.
+template <typename L, typename T = typename L::Stored>
+void linear(Context &cx, int site, const char *what, int64_t rows, int64_t in, int64_t out,
+            const T *x, const T *w, const T *bias, bool relu, T *y, void *workspace,
+            size_t workspaceBytes) {
+  using A = typename L::Scalar;
+  if (rows == 0 || out == 0)
+    return;
+  const unsigned blocks = blocksFor(rows * out);
+  bool fused = false;
+  if (in == 0) {
+    // An empty product: y is the bias (or 0), then relu.
+    broadcastBiasKernel<<<blocks, kThreadsPerBlock, 0, cx.stream>>>(rows, out, bias, y);
+    CAIRN_CUDA_CHECK_LAUNCH();
+  } else {
+    const cublasLtEpilogue_t epilogue =
+        bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+             : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    const Workspace ws = alignWorkspace(workspace, workspaceBytes);
+    // y[rows, out] = x[rows, in] w[out, in]^T: row-major A = x, B = w^T.
+    const Problem p = problemFor<L>(what, site, 1, false, true, rows, out, in, x, 0, in, w, 0, in,
+                                    y, 0, out, epilogue, bias, ws.bytes);
+    GemmSite &plan = siteFor<L>(cx, site, what, p, bias);
+    fused = plan.fused;
+    if (!fused && bias) {
+      // Unfused: y = bias, then y += x w^T.
+      broadcastBiasKernel<<<blocks, kThreadsPerBlock, 0, cx.stream>>>(rows, out, bias, y);
+      CAIRN_CUDA_CHECK_LAUNCH();
+    }
+    run<L>(cx, plan, A(1), x, w, !fused && bias ? A(1) : A(0), y, fused ? bias : nullptr, ws);
+  }
+  if (relu && !fused) {
+    reluKernel<L><<<blocks, kThreadsPerBlock, 0, cx.stream>>>(rows * out, y);
+    CAIRN_CUDA_CHECK_LAUNCH();
+  }
 }
 
 std::string versionText(size_t v) {
@@ -370,8 +444,8 @@ template <typename T>
 void gemm(Context &cx, int site, bool transA, bool transB, int64_t m, int64_t n, int64_t k, T alpha,
           const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c, int64_t ldc,
           void *workspace, size_t workspaceBytes) {
-  batched<T>(cx, site, "gemm", 1, transA, transB, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c,
-             ldc, 0, workspace, workspaceBytes);
+  batched<LtTypes<T>>(cx, site, "gemm", 1, transA, transB, m, n, k, alpha, a, lda, 0, b, ldb, 0,
+                      beta, c, ldc, 0, workspace, workspaceBytes);
 }
 
 template <typename T>
@@ -379,43 +453,43 @@ void batchedGemm(Context &cx, int site, int64_t batch, bool transA, bool transB,
                  int64_t n, int64_t k, T alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, T beta, T *c, int64_t ldc,
                  int64_t strideC, void *workspace, size_t workspaceBytes) {
-  batched<T>(cx, site, "batchedGemm", batch, transA, transB, m, n, k, alpha, a, lda, strideA, b,
-             ldb, strideB, beta, c, ldc, strideC, workspace, workspaceBytes);
+  batched<LtTypes<T>>(cx, site, "batchedGemm", batch, transA, transB, m, n, k, alpha, a, lda,
+                      strideA, b, ldb, strideB, beta, c, ldc, strideC, workspace, workspaceBytes);
 }
 
 template <typename T>
 void linearForward(Context &cx, int site, int64_t rows, int64_t in, int64_t out, const T *x,
                    const T *w, const T *bias, bool relu, T *y, void *workspace,
                    size_t workspaceBytes) {
-  if (rows == 0 || out == 0)
-    return;
-  const unsigned blocks = blocksFor(rows * out);
-  bool fused = false;
-  if (in == 0) {
-    // An empty product: y is the bias (or 0), then relu.
-    broadcastBiasKernel<<<blocks, kThreadsPerBlock, 0, cx.stream>>>(rows, out, bias, y);
-    CAIRN_CUDA_CHECK_LAUNCH();
-  } else {
-    const cublasLtEpilogue_t epilogue =
-        bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-             : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
-    const Workspace ws = alignWorkspace(workspace, workspaceBytes);
-    // y[rows, out] = x[rows, in] w[out, in]^T: row-major A = x, B = w^T.
-    const Problem p = problemFor<T>("linearForward", site, 1, false, true, rows, out, in, x, 0, in,
-                                    w, 0, in, y, 0, out, epilogue, bias, ws.bytes);
-    GemmSite &plan = siteFor<T>(cx, site, "linearForward", p, bias);
-    fused = plan.fused;
-    if (!fused && bias) {
-      // Unfused: y = bias, then y += x w^T.
-      broadcastBiasKernel<<<blocks, kThreadsPerBlock, 0, cx.stream>>>(rows, out, bias, y);
-      CAIRN_CUDA_CHECK_LAUNCH();
-    }
-    run<T>(cx, plan, T(1), x, w, !fused && bias ? T(1) : T(0), y, fused ? bias : nullptr, ws);
-  }
-  if (relu && !fused) {
-    reluKernel<<<blocks, kThreadsPerBlock, 0, cx.stream>>>(rows * out, y);
-    CAIRN_CUDA_CHECK_LAUNCH();
-  }
+  linear<LtTypes<T>>(cx, site, "linearForward", rows, in, out, x, w, bias, relu, y, workspace,
+                     workspaceBytes);
+}
+
+template <kernels::CastType Type>
+void halfGemm(Context &cx, int site, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
+              float beta, uint16_t *c, int64_t ldc, void *workspace, size_t workspaceBytes) {
+  batched<HalfTypes<Type>>(cx, site, "halfGemm", 1, transA, transB, m, n, k, alpha, a, lda, 0, b,
+                           ldb, 0, beta, c, ldc, 0, workspace, workspaceBytes);
+}
+
+template <kernels::CastType Type>
+void halfBatchedGemm(Context &cx, int site, int64_t batch, bool transA, bool transB, int64_t m,
+                     int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda,
+                     int64_t strideA, const uint16_t *b, int64_t ldb, int64_t strideB, float beta,
+                     uint16_t *c, int64_t ldc, int64_t strideC, void *workspace,
+                     size_t workspaceBytes) {
+  batched<HalfTypes<Type>>(cx, site, "halfBatchedGemm", batch, transA, transB, m, n, k, alpha, a,
+                           lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, workspace,
+                           workspaceBytes);
+}
+
+template <kernels::CastType Type>
+void halfLinearForward(Context &cx, int site, int64_t rows, int64_t in, int64_t out,
+                       const uint16_t *x, const uint16_t *w, const uint16_t *bias, bool relu,
+                       uint16_t *y, void *workspace, size_t workspaceBytes) {
+  linear<HalfTypes<Type>>(cx, site, "halfLinearForward", rows, in, out, x, w, bias, relu, y,
+                          workspace, workspaceBytes);
 }
 
 const char *librariesVersion() {
@@ -435,5 +509,20 @@ const char *librariesVersion() {
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+
+#define CAIRN_INSTANTIATE_HALF(TYPE)                                                               \
+  template void halfGemm<TYPE>(Context &, int, bool, bool, int64_t, int64_t, int64_t, float,       \
+                               const uint16_t *, int64_t, const uint16_t *, int64_t, float,        \
+                               uint16_t *, int64_t, void *, size_t);                               \
+  template void halfBatchedGemm<TYPE>(Context &, int, int64_t, bool, bool, int64_t, int64_t,       \
+                                      int64_t, float, const uint16_t *, int64_t, int64_t,          \
+                                      const uint16_t *, int64_t, int64_t, float, uint16_t *,       \
+                                      int64_t, int64_t, void *, size_t);                           \
+  template void halfLinearForward<TYPE>(Context &, int, int64_t, int64_t, int64_t,                 \
+                                        const uint16_t *, const uint16_t *, const uint16_t *,      \
+                                        bool, uint16_t *, void *, size_t);
+CAIRN_INSTANTIATE_HALF(kernels::CastType::F16)
+CAIRN_INSTANTIATE_HALF(kernels::CastType::BF16)
+#undef CAIRN_INSTANTIATE_HALF
 
 } // namespace cairn::cuda

@@ -4,7 +4,12 @@
 // descriptors and chooses the algorithm, among those whose workspace fits the
 // bytes the plan gave it; later calls, and the graph that replays them, reuse
 // that choice. All math is fp32 (or fp64) with TF32 off: CUBLAS_COMPUTE_32F,
-// CUDNN_DEFAULT_MATH with CUDNN_FMA_MATH where cuDNN offers it.
+// CUDNN_DEFAULT_MATH with CUDNN_FMA_MATH where cuDNN offers it. The half
+// GEMMs (halfGemm, halfBatchedGemm, halfLinearForward) and convolutions
+// (halfConv2dForward, halfConv2dBackwardInput) read and write f16 or bf16
+// (the bits as uint16_t, `Type` saying which) and accumulate in fp32 on the
+// tensor cores: CUBLAS_COMPUTE_32F, a float convolution descriptor, fp32
+// alpha and beta.
 //
 // Row-major, as the CPU kernels: gemm computes C = alpha op(A) op(B) + beta C
 // with the arguments of kernels::gemm.
@@ -15,6 +20,7 @@
 
 #include "runtime/cuda/Context.h"
 #include "runtime/kernels/Conv.h"
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/Pool.h"
 
 #include <cstddef>
@@ -38,6 +44,23 @@ void linearForward(Context &cx, int site, int64_t rows, int64_t in, int64_t out,
                    const T *w, const T *bias, bool relu, T *y, void *workspace,
                    size_t workspaceBytes);
 
+/// gemm, batchedGemm and linearForward on f16 or bf16 (Type F16 or BF16)
+/// operands and results, accumulated in fp32; each result is rounded once.
+template <kernels::CastType Type>
+void halfGemm(Context &cx, int site, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
+              float beta, uint16_t *c, int64_t ldc, void *workspace, size_t workspaceBytes);
+template <kernels::CastType Type>
+void halfBatchedGemm(Context &cx, int site, int64_t batch, bool transA, bool transB, int64_t m,
+                     int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda,
+                     int64_t strideA, const uint16_t *b, int64_t ldb, int64_t strideB, float beta,
+                     uint16_t *c, int64_t ldc, int64_t strideC, void *workspace,
+                     size_t workspaceBytes);
+template <kernels::CastType Type>
+void halfLinearForward(Context &cx, int site, int64_t rows, int64_t in, int64_t out,
+                       const uint16_t *x, const uint16_t *w, const uint16_t *bias, bool relu,
+                       uint16_t *y, void *workspace, size_t workspaceBytes);
+
 /// NCHW convolutions; `bias` and `dbias` may be null.
 template <typename T>
 void conv2dForward(Context &cx, int site, const kernels::Conv2dShape &s, const T *x, const T *w,
@@ -48,6 +71,17 @@ void conv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &s, c
 template <typename T>
 void conv2dBackwardWeight(Context &cx, int site, const kernels::Conv2dShape &s, const T *dy,
                           const T *x, T *dw, T *dbias, void *workspace, size_t workspaceBytes);
+
+/// conv2dForward and conv2dBackwardInput on f16 or bf16 (Type F16 or BF16)
+/// tensors, accumulated in fp32; each result is rounded once.
+template <kernels::CastType Type>
+void halfConv2dForward(Context &cx, int site, const kernels::Conv2dShape &s, const uint16_t *x,
+                       const uint16_t *w, const uint16_t *bias, uint16_t *y, void *workspace,
+                       size_t workspaceBytes);
+template <kernels::CastType Type>
+void halfConv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &s,
+                             const uint16_t *dy, const uint16_t *w, uint16_t *dx,
+                             void *workspace, size_t workspaceBytes);
 
 /// Batch normalisation over (n, c, spatial) as kernels::batchNorm*: batch
 /// statistics with the biased variance; gamma/beta may be null (no affine).
