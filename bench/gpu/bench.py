@@ -385,8 +385,10 @@ def write_report(out, args, bundle, info, torch_version, results, date):
     half = [(m, r, row) for m, r in results.items() for row in r.get("half", [])]
     if half:
         lines += ["", "## Half precision", "",
-                  "Cairn's build with `--precision bf16|f16` (half tensors stored, float32 "
-                  "arithmetic, f16 with the dynamic loss scaler) against PyTorch eager under "
+                  "Cairn's build with `--precision bf16|f16` (half tensors stored; GEMMs, "
+                  "convolutions and their input gradients on the tensor cores with float32 "
+                  "accumulation, the rest in float32; f16 with the dynamic loss scaler) "
+                  "against PyTorch eager under "
                   "`torch.autocast` (tensor cores; f16 with GradScaler), both reading batches "
                   "from host memory; timed as above.", "",
                   gc.markdown_table(

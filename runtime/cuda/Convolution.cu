@@ -11,9 +11,12 @@
 // fp32 on TF32 tensor cores from Ampere on. fp64 keeps the default (its
 // tensor-core path is full fp64). The half convolutions (halfConv2dForward,
 // halfConv2dBackwardInput) take f16 or bf16 tensors and accumulate in fp32
-// (a float convolution descriptor) on the tensor cores; the forward's bias
-// is broadcast into y first and the product added to it (beta = 1), so each
-// output is rounded to half once. Half weight gradients are not here: the
+// (a float convolution descriptor) on the tensor cores, rounding the product
+// to half once; the forward's bias is added to that half product by a kernel
+// of ours, in fp32, and rounded again, as PyTorch's half convolution adds
+// its bias. (cuDNN's own blend, beta = 1 over the bias broadcast into y,
+// was measured to round the bf16 product first as well, 2026-11-27 on an
+// H200; ours says what it does.) Half weight gradients are not here: the
 // compiler computes them in float32 (passes/LoweringTargets.cpp).
 //
 // The algorithm is chosen on a site's first call, which is never captured
@@ -357,11 +360,18 @@ bool hasZeroDim(const Conv2dShape &s) {
          s.ho == 0 || s.wo == 0;
 }
 
-/// y[i, o, p] = bias[o]: a half convolution's output before cuDNN adds the
-/// product to it (beta = 1), so the sum is rounded to half once.
-__global__ void broadcastChannelBias(int64_t n, int64_t channels, int64_t spatial,
-                                     const uint16_t *bias, uint16_t *y) {
-  CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) { y[i] = bias[(i / spatial) % channels]; }
+/// y[i, o, p] += bias[o] on half values, the sum in fp32 rounded to half.
+template <kernels::CastType Type>
+__global__ void addChannelBias(int64_t n, int64_t channels, int64_t spatial,
+                               const uint16_t *bias, uint16_t *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) {
+    const uint16_t b = bias[(i / spatial) % channels];
+    if constexpr (Type == kernels::CastType::F16)
+      y[i] = kernels::halfFromFloat(kernels::floatFromHalf(y[i]) + kernels::floatFromHalf(b));
+    else
+      y[i] = kernels::bfloat16FromFloat(kernels::floatFromBfloat16(y[i]) +
+                                        kernels::floatFromBfloat16(b));
+  }
 }
 
 /// cuDNN takes no empty tensors; with one, every output element is an empty
@@ -448,19 +458,18 @@ void halfConv2dForward(Context &cx, int site, const Conv2dShape &s, const uint16
     return;
   }
   const Key key{s, D::value, Direction::Forward, workspaceBytes};
-  // Chosen first: cudnnFind writes y, which the bias then fills.
   ConvSite &plan =
       siteFor<ForwardApi, D>(cx, site, key, Buffers{x, w, y}, workspace, workspaceBytes);
-  const float one = 1, blend = bias ? 1.0f : 0.0f;
+  const float one = 1, zero = 0;
+  CAIRN_CUDNN_CHECK(cudnnConvolutionForward(cx.dnn, &one, plan.x, x, plan.w, w, plan.conv,
+                                            static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
+                                            workspace, workspaceBytes, &zero, plan.y, y));
   if (bias) {
     const int64_t outputs = s.n * s.o * s.ho * s.wo;
-    broadcastChannelBias<<<blocksFor(outputs), kThreadsPerBlock, 0, cx.stream>>>(
+    addChannelBias<Type><<<blocksFor(outputs), kThreadsPerBlock, 0, cx.stream>>>(
         s.n, s.o, s.ho * s.wo, bias, y);
     CAIRN_CUDA_CHECK_LAUNCH();
   }
-  CAIRN_CUDNN_CHECK(cudnnConvolutionForward(cx.dnn, &one, plan.x, x, plan.w, w, plan.conv,
-                                            static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
-                                            workspace, workspaceBytes, &blend, plan.y, y));
 }
 
 template <kernels::CastType Type>
