@@ -18,7 +18,8 @@
 // glued. The target's limits bound a chain: distinct inputs, ops.
 //
 // A relu that alone reads a linear's result folds into the linear
-// (`relu = true`): the product is never stored apart.
+// (`relu = true`): the product is never stored apart. So does a half
+// linear's float32 round trip through a relu (cast, relu, cast back).
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,6 +124,7 @@ private:
   void collectReaders();
   int fuseChain(ArrayRef<Operation *> members);
   bool foldRelu(Operation *linear);
+  Operation *getSoleReader(Value buffer);
 
   StepOp step;
   unsigned maxInputs, maxOps;
@@ -253,34 +255,73 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members) {
   return members.size() - 1;
 }
 
+/// The one kernel reading `buffer`, when nothing else reads it (nor a view
+/// of it) and it is fusable; else null.
+Operation *StepFuser::getSoleReader(Value buffer) {
+  if (!isFusable(buffer) || countReaders(buffer) != 1 ||
+      !getViews(buffer).empty())
+    return nullptr;
+  return readers.lookup(buffer).front();
+}
+
 bool StepFuser::foldRelu(Operation *op) {
   auto linear = dyn_cast<LinearKernelOp>(op);
   if (!linear || linear.getRelu())
     return false;
   Value product = linear.getResult();
-  if (!isFusable(product) || countReaders(product) != 1 ||
-      !getViews(product).empty())
+  Operation *reader = getSoleReader(product);
+  // On a half product (CUDA's tensor cores) the relu runs in float32
+  // between two casts (cairn-compute-half-in-float32): the round trip
+  // folds too. round(relu(x)) is relu(round(x)) but for the sign of a zero:
+  // the epilogue writes +0 where a tiny negative would round to -0.
+  SmallVector<Operation *> folded;
+  auto elementOf = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  if (auto widen = dyn_cast_or_null<CastKernelOp>(reader)) {
+    if (!elementOf(product).isF16() && !elementOf(product).isBF16())
+      return false;
+    if (!elementOf(widen.getResult()).isF32())
+      return false;
+    folded.push_back(widen);
+    reader = getSoleReader(widen.getResult());
+  }
+  auto relu = dyn_cast_or_null<ReluKernelOp>(reader);
+  if (!relu || isGlued(linear) != isGlued(relu))
     return false;
-  auto relu = dyn_cast<ReluKernelOp>(readers.lookup(product).front());
-  // The linear writes relu's result where it runs, earlier than relu did:
-  // nothing in between may write those bytes.
-  if (!relu || relu.getInput() != product || isGlued(linear) != isGlued(relu) ||
-      isWrittenBetween(linear, relu, {getViewRoot(relu.getResult())}))
-    return false;
-  // The linear writes relu's result; the product is never stored apart.
-  // (The pass puts every declaration back before its first use after.)
+  folded.push_back(relu);
   Value result = relu.getResult();
+  if (isa<CastKernelOp>(folded.front())) {
+    auto narrow = dyn_cast_or_null<CastKernelOp>(getSoleReader(result));
+    if (!narrow || narrow.getResult().getType() != product.getType() ||
+        isGlued(narrow) != isGlued(linear))
+      return false;
+    folded.push_back(narrow);
+    result = narrow.getResult();
+  }
+  // The linear writes the last result where it runs, earlier than the
+  // kernels it replaces did: nothing in between may write those bytes.
+  if (isWrittenBetween(linear, folded.back(), {getViewRoot(result)}))
+    return false;
+  // (The pass puts every declaration back before its first use after.)
   linear.getResultMutable().assign(result);
   linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
   SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
   linear->setLoc(FusedLoc::get(linear.getContext(), locs,
                                StringAttr::get(linear.getContext(),
                                                "cairn.linear+relu")));
-  // relu read the product alone, and the product goes: the readers of
-  // every other buffer stay as they were.
-  readers.erase(product);
-  relu.erase();
-  product.getDefiningOp()->erase();
+  // Each folded kernel read the previous result alone, and those results
+  // go: the readers of every other buffer stay as they were.
+  SmallVector<Value> dropped = {product};
+  for (Operation *kernel : llvm::drop_end(folded))
+    dropped.push_back(
+        cast<KernelOpInterface>(kernel).getKernelOutputs().front());
+  for (Operation *kernel : folded)
+    kernel->erase();
+  for (Value buffer : dropped) {
+    readers.erase(buffer);
+    buffer.getDefiningOp()->erase();
+  }
   return true;
 }
 
