@@ -1,7 +1,7 @@
 //===- CheckExecutable.cpp - What a generated executable can run ----------===//
 //
-// The runtime (runtime/Main.cpp) trains a model by feeding every input one
-// batch of examples at a time from a data directory, reads the forward
+// The runtime (runtime/Commands.cpp) trains a model by feeding every input
+// one batch of examples at a time from a data directory, reads the forward
 // pass's output a row per example (eval's loss, `predict`), and needs a loss
 // and an optimizer to train. A model that breaks this compiles to a plan
 // and C++ but could only fail at run time; `cairn build` runs this pass
