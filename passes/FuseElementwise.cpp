@@ -18,8 +18,8 @@
 // glued. The target's limits bound a chain: distinct inputs, ops.
 //
 // A relu that alone reads a linear's result folds into the linear
-// (`relu = true`): the product is never stored apart. So does a half
-// linear's float32 round trip through a relu (cast, relu, cast back).
+// (`relu = true`): the product is never stored apart. So does the round
+// trip through float32 in which a half model computes that relu.
 //
 //===----------------------------------------------------------------------===//
 
@@ -270,28 +270,40 @@ bool StepFuser::foldRelu(Operation *op) {
     return false;
   Value product = linear.getResult();
   Operation *reader = getSoleReader(product);
-  // On a half product (CUDA's tensor cores) the relu runs in float32
-  // between two casts (cairn-compute-half-in-float32): the round trip
-  // folds too. round(relu(x)) is relu(round(x)) but for the sign of a zero:
-  // the epilogue writes +0 where a tiny negative would round to -0.
-  SmallVector<Operation *> folded;
   auto elementOf = [](Value v) {
     return cast<MemRefType>(v.getType()).getElementType();
   };
-  if (auto widen = dyn_cast_or_null<CastKernelOp>(reader)) {
-    if (!elementOf(product).isF16() && !elementOf(product).isBF16())
+  auto isHalf = [](Type t) { return t.isF16() || t.isBF16(); };
+  // cairn-compute-half-in-float32 computes a half relu in float32 between
+  // two casts; the round trip folds too, for round(relu(x)) is
+  // relu(round(x)) but for the sign of a zero (the epilogue writes +0 where
+  // a tiny negative would round to -0). On a half product (CUDA's tensor
+  // cores: widen, relu, narrow) the linear writes the narrowed result; on
+  // a float32 product stored in half (the CPU: narrow, widen, relu, narrow)
+  // it writes the relu's float32 result, which the last cast stores.
+  SmallVector<Operation *> folded;
+  bool halfProduct = isHalf(elementOf(product));
+  if (auto first = dyn_cast_or_null<CastKernelOp>(reader)) {
+    Value firstResult = first.getResult();
+    if (halfProduct ? !elementOf(firstResult).isF32()
+                    : !isHalf(elementOf(firstResult)))
       return false;
-    if (!elementOf(widen.getResult()).isF32())
-      return false;
-    folded.push_back(widen);
-    reader = getSoleReader(widen.getResult());
+    folded.push_back(first);
+    reader = getSoleReader(firstResult);
+    if (!halfProduct) {
+      auto widen = dyn_cast_or_null<CastKernelOp>(reader);
+      if (!widen || widen.getResult().getType() != product.getType())
+        return false;
+      folded.push_back(widen);
+      reader = getSoleReader(widen.getResult());
+    }
   }
   auto relu = dyn_cast_or_null<ReluKernelOp>(reader);
   if (!relu || isGlued(linear) != isGlued(relu))
     return false;
   folded.push_back(relu);
   Value result = relu.getResult();
-  if (isa<CastKernelOp>(folded.front())) {
+  if (halfProduct && folded.size() > 1) {
     auto narrow = dyn_cast_or_null<CastKernelOp>(getSoleReader(result));
     if (!narrow || narrow.getResult().getType() != product.getType() ||
         isGlued(narrow) != isGlued(linear))
@@ -299,6 +311,10 @@ bool StepFuser::foldRelu(Operation *op) {
     folded.push_back(narrow);
     result = narrow.getResult();
   }
+  if (llvm::any_of(folded, [&](Operation *kernel) {
+        return isGlued(kernel) != isGlued(linear);
+      }))
+    return false;
   // The linear writes the last result where it runs, earlier than the
   // kernels it replaces did: nothing in between may write those bytes.
   if (isWrittenBetween(linear, folded.back(), {getViewRoot(result)}))

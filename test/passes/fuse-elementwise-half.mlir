@@ -59,3 +59,37 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Half"} {
     }
   }
 }
+
+// -----
+
+// Tests the CPU's shape of the same relu (half storage, float32 arithmetic):
+// a float32 linear's result stored in half, widened back, relu'd, stored in
+// half. The linear computes the relu in its epilogue and writes the relu's
+// float32 result, which the last cast stores; the half copy of the product
+// and its float32 widening have no buffer any more.
+// CHECK-LABEL: cairn.step forward
+// CHECK-NOT: "stored"
+// CHECK-NOT: "widened"
+// CHECK: %[[R:.+]] = cairn.buffer activation "relu32" : memref<4x8xf32>
+// CHECK-NEXT: cairn.kernel.linear ins(%x, %w, %b : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>) outs(%[[R]] : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, relu = true, rows = 4 : i64}
+// CHECK-NEXT: cairn.kernel.cast ins(%[[R]] : memref<4x8xf32>) outs(%output : memref<4x8xbf16>)
+// CHECK-NOT: cairn.kernel.relu
+module attributes {cairn.batch = 4 : i64, cairn.model = "Half"} {
+  cairn.program "Half" attributes {batch = 4 : i64, optimizer = "SGD(lr=0.1)", source = "half.cairn", target = "cpu"} {
+    %x = cairn.buffer input "x" : memref<4x8xf32>
+    %w = cairn.buffer input "w" : memref<8x8xf32>
+    %b = cairn.buffer input "b" : memref<8xf32>
+    %output = cairn.buffer output "output" : memref<4x8xbf16>
+    cairn.step forward {
+      %fc.linear = cairn.buffer activation "fc.linear" : memref<4x8xf32>
+      cairn.kernel.linear ins(%x, %w, %b : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>) outs(%fc.linear : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, rows = 4 : i64}
+      %stored = cairn.buffer activation "stored" : memref<4x8xbf16>
+      cairn.kernel.cast ins(%fc.linear : memref<4x8xf32>) outs(%stored : memref<4x8xbf16>) {n = 32 : i64}
+      %widened = cairn.buffer activation "widened" : memref<4x8xf32>
+      cairn.kernel.cast ins(%stored : memref<4x8xbf16>) outs(%widened : memref<4x8xf32>) {n = 32 : i64}
+      %relu32 = cairn.buffer activation "relu32" : memref<4x8xf32>
+      cairn.kernel.relu ins(%widened : memref<4x8xf32>) outs(%relu32 : memref<4x8xf32>) {n = 32 : i64}
+      cairn.kernel.cast ins(%relu32 : memref<4x8xf32>) outs(%output : memref<4x8xbf16>) {n = 32 : i64}
+    }
+  }
+}
