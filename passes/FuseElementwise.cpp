@@ -299,18 +299,18 @@ bool StepFuser::foldRelu(Operation *op) {
     }
   }
   auto relu = dyn_cast_or_null<ReluKernelOp>(reader);
-  if (!relu || isGlued(linear) != isGlued(relu))
+  if (!relu)
     return false;
   folded.push_back(relu);
   Value result = relu.getResult();
   if (halfProduct && folded.size() > 1) {
     auto narrow = dyn_cast_or_null<CastKernelOp>(getSoleReader(result));
-    if (!narrow || narrow.getResult().getType() != product.getType() ||
-        isGlued(narrow) != isGlued(linear))
+    if (!narrow || narrow.getResult().getType() != product.getType())
       return false;
     folded.push_back(narrow);
     result = narrow.getResult();
   }
+  // Glued kernels fold only with glued ones.
   if (llvm::any_of(folded, [&](Operation *kernel) {
         return isGlued(kernel) != isGlued(linear);
       }))

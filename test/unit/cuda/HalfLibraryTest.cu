@@ -22,6 +22,8 @@
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/Gemm.h"
 
+#include "LibraryContext.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,73 +35,11 @@
 
 namespace {
 
-using cairn::cuda::Context;
+using cairn::cuda::testing::DeviceArray;
+using cairn::cuda::testing::Gpu;
+using cairn::cuda::testing::Workspace;
 using cairn::kernels::CastType;
 using cairn::kernels::Conv2dShape;
-
-/// A Context with both library handles on its own stream.
-class Gpu {
-public:
-  Gpu() {
-    CAIRN_CUDA_CHECK(cudaStreamCreateWithFlags(&cx.stream, cudaStreamNonBlocking));
-    CAIRN_CUBLAS_CHECK(cublasLtCreate(&cx.blasLt));
-    CAIRN_CUDNN_CHECK(cudnnCreate(&cx.dnn));
-    CAIRN_CUDNN_CHECK(cudnnSetStream(cx.dnn, cx.stream));
-  }
-  ~Gpu() {
-    cudaStreamSynchronize(cx.stream);
-    cudnnDestroy(cx.dnn);
-    cublasLtDestroy(cx.blasLt);
-    cudaStreamDestroy(cx.stream);
-  }
-  Gpu(const Gpu &) = delete;
-  Gpu &operator=(const Gpu &) = delete;
-
-  Context cx;
-};
-
-/// Half bits on the device.
-class DeviceHalves {
-public:
-  explicit DeviceHalves(const std::vector<uint16_t> &host) : n(host.size()) {
-    CAIRN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&data),
-                                std::max<size_t>(n, 1) * sizeof(uint16_t)));
-    if (n)
-      CAIRN_CUDA_CHECK(
-          cudaMemcpy(data, host.data(), n * sizeof(uint16_t), cudaMemcpyHostToDevice));
-  }
-  ~DeviceHalves() { cudaFree(data); }
-  DeviceHalves(const DeviceHalves &) = delete;
-  DeviceHalves &operator=(const DeviceHalves &) = delete;
-
-  uint16_t *get() const { return data; }
-  std::vector<uint16_t> read(Gpu &gpu) const {
-    CAIRN_CUDA_CHECK(cudaStreamSynchronize(gpu.cx.stream));
-    std::vector<uint16_t> host(n);
-    if (n)
-      CAIRN_CUDA_CHECK(
-          cudaMemcpy(host.data(), data, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-    return host;
-  }
-
-private:
-  size_t n;
-  uint16_t *data = nullptr;
-};
-
-class Workspace {
-public:
-  explicit Workspace(size_t bytes) : bytes(bytes) {
-    if (bytes)
-      CAIRN_CUDA_CHECK(cudaMalloc(&data, bytes));
-  }
-  ~Workspace() { cudaFree(data); }
-  Workspace(const Workspace &) = delete;
-  Workspace &operator=(const Workspace &) = delete;
-
-  void *data = nullptr;
-  size_t bytes;
-};
 
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
@@ -183,10 +123,10 @@ protected:
     for (double &v : magnitude)
       v *= (k + 2) * std::ldexp(1.0, -24);
 
-    DeviceHalves dA(a), dB(b);
+    DeviceArray<uint16_t> dA(a), dB(b);
     Workspace ws(kWorkspaceBytes);
     auto run = [&] {
-      DeviceHalves dC(c);
+      DeviceArray<uint16_t> dC(c);
       cairn::cuda::halfGemm<kType>(gpu.cx, site, transA, transB, m, n, k, alpha, dA.get(), lda,
                                    dB.get(), ldb, beta, dC.get(), ldc, ws.data, ws.bytes);
       return dC.read(gpu);
@@ -228,7 +168,7 @@ protected:
     }
     for (size_t i = 0; i < exact.size(); ++i)
       slack[i] = (k + 2) * std::ldexp(1.0, -24) * k; // |a|, |b| <= 1
-    DeviceHalves dA(a), dB(b), dC(std::vector<uint16_t>(strideC * batch, 0xFFFF));
+    DeviceArray<uint16_t> dA(a), dB(b), dC(std::vector<uint16_t>(strideC * batch, 0xFFFF));
     Workspace ws(kWorkspaceBytes);
     cairn::cuda::halfBatchedGemm<kType>(gpu.cx, site, batch, transA, transB, m, n, k, 1.0f,
                                         dA.get(), lda, strideA, dB.get(), ldb, strideB, 0.0f,
@@ -258,7 +198,7 @@ protected:
           v = 0;
         slack[r * out + o] = (in + 2) * std::ldexp(1.0, -24) * (in + 1);
       }
-    DeviceHalves dX(x), dW(w), dBias(bias), dY(std::vector<uint16_t>(rows * out, 0xFFFF));
+    DeviceArray<uint16_t> dX(x), dW(w), dBias(bias), dY(std::vector<uint16_t>(rows * out, 0xFFFF));
     Workspace ws(kWorkspaceBytes);
     auto run = [&] {
       cairn::cuda::halfLinearForward<kType>(gpu.cx, site, rows, in, out, dX.get(), dW.get(),
@@ -308,8 +248,8 @@ protected:
     const std::vector<double> slack(ySize, (terms + 3) * (terms + 1) * std::ldexp(1.0, -24)),
         slackBack(xSize, (termsBack + 2) * termsBack * std::ldexp(1.0, -24));
 
-    DeviceHalves dX(x), dW(w), dBias(bias), dDy(dy);
-    DeviceHalves dY(std::vector<uint16_t>(ySize, 0xFFFF)),
+    DeviceArray<uint16_t> dX(x), dW(w), dBias(bias), dDy(dy);
+    DeviceArray<uint16_t> dY(std::vector<uint16_t>(ySize, 0xFFFF)),
         dYBias(std::vector<uint16_t>(ySize, 0xFFFF)), dDx(std::vector<uint16_t>(xSize, 0xFFFF));
     Workspace ws(kWorkspaceBytes);
     auto run = [&] {
