@@ -242,8 +242,9 @@ cl::opt<std::string> precisionName(
              "PyTorch's autocast (cairn-autocast): batch norm with float32 "
              "statistics, softmax, the losses, sums and means in float32, "
              "float32 master weights and optimizer state; half tensors are "
-             "stored in half and computed in float32, on the CPU and CUDA "
-             "targets alike. "
+             "stored in half and computed in float32, except on CUDA the "
+             "matmuls and convolutions (not their weight gradients), which "
+             "run on the tensor cores with float32 accumulation. "
              "f16 steps scale the loss as torch.amp.GradScaler (the "
              "executables' --loss-scale); this wins over the model's own "
              "`precision`"),
