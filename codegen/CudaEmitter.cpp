@@ -476,6 +476,9 @@ void CudaEmitter::emitConstant(ConstantKernelOp op) {
 
 void CudaEmitter::emitKernel(Operation *op) {
   auto pointer = [&](Value value) { return ptr(value); };
+  // Replicas run on CPUs over MPI only: the driver refuses them on CUDA.
+  if (op->hasAttr("sync_replicas"))
+    reportMissingBody(op, "CUDA");
   // The kinds both targets call alike (KernelCalls.h).
   if (std::optional<KernelCall> kernelCall = describeKernelCall(op, pointer)) {
     // A half convolution calls its tensor-core twin, typed by its half type

@@ -89,6 +89,13 @@ private:
   KernelCall call;
 };
 
+/// A batch norm kernel of a replica with --sync-batchnorm takes the sum of
+/// its statistics over the replicas last (runtime/Transport.h; CPU only).
+void syncReplicas(CallBuilder &c, bool sync) {
+  if (sync)
+    c.arg("cairn::runtime::replicaSum(ctx)");
+}
+
 /// The runtime's Activation enumerator of an activation kernel.
 std::string getActivationName(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::string>(op)
@@ -207,6 +214,7 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.arg(k.getN()).arg(k.getC()).arg(k.getSpatial());
             c.ptr(k.getInput()).ptr(k.getWeight()).ptr(k.getBias());
             c.real(k.getEps()).ptr(k.getResult());
+            syncReplicas(c, k.getSyncReplicas());
             return true;
           })
           .Case([&](BatchNormInferenceKernelOp k) {
@@ -223,6 +231,7 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getWeight());
             c.real(k.getEps()).ptr(k.getGradInput()).ptr(k.getGradWeight());
             c.ptr(k.getGradBias());
+            syncReplicas(c, k.getSyncReplicas());
             return true;
           })
           .Case([&](BatchNormRunningUpdateKernelOp k) {
@@ -231,6 +240,7 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.ptr(k.getInput()).real(k.getMomentum());
             c.ptr(k.getRunningMean()).ptr(k.getRunningVar());
             c.ptr(k.getNumBatchesTracked());
+            syncReplicas(c, k.getSyncReplicas());
             return true;
           })
           .Case([&](LayerNormKernelOp k) {

@@ -513,6 +513,8 @@ def Cairn_Conv2dGradWeightKernelOp : Cairn_KernelOp<"conv2d_grad_weight", 2, 1, 
 // Normalization
 //===----------------------------------------------------------------------===//
 
+// `sync_replicas` (cairn-sync-batch-norm): the statistics are every data-
+// parallel replica's examples', summed across them as the kernel runs.
 def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1, 0, 1, "1??1"> {
   let summary = "batch norm on the batch statistics";
   let arguments = (ins Cairn_MemRef:$input,
@@ -522,7 +524,8 @@ def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1
                        Cairn_I64Attr:$n,
                        Cairn_I64Attr:$c,
                        Cairn_I64Attr:$spatial,
-                       Cairn_F64Attr:$eps);
+                       Cairn_F64Attr:$eps,
+                       UnitAttr:$sync_replicas);
 }
 
 def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5, 1, 0, 1, "1????1"> {
@@ -550,7 +553,8 @@ def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1, 
                        Cairn_I64Attr:$n,
                        Cairn_I64Attr:$c,
                        Cairn_I64Attr:$spatial,
-                       Cairn_F64Attr:$eps);
+                       Cairn_F64Attr:$eps,
+                       UnitAttr:$sync_replicas);
 }
 
 def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_update", 4, 3, 0, 0, "1111111"> {
@@ -565,7 +569,8 @@ def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_up
                        Cairn_I64Attr:$n,
                        Cairn_I64Attr:$c,
                        Cairn_I64Attr:$spatial,
-                       Cairn_F64Attr:$momentum);
+                       Cairn_F64Attr:$momentum,
+                       UnitAttr:$sync_replicas);
   let hasVerifier = 1;
 }
 

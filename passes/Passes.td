@@ -523,6 +523,24 @@ def AllReduceGradientsPass : Pass<"cairn-all-reduce-gradients", "mlir::ModuleOp"
   ];
 }
 
+def SyncBatchNormPass : Pass<"cairn-sync-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Batch norm of data-parallel replicas on the whole batch's statistics";
+  let description = [{
+    After cairn-all-reduce-gradients, on a replica's program (`cairn build
+    --replicas R --sync-batchnorm`): marks the training step's batch norm
+    kernels (batch_norm_training, batch_norm_grad,
+    batch_norm_running_update) `sync_replicas`, so that their statistics
+    are those of every replica's examples, summed across the replicas as
+    the kernel runs, as PyTorch's SyncBatchNorm's are. The parameter
+    gradients stay each replica's share. A program that is not a replica's
+    is refused.
+
+    ```mlir
+    cairn.kernel.batch_norm_training ins(%x, %bn.weight, %bn.bias : ...) outs(%y : ...) {c = 8 : i64, eps = 1.000000e-05 : f64, n = 2 : i64, spatial = 16 : i64, sync_replicas}
+    ```
+  }];
+}
+
 def GroupUpdatesPass : Pass<"cairn-group-updates", "mlir::ModuleOp"> {
   let summary = "Mark runs of adjacent updates that one launch runs (CUDA)";
   let description = [{

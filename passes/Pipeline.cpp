@@ -154,6 +154,8 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
   if (runs(PipelineStage::Schedule) && options.replicas > 1)
     pm.addPass(
         createAllReduceGradientsPass({options.replicas, options.bucketBytes}));
+  if (runs(PipelineStage::Schedule) && options.syncBatchNorm)
+    pm.addPass(createSyncBatchNormPass());
   // The order is final: CUDA launches runs of adjacent updates as one.
   if (runs(PipelineStage::Schedule) && options.target == "cuda")
     pm.addPass(createGroupUpdatesPass());
@@ -247,6 +249,10 @@ struct TrainingPipelineOptions
       *this, "bucket-bytes",
       llvm::cl::desc("The replicas' gradient buckets, in bytes"),
       llvm::cl::init(25 << 20)};
+  Option<bool> syncBatchNorm{
+      *this, "sync-batchnorm",
+      llvm::cl::desc("Replicas' batch norm on the whole batch's statistics"),
+      llvm::cl::init(false)};
   Option<std::string> step{*this, "step",
                            llvm::cl::desc("both, train_step or forward"),
                            llvm::cl::init("both")};
@@ -288,6 +294,7 @@ void cairn::registerTrainingPipeline() {
         options.devices = parsed.devices;
         options.replicas = parsed.replicas;
         options.bucketBytes = parsed.bucketBytes;
+        options.syncBatchNorm = parsed.syncBatchNorm;
         options.stopAfter = *stage;
         std::string message;
         if (failed(buildTrainingPipeline(pm, options, &message)))

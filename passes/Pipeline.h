@@ -19,6 +19,8 @@
 //   schedule   cairn-schedule-for-memory     the memory-aware kernel order
 //              cairn-all-reduce-gradients    (--replicas) gradients summed
 //                                            across replicas in buckets
+//              cairn-sync-batch-norm         (--sync-batchnorm) batch norm
+//                                            on every replica's examples
 //              cairn-group-updates (CUDA)    runs of adjacent updates marked
 //                                            as one launch
 //   in-place   cairn-write-in-place          in_place buffers
@@ -104,6 +106,9 @@ struct PipelineOptions {
   /// (cairn-all-reduce-gradients; 1: none), in buckets of this many bytes.
   int64_t replicas = 1;
   int64_t bucketBytes = 25 << 20;
+  /// With replicas: batch norm on every replica's examples' statistics
+  /// (cairn-sync-batch-norm).
+  bool syncBatchNorm = false;
   /// Split a model placed on several devices into a program per device
   /// (false inside the evaluations of the passes that plan in the loop,
   /// which plan the whole step).

@@ -68,15 +68,15 @@ private:
 class MpiTransport : public Transport {
 public:
   MpiTransport(MPI_Comm steps, MPI_Comm control, MPI_Comm exchanges, MPI_Comm gathers,
-               int rank, int size, int tagUpperBound)
-      : steps(steps), control(control), exchanges(exchanges), gathers(gathers), myRank(rank),
-        mySize(size), tagUpperBound(tagUpperBound) {}
+               MPI_Comm statistics, int rank, int size, int tagUpperBound)
+      : steps(steps), control(control), exchanges(exchanges), gathers(gathers),
+        statistics(statistics), myRank(rank), mySize(size), tagUpperBound(tagUpperBound) {}
 
   ~MpiTransport() override {
     for (BucketSum &sum : sums)
       if (sum.request != MPI_REQUEST_NULL)
         MPI_Wait(&sum.request, MPI_STATUS_IGNORE);
-    for (MPI_Comm *comm : {&steps, &control, &exchanges, &gathers})
+    for (MPI_Comm *comm : {&steps, &control, &exchanges, &gathers, &statistics})
       MPI_Comm_free(comm);
     MPI_Finalize();
   }
@@ -169,6 +169,30 @@ public:
     sums.erase(it);
     if (code != MPI_SUCCESS)
       return mpiError("MPI_Wait for the gather of a gradient bucket", code);
+    return absl::OkStatus();
+  }
+
+  absl::Status sumInRankOrder(double *values, size_t count) override {
+    if (count * static_cast<size_t>(mySize) > static_cast<size_t>(INT32_MAX))
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%d values from %d ranks are more than MPI's counts take", count,
+                          mySize));
+    Waiting waiting(waited);
+    // Every rank's values to every rank, then the sums in rank order: the
+    // same bits everywhere, which MPI_Allreduce does not promise. A
+    // communicator of its own, so that it never matches the buckets'
+    // exchanges in flight (which it moves on).
+    gathered.resize(count * static_cast<size_t>(mySize));
+    if (int code = MPI_Allgather(values, static_cast<int>(count), MPI_DOUBLE, gathered.data(),
+                                 static_cast<int>(count), MPI_DOUBLE, statistics);
+        code != MPI_SUCCESS)
+      return mpiError("MPI_Allgather of batch norm's statistics", code);
+    for (size_t i = 0; i < count; ++i) {
+      double sum = gathered[i];
+      for (int rank = 1; rank < mySize; ++rank)
+        sum += gathered[static_cast<size_t>(rank) * count + i];
+      values[i] = sum;
+    }
     return absl::OkStatus();
   }
 
@@ -417,7 +441,9 @@ private:
     return absl::OkStatus();
   }
 
-  MPI_Comm steps, control, exchanges, gathers;
+  MPI_Comm steps, control, exchanges, gathers, statistics;
+  /// sumInRankOrder's every rank's values, kept between calls.
+  std::vector<double> gathered;
   /// The gradient buckets being summed (startSum to finishSum), in the
   /// order they were started.
   std::vector<BucketSum> sums;
@@ -440,7 +466,7 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
   MPI_Comm steps = MPI_COMM_NULL, control = MPI_COMM_NULL, exchanges = MPI_COMM_NULL,
-           gathers = MPI_COMM_NULL;
+           gathers = MPI_COMM_NULL, statistics = MPI_COMM_NULL;
   int code = MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (code == MPI_SUCCESS)
     code = MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -452,6 +478,8 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
     code = MPI_Comm_dup(MPI_COMM_WORLD, &exchanges);
   if (code == MPI_SUCCESS)
     code = MPI_Comm_dup(MPI_COMM_WORLD, &gathers);
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_dup(MPI_COMM_WORLD, &statistics);
   if (code != MPI_SUCCESS) {
     absl::Status status = mpiError("setting up MPI_COMM_WORLD", code);
     MPI_Finalize();
@@ -461,7 +489,7 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upperBound, &found);
   int tagUpperBound = found && upperBound ? *upperBound : 32767; // the standard's least
   return std::unique_ptr<Transport>(
-      new MpiTransport(steps, control, exchanges, gathers, rank, size, tagUpperBound));
+      new MpiTransport(steps, control, exchanges, gathers, statistics, rank, size, tagUpperBound));
 }
 
 } // namespace cairn::runtime

@@ -88,4 +88,16 @@ void allReduceWait(const StepContext &ctx, int64_t index) {
         absl::StrFormat("sum of gradient bucket %d: %s", index, status.message()));
 }
 
+kernels::ReplicaSum replicaSum(const StepContext &ctx) {
+  return [&ctx](double *values, int64_t count) {
+    if (!ctx.transport)
+      throw kernels::KernelError(
+          "batch norm's statistics over the replicas: the step was run without a transport");
+    if (absl::Status status = ctx.transport->sumInRankOrder(values, static_cast<size_t>(count));
+        !status.ok())
+      throw kernels::KernelError(absl::StrFormat(
+          "batch norm's statistics over the replicas (%d values): %s", count, status.message()));
+  };
+}
+
 } // namespace cairn::runtime

@@ -15,6 +15,8 @@
 #ifndef CAIRN_RUNTIME_TRANSPORT_H
 #define CAIRN_RUNTIME_TRANSPORT_H
 
+#include "runtime/kernels/Normalization.h"
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -68,9 +70,16 @@ public:
                                 size_t workspaceCount, int bucket) = 0;
   virtual absl::Status finishSum(int bucket) = 0;
 
+  /// Synchronized batch norm (replicaSum): sums `count` doubles over every
+  /// rank, in place, blocking; each element's values added in rank order, so
+  /// the sums are the same on every rank. Every rank sums the same counts in
+  /// the same order; the gradient sums in flight go on meanwhile.
+  virtual absl::Status sumInRankOrder(double *values, size_t count) = 0;
+
   /// Seconds this rank has spent so far blocked in send, receive and
   /// broadcast: on a pipeline, the time a device waits for another (its
-  /// bubble) plus the copies themselves; with replicas, in finishSum.
+  /// bubble) plus the copies themselves; with replicas, in finishSum and
+  /// sumInRankOrder.
   virtual double waitSeconds() const { return 0; }
 
   /// Ends every rank's process with `exitCode` at once: for a failure
@@ -92,6 +101,7 @@ public:
     return absl::OkStatus();
   }
   absl::Status finishSum(int) override { return absl::OkStatus(); }
+  absl::Status sumInRankOrder(double *, size_t) override { return absl::OkStatus(); }
   absl::StatusOr<std::vector<std::string>> gather(std::string_view mine, int) override {
     return std::vector<std::string>{std::string(mine)};
   }
@@ -120,6 +130,11 @@ void receiveBytes(const StepContext &ctx, unsigned char *data, size_t bytes, int
 void allReduceStart(const StepContext &ctx, int64_t index, float *bucket, size_t bucketCount,
                     std::initializer_list<GradientSpan> grads);
 void allReduceWait(const StepContext &ctx, int64_t index);
+
+/// What a replica's batch norm kernels take with --sync-batchnorm: their
+/// statistics summed over every replica by ctx.transport's sumInRankOrder.
+/// A failure throws kernels::KernelError.
+kernels::ReplicaSum replicaSum(const StepContext &ctx);
 
 } // namespace cairn::runtime
 

@@ -25,17 +25,22 @@ struct Moments {
   double var; // biased
 };
 
-/// Mean and biased variance of channel ch of x viewed as [n, c, spatial].
+/// Sum of channel ch of x viewed as [n, c, spatial].
 template <typename T>
-Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
-                       int64_t ch) {
-  const double count = double(n * spatial);
+double channelSum(int64_t n, int64_t c, int64_t spatial, const T *x,
+                  int64_t ch) {
   double sum = 0;
   for (int64_t b = 0; b < n; ++b) {
     const T *run = x + (b * c + ch) * spatial;
     sum += laneSum(spatial, [&](int64_t i) { return double(run[i]); });
   }
-  const double mean = sum / count;
+  return sum;
+}
+
+/// Sum of the squared deviations of channel ch from `mean`.
+template <typename T>
+double channelSquares(int64_t n, int64_t c, int64_t spatial, const T *x,
+                      int64_t ch, double mean) {
   double sq = 0;
   for (int64_t b = 0; b < n; ++b) {
     const T *run = x + (b * c + ch) * spatial;
@@ -44,8 +49,61 @@ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
       return d * d;
     });
   }
-  return {mean, sq / count};
+  return sq;
 }
+
+/// Mean and biased variance of channel ch of x viewed as [n, c, spatial].
+template <typename T>
+Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
+                       int64_t ch) {
+  const double count = double(n * spatial);
+  const double mean = channelSum(n, c, spatial, x, ch) / count;
+  return {mean, channelSquares(n, c, spatial, x, ch, mean) / count};
+}
+
+/// The batch statistics of every channel: computed channel by channel where
+/// they are asked for when the batch is this process's alone; over every
+/// replica's examples, up front, when `replicas` sums across them (the sums
+/// of x and the example count, then the squared deviations from the mean
+/// they give, the same two passes as one process takes).
+template <typename T> class BatchMoments {
+public:
+  BatchMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
+               const ReplicaSum &replicas)
+      : n(n), c(c), spatial(spatial), x(x), total(double(n * spatial)) {
+    if (!replicas)
+      return;
+    std::vector<double> sums(c + 1);
+    parallelForEach(c, n * spatial, [&](int64_t ch) {
+      sums[ch] = channelSum(n, c, spatial, x, ch);
+    });
+    sums[c] = total;
+    replicas(sums.data(), c + 1);
+    total = sums[c];
+    all.resize(c);
+    for (int64_t ch = 0; ch < c; ++ch)
+      all[ch].mean = sums[ch] / total;
+    parallelForEach(c, n * spatial, [&](int64_t ch) {
+      sums[ch] = channelSquares(n, c, spatial, x, ch, all[ch].mean);
+    });
+    replicas(sums.data(), c);
+    for (int64_t ch = 0; ch < c; ++ch)
+      all[ch].var = sums[ch] / total;
+  }
+
+  /// Channel ch's mean and biased variance. Thread-safe.
+  Moments operator()(int64_t ch) const {
+    return all.empty() ? channelMoments(n, c, spatial, x, ch) : all[ch];
+  }
+  /// How many examples (times spatial) the statistics are over.
+  double count() const { return total; }
+
+private:
+  int64_t n, c, spatial;
+  const T *x;
+  double total;
+  std::vector<Moments> all; // with replicas
+};
 
 /// x - mean in T, with the mean split into a rounded head and its rounding
 /// error: x - head is exact when x is near the mean, so a mean that is large
@@ -86,9 +144,11 @@ template <typename T> Moments rowMoments(int64_t cols, const T *row) {
 
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
-                              const T *gamma, const T *beta, double eps, T *y) {
+                              const T *gamma, const T *beta, double eps, T *y,
+                              const ReplicaSum &replicas) {
+  const BatchMoments<T> moments(n, c, spatial, x, replicas);
   parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
-    const Moments m = channelMoments(n, c, spatial, x, ch);
+    const Moments m = moments(ch);
     const double scale =
         (gamma ? double(gamma[ch]) : 1.0) / std::sqrt(m.var + eps);
     normalizeChannel(n, c, spatial, x, ch, m.mean, scale,
@@ -112,13 +172,15 @@ void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
 template <typename T>
 void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx, T *dgamma,
-                       T *dbeta) {
-  const double count = double(n * spatial);
-  parallelForEach(c, 6 * n * spatial, [&](int64_t ch) {
-    const Moments m = channelMoments(n, c, spatial, x, ch);
-    const double invStd = 1.0 / std::sqrt(m.var + eps);
-    // sum(dy) and sum(dy * xhat), with xhat = (x - mean) * invStd.
-    double sumDy = 0, sumDyXc = 0;
+                       T *dbeta, const ReplicaSum &replicas) {
+  const BatchMoments<T> moments(n, c, spatial, x, replicas);
+  const double count = moments.count();
+  // sum(dy) and sum(dy * (x - mean)) over channel ch of this process's
+  // batch; with them, sum(dy * xhat), xhat = (x - mean) * invStd.
+  auto sumGradients = [&](int64_t ch, const Moments &m, double &sumDy,
+                          double &sumDyXc) {
+    sumDy = 0;
+    sumDyXc = 0;
     for (int64_t b = 0; b < n; ++b) {
       const int64_t base = (b * c + ch) * spatial;
       const T *g = dy + base, *xr = x + base;
@@ -127,14 +189,19 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
         return double(g[i]) * (double(xr[i]) - m.mean);
       });
     }
-    const double sumDyXhat = sumDyXc * invStd;
+    const double invStd = 1.0 / std::sqrt(m.var + eps);
     if (dgamma)
-      dgamma[ch] = T(sumDyXhat);
+      dgamma[ch] = T(sumDyXc * invStd);
     if (dbeta)
       dbeta[ch] = T(sumDy);
-    // dx = gamma * invStd * (dy - mean(dy) - xhat * mean(dy * xhat)), as
-    // cDy * dy + cXc * (x - mean) + c0 in T so it vectorizes; the
-    // coefficients carry the double statistics.
+  };
+  // dx = gamma * invStd * (dy - mean(dy) - xhat * mean(dy * xhat)), as
+  // cDy * dy + cXc * (x - mean) + c0 in T so it vectorizes; the coefficients
+  // carry the double statistics (sums and count over every replica's
+  // examples with replicas).
+  auto writeDx = [&](int64_t ch, const Moments &m, double sumDy,
+                     double sumDyXc) {
+    const double invStd = 1.0 / std::sqrt(m.var + eps);
     const double k = (gamma ? double(gamma[ch]) : 1.0) * invStd;
     const Centered<T> center(m.mean);
     const T cDy = T(k), cXc = T(-k * invStd * invStd * sumDyXc / count),
@@ -144,16 +211,37 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
       for (int64_t i = 0; i < spatial; ++i)
         dx[base + i] = cDy * dy[base + i] + cXc * center(x[base + i]) + c0;
     }
+  };
+  if (!replicas) {
+    parallelForEach(c, 6 * n * spatial, [&](int64_t ch) {
+      const Moments m = moments(ch);
+      double sumDy, sumDyXc;
+      sumGradients(ch, m, sumDy, sumDyXc);
+      writeDx(ch, m, sumDy, sumDyXc);
+    });
+    return;
+  }
+  // The parameter gradients keep this replica's sums (the gradient sums add
+  // the replicas'); dx needs every replica's.
+  std::vector<double> sums(2 * c);
+  parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
+    sumGradients(ch, moments(ch), sums[ch], sums[c + ch]);
+  });
+  replicas(sums.data(), 2 * c);
+  parallelForEach(c, 3 * n * spatial, [&](int64_t ch) {
+    writeDx(ch, moments(ch), sums[ch], sums[c + ch]);
   });
 }
 
 template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
-                                 T *runningVar, int64_t *numBatchesTracked) {
-  const double count = double(n * spatial);
+                                 T *runningVar, int64_t *numBatchesTracked,
+                                 const ReplicaSum &replicas) {
+  const BatchMoments<T> moments(n, c, spatial, x, replicas);
+  const double count = moments.count();
   parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
-    const Moments m = channelMoments(n, c, spatial, x, ch);
+    const Moments m = moments(ch);
     // PyTorch divides by count - 1 unguarded: one element gives NaN.
     const double unbiased = m.var * count / (count - 1);
     runningMean[ch] =
@@ -240,15 +328,16 @@ void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
 #define CAIRN_INSTANTIATE_NORM(T)                                              \
   template void batchNormTrainingForward<T>(int64_t, int64_t, int64_t,         \
                                             const T *, const T *, const T *,   \
-                                            double, T *);                      \
+                                            double, T *, const ReplicaSum &);  \
   template void batchNormInferenceForward<T>(                                  \
       int64_t, int64_t, int64_t, const T *, const T *, const T *, const T *,   \
       const T *, double, T *);                                                 \
   template void batchNormBackward<T>(int64_t, int64_t, int64_t, const T *,     \
                                      const T *, const T *, double, T *, T *,   \
-                                     T *);                                     \
+                                     T *, const ReplicaSum &);                 \
   template void batchNormUpdateRunningStats<T>(                                \
-      int64_t, int64_t, int64_t, const T *, double, T *, T *, int64_t *);      \
+      int64_t, int64_t, int64_t, const T *, double, T *, T *, int64_t *,       \
+      const ReplicaSum &);                                                     \
   template void layerNormForward<T>(int64_t, int64_t, const T *, const T *,    \
                                     const T *, double, T *);                   \
   template void layerNormBackward<T>(int64_t, int64_t, const T *, const T *,   \

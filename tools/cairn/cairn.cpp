@@ -7,7 +7,7 @@
 //              [--kernel-times FILE]] [--verify-plan] [--precision P]
 //              [--devices N [--device-memory SIZE]]
 //              [--micro-batches M [--pipeline 1f1b|gpipe]]
-//              [--replicas R [--bucket SIZE]]
+//              [--replicas R [--bucket SIZE] [--sync-batchnorm]]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
 //              [--no-reorder] [--no-fuse] [--no-recompute]
@@ -19,7 +19,8 @@
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
 //              [--kernel-times FILE]] [--verify-plan] [--time-limit SECONDS]
 //              [--precision P] [--devices N [--device-memory SIZE]]
-//              [--micro-batches M] [--replicas R [--bucket SIZE]]
+//              [--micro-batches M]
+//              [--replicas R [--bucket SIZE] [--sync-batchnorm]]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
 //
@@ -181,9 +182,18 @@ cl::opt<unsigned> replicasFlag(
              "every batch, and the step sums the gradients of all R in "
              "buckets (--bucket) while its backward runs, so every replica "
              "applies the update of the whole batch. CPU only; batch norm "
-             "uses each replica's statistics"),
+             "uses each replica's statistics (see --sync-batchnorm)"),
     cl::value_desc("R"), cl::init(1), cl::sub(buildCommand),
     cl::sub(planCommand), cl::cat(cairnCategory));
+cl::opt<bool> syncBatchNormFlag(
+    "sync-batchnorm",
+    cl::desc("With --replicas, batch norm normalises by the statistics of "
+             "the whole batch, every replica's examples (PyTorch's "
+             "SyncBatchNorm), and updates the running statistics with them: "
+             "the replicas sum a few numbers per channel as each batch norm "
+             "runs, forward and backward. Without it, each replica uses its "
+             "own examples' statistics, as PyTorch DDP does"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> bucketSize(
     "bucket",
     cl::desc("With --replicas, the gradients summed at once: a bucket closes "
@@ -468,6 +478,12 @@ bool readDevices() {
            "supported yet\n";
     return false;
   }
+  if (syncBatchNormFlag && replicasFlag < 2) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--sync-batchnorm shares batch norm's statistics between "
+           "data-parallel replicas; it needs --replicas R (R >= 2)\n";
+    return false;
+  }
   if (replicasFlag > 1 && devicesFlag > 1) {
     llvm::WithColor::error(llvm::errs(), "cairn")
         << "--replicas replicates a model on one device; data parallelism "
@@ -598,6 +614,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   options.pipeline = pipelineFlag;
   options.replicas = replicasFlag;
   options.bucketBytes = bucketBytes;
+  options.syncBatchNorm = syncBatchNormFlag;
   options.kernelTimes = kernelTimesFile;
   options.planSeconds = planSeconds;
   options.stopAfter = stage;
@@ -1105,8 +1122,8 @@ int main(int argc, char **argv) {
       "[--verify-plan]\n"
       "             [--precision f32|bf16|f16] [--devices N [--device-memory "
       "SIZE]]\n"
-      "             [--micro-batches M [--pipeline 1f1b|gpipe]] [--replicas R "
-      "[--bucket SIZE]]\n"
+      "             [--micro-batches M [--pipeline 1f1b|gpipe]]\n"
+      "             [--replicas R [--bucket SIZE] [--sync-batchnorm]]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
       "STAGE]\n"
       "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
@@ -1122,7 +1139,7 @@ int main(int argc, char **argv) {
       "             [--verify-plan] [--time-limit SECONDS] [--precision "
       "f32|bf16|f16]\n"
       "             [--devices N [--device-memory SIZE]] [--micro-batches M]\n"
-      "             [--replicas R [--bucket SIZE]]\n"
+      "             [--replicas R [--bucket SIZE] [--sync-batchnorm]]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
       "[--time-limit SECONDS]\n\n"
       "Run `cairn check --help`, `cairn build --help` or `cairn plan --help` "

@@ -22,6 +22,10 @@ model without batch norm or dropout (whose masks are drawn per micro-batch) must
 --max-relative (the largest difference over the largest magnitude, per tensor); the
 check prints how close it is.
 
+Models with batch norm (and no dropout) are also built with --sync-batchnorm
+(check_sync_batchnorm): batch norm on the whole batch's statistics, within --max-relative of one
+process on the whole batch, running statistics included, with --poison too.
+
 Then the launch and the failures, on the first model: --help says how to launch it, one process
 or R + 1 are refused with that; a data directory that does not exist (every rank exits 1, one
 message), and a rank killed with SIGKILL in the middle of training (mpirun exits
@@ -51,13 +55,15 @@ def floats(raw):
     return struct.unpack(f"<{len(raw) // 4}f", raw)
 
 
-def max_relative(reference, other):
-    """The largest of max|a - b| / max|a| over the weights (float32 params): optimizer state
-    holds the running moments of gradients that are rounding noise (a bias in front of
-    softmax's or batch norm's invariance), whose digits differ with the order of summation."""
+def max_relative(reference, other, running_statistics=False):
+    """The largest of max|a - b| / max|a| over the weights (float32 params), and over batch
+    norm's running mean and variance when asked: optimizer state holds the running moments of
+    gradients that are rounding noise (a bias in front of softmax's or batch norm's
+    invariance), whose digits differ with the order of summation."""
     worst, where = 0.0, None
+    skipped = OPTIMIZER_STATE + (() if running_statistics else RUNNING_STATISTICS)
     for name, (dtype, _, raw) in reference.items():
-        if dtype != "F32" or name.endswith(RUNNING_STATISTICS + OPTIMIZER_STATE):
+        if dtype != "F32" or name.endswith(skipped):
             continue
         a, b = floats(raw), floats(other[name][2])
         scale = max((abs(x) for x in a), default=0.0)
@@ -144,6 +150,45 @@ def check_failures(exe, data, work, replicas):
     return process.returncode
 
 
+def check_sync_batchnorm(args, model, model_file, replicas, work, data, init, plain,
+                         per_replica):
+    """--sync-batchnorm: batch norm on the whole batch's statistics, so the replicas train the
+    model one process trains on the whole batch: weights and running statistics within
+    --max-relative of it (the sums of the statistics and of the gradients run in another
+    order), num_batches_tracked equal, with --poison too; each replica's own statistics (the
+    default) are another model, further away."""
+    exe = os.path.join(work, "replicas-sync")
+    run([args.cairn, "build", model_file, "--batch", str(args.batch), "--precision",
+         args.precision, "--replicas", str(replicas), "--bucket", args.bucket,
+         "--sync-batchnorm", "-o", exe])
+    mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(replicas)]
+    got = {}
+    for name in ("sync", "sync-poison"):
+        out = os.path.join(work, f"{name}.safetensors")
+        run(mpirun + [exe, "train", "--data", data, "--steps", str(args.steps), "--seed", "5",
+                      "--load", init, "--save", out, "--threads", "1"]
+            + (["--poison"] if name.endswith("poison") else []))
+        got[name] = read_safetensors(out)
+    if got["sync"] != got["sync-poison"]:
+        sys.exit(f"{model}: --sync-batchnorm: --poison changed the results")
+    synced = got["sync"]
+    for name in plain:
+        if name.endswith("num_batches_tracked") and synced[name] != plain[name]:
+            sys.exit(f"{model}: --sync-batchnorm: '{name}' differs from one process's")
+    closeness, where = max_relative(plain, synced, running_statistics=True)
+    if closeness > args.max_relative:
+        sys.exit(f"{model}: {replicas} replicas with --sync-batchnorm differ from one process on "
+                 f"the whole batch by {closeness:.3g} relative in '{where}', over "
+                 f"{args.max_relative:g}")
+    apart, _ = max_relative(plain, per_replica, running_statistics=True)
+    if apart <= closeness:
+        sys.exit(f"{model}: per-replica batch norm is as close to one process ({apart:.3g}) as "
+                 f"--sync-batchnorm ({closeness:.3g}): the statistics were not shared")
+    print(f"{model}: {replicas} replicas with --sync-batchnorm train {args.steps} steps to "
+          f"within {closeness:.3g} relative of one process on the whole batch, running "
+          f"statistics included, with --poison too (each replica's own statistics: {apart:.3g})")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cairn", required=True)
@@ -177,6 +222,8 @@ def main():
                  "-o", exe["micro"]])
             run([args.cairn, "build", model_file, *batch, "-o", exe["plain"]])
             buckets = check_buckets(model, report, replicas)
+            with open(model_file) as f:  # comments aside
+                dropout = any("dropout" in line.split("#")[0].lower() for line in f)
             data = write_tiny_data(model, model_file, work)
             init = os.path.join(work, "init.safetensors")
             run([exe["plain"], "init", "--seed", "3", "--save", init])
@@ -216,12 +263,13 @@ def main():
                     sys.exit(f"{model}: {name}: devices_wait_seconds {waits!r} is not one "
                              f"figure per replica")
             plain, _ = results["plain"]
-            with open(model_file) as f:
-                dropout = "dropout" in f.read().lower()
             if any(name.endswith(RUNNING_STATISTICS) for name in plain):
                 # Each replica normalises by its own examples' statistics: another model
                 # than one batch's, as DDP without SyncBatchNorm.
                 versus = "batch norm on each replica's statistics, not one batch's"
+                if not dropout:
+                    check_sync_batchnorm(args, model, model_file, replicas, work, data, init,
+                                         plain, results["replicas"][0])
             elif dropout:
                 versus = "dropout masks drawn per replica, not one batch's"
             else:

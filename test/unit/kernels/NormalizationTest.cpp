@@ -2,7 +2,9 @@
 //
 // Forward passes against naive loops, backward passes (dx, dgamma, dbeta)
 // against central differences, with and without the affine parameters, and
-// the running-statistics update against numbers worked out by hand.
+// the running-statistics update against numbers worked out by hand. Batch
+// norm over replicas (--sync-batchnorm): R threads, each with its share of
+// the batch, give one process's results on the whole batch.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Normalization.h"
@@ -10,7 +12,10 @@
 #include "GradCheck.h"
 
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace cairn::kernels;
@@ -235,6 +240,164 @@ TEST(BatchNorm, RunningStatsUpdate) {
   EXPECT_FLOAT_EQ(fm[1], 2.0f);
   EXPECT_FLOAT_EQ(fv[1], 2.2f);
   EXPECT_EQ(tracked, 9);
+}
+
+/// R replicas as R threads: each ReplicaSum call waits for every replica's
+/// values, and each gets their sum in rank order, as MpiTransport's does.
+class ThreadReplicas {
+public:
+  explicit ThreadReplicas(int replicas) : parts(replicas) {}
+
+  ReplicaSum forRank(int rank) {
+    return [this, rank](double *values, int64_t count) {
+      std::unique_lock<std::mutex> lock(mutex);
+      parts[rank].assign(values, values + count);
+      const int generation = generations;
+      if (++arrived == int(parts.size())) {
+        sums.assign(count, 0.0);
+        for (const std::vector<double> &part : parts)
+          for (int64_t i = 0; i < count; ++i)
+            sums[i] += part[i];
+        arrived = 0;
+        ++generations;
+        changed.notify_all();
+      } else {
+        changed.wait(lock, [&] { return generations != generation; });
+      }
+      // The next sum cannot end before this replica has joined it.
+      std::copy(sums.begin(), sums.begin() + count, values);
+      ++calls;
+    };
+  }
+
+  int callsMade() const { return calls; }
+
+private:
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::vector<double>> parts;
+  std::vector<double> sums;
+  int arrived = 0, generations = 0, calls = 0;
+};
+
+/// The elements of images [begin, end) of x viewed as [n, c, spatial].
+template <typename T>
+std::vector<T> images(const std::vector<T> &x, const BnCase &b, int64_t begin,
+                      int64_t end) {
+  return std::vector<T>(x.begin() + begin * b.c * b.spatial,
+                        x.begin() + end * b.c * b.spatial);
+}
+
+TEST(BatchNorm, ReplicasNormalizeByEveryReplicasExamples) {
+  // 5 images as 3 replicas of 2, 2 and 1: uneven shares too.
+  const BnCase b{5, 3, 4};
+  const std::vector<int64_t> firstImage = {0, 2, 4, 5};
+  const int replicas = 3;
+  auto x = randomVector(b.n * b.c * b.spatial, 91, 1.0, 3.0);
+  auto dy = randomVector(x.size(), 92);
+  auto gamma = randomVector(b.c, 93, 0.5, 1.5), beta = randomVector(b.c, 94);
+  std::vector<double> y(x.size()), dx(x.size()), dg(b.c), db(b.c);
+  std::vector<double> mean = {0.1, 0.2, 0.3}, var = {1, 2, 3};
+  int64_t tracked = 0;
+  batchNormTrainingForward<double>(b.n, b.c, b.spatial, x.data(), gamma.data(),
+                                   beta.data(), kEps, y.data());
+  batchNormBackward<double>(b.n, b.c, b.spatial, dy.data(), x.data(),
+                            gamma.data(), kEps, dx.data(), dg.data(),
+                            db.data());
+  batchNormUpdateRunningStats<double>(b.n, b.c, b.spatial, x.data(), 0.1,
+                                      mean.data(), var.data(), &tracked);
+
+  struct Replica {
+    std::vector<double> y, dx, dg, db, mean = {0.1, 0.2, 0.3}, var = {1, 2, 3};
+    int64_t tracked = 0;
+  };
+  std::vector<Replica> got(replicas);
+  ThreadReplicas exchange(replicas);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < replicas; ++r)
+    threads.emplace_back([&, r] {
+      const int64_t n = firstImage[r + 1] - firstImage[r];
+      const auto xr = images(x, b, firstImage[r], firstImage[r + 1]);
+      const auto dyr = images(dy, b, firstImage[r], firstImage[r + 1]);
+      Replica &out = got[r];
+      out.y.resize(xr.size());
+      out.dx.resize(xr.size());
+      out.dg.resize(b.c);
+      out.db.resize(b.c);
+      const ReplicaSum sum = exchange.forRank(r);
+      batchNormTrainingForward<double>(n, b.c, b.spatial, xr.data(),
+                                       gamma.data(), beta.data(), kEps,
+                                       out.y.data(), sum);
+      batchNormBackward<double>(n, b.c, b.spatial, dyr.data(), xr.data(),
+                                gamma.data(), kEps, out.dx.data(),
+                                out.dg.data(), out.db.data(), sum);
+      batchNormUpdateRunningStats<double>(n, b.c, b.spatial, xr.data(), 0.1,
+                                          out.mean.data(), out.var.data(),
+                                          &out.tracked, sum);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  // Two sums for each kernel's statistics, one more for the backward's.
+  EXPECT_EQ(exchange.callsMade(), replicas * 7);
+
+  std::vector<double> dgSum(b.c, 0.0), dbSum(b.c, 0.0);
+  for (int r = 0; r < replicas; ++r) {
+    SCOPED_TRACE("replica " + std::to_string(r));
+    const Replica &out = got[r];
+    expectNear(out.y, images(y, b, firstImage[r], firstImage[r + 1]), "y");
+    expectNear(out.dx, images(dx, b, firstImage[r], firstImage[r + 1]), "dx");
+    // The running statistics are every replica's, so the same on each.
+    expectNear(out.mean, mean, "running mean");
+    expectNear(out.var, var, "running var");
+    EXPECT_EQ(out.tracked, 1);
+    for (int64_t c = 0; c < b.c; ++c) {
+      dgSum[c] += out.dg[c];
+      dbSum[c] += out.db[c];
+    }
+  }
+  // Each replica's parameter gradients are its own examples' share: the
+  // replicas' gradient sums add them up to the whole batch's.
+  expectNear(dgSum, dg, "dgamma summed over the replicas");
+  expectNear(dbSum, db, "dbeta summed over the replicas");
+}
+
+TEST(BatchNorm, OneReplicaIsTheBatchToTheBit) {
+  // The replica path's arithmetic is the local one's: with one replica (a
+  // sum that changes nothing) every output is the same float.
+  const BnCase b{3, 4, 7};
+  std::vector<float> x = cast<float>(randomVector(b.n * b.c * b.spatial, 95,
+                                                  -2.0, 4.0)),
+                     dy = cast<float>(randomVector(x.size(), 96)),
+                     gamma = cast<float>(randomVector(b.c, 97)),
+                     beta = cast<float>(randomVector(b.c, 98));
+  int calls = 0;
+  const ReplicaSum alone = [&](double *, int64_t) { ++calls; };
+  struct Outputs {
+    std::vector<float> y, dx, dg, db, mean, var;
+  };
+  auto runAll = [&](const ReplicaSum &sum) {
+    Outputs o{std::vector<float>(x.size()), std::vector<float>(x.size()),
+              std::vector<float>(b.c),      std::vector<float>(b.c),
+              std::vector<float>(b.c, 0.5f), std::vector<float>(b.c, 2.0f)};
+    batchNormTrainingForward<float>(b.n, b.c, b.spatial, x.data(),
+                                    gamma.data(), beta.data(), kEps,
+                                    o.y.data(), sum);
+    batchNormBackward<float>(b.n, b.c, b.spatial, dy.data(), x.data(),
+                             gamma.data(), kEps, o.dx.data(), o.dg.data(),
+                             o.db.data(), sum);
+    batchNormUpdateRunningStats<float>(b.n, b.c, b.spatial, x.data(), 0.1,
+                                       o.mean.data(), o.var.data(), nullptr,
+                                       sum);
+    return o;
+  };
+  const Outputs local = runAll(ReplicaSum()), replica = runAll(alone);
+  EXPECT_EQ(calls, 7);
+  EXPECT_EQ(local.y, replica.y);
+  EXPECT_EQ(local.dx, replica.dx);
+  EXPECT_EQ(local.dg, replica.dg);
+  EXPECT_EQ(local.db, replica.db);
+  EXPECT_EQ(local.mean, replica.mean);
+  EXPECT_EQ(local.var, replica.var);
 }
 
 std::vector<double> referenceLayerNorm(int64_t rows, int64_t cols,
