@@ -115,11 +115,7 @@ LogicalResult GradientReducer::scaleSeed(StepOp step) {
   if (auto attr = program->getAttrOfType<IntegerAttr>("micro_batches"))
     microBatches = attr.getInt();
   Builder b(program.getContext());
-  // f16's scaled loss seeds the backward with the scale (a loss_scale
-  // kernel), not with a fill.
-  for (auto scale : step.getBody().front().getOps<LossScaleKernelOp>())
-    return scale->emitError() << "--replicas does not go with f16 loss "
-                                 "scaling yet (bf16 and f32 need none)";
+  // With f16's loss scaling the seed is the scale times the marked fill.
   int seeds = 0;
   for (auto fill : step.getBody().front().getOps<FillKernelOp>()) {
     if (!fill->hasAttr(CairnDialect::kBackwardSeedAttrName))

@@ -278,28 +278,34 @@ LogicalResult TrainStepBuilder::emitRunningUpdate(BatchNormOp bn) {
   return success();
 }
 
-/// Seeds d(loss) = 1 (the loss scale with loss scaling) and runs the rules
-/// over the forward ops in reverse.
+/// Seeds d(loss) = 1 (the loss scale times 1 with loss scaling) and runs the
+/// rules over the forward ops in reverse.
 LogicalResult TrainStepBuilder::emitBackward() {
   if (state.isActive(lossValue)) {
     Location loc = lossValue.getDefiningOp() ? lossValue.getDefiningOp()->getLoc()
                                              : step.getLoc();
     auto type = cast<RankedTensorType>(lossValue.getType());
+    auto one = [&](RankedTensorType oneType) {
+      auto constant = ConstantOp::create(
+          builder, loc, oneType,
+          DenseElementsAttr::get(
+              oneType, FloatAttr::get(oneType.getElementType(), 1.0)));
+      // Marked, so that micro-batches and replicas find it (and no other
+      // constant 1): each seeds its share of the batch with 1/M, 1/(M R).
+      constant->setAttr(CairnDialect::kBackwardSeedAttrName,
+                        builder.getUnitAttr());
+      return constant.getResult();
+    };
     Value seed;
     if (lossScaling) {
-      seed = LossScaleOp::create(
-          builder, loc, RankedTensorType::get({}, builder.getF32Type()));
+      // The scale times the marked 1 (exact: the scale is a power of two).
+      auto scalar = RankedTensorType::get({}, builder.getF32Type());
+      Value scale = LossScaleOp::create(builder, loc, scalar);
+      seed = MulOp::create(builder, loc, scalar, scale, one(scalar));
       if (seed.getType() != type)
         seed = CastOp::create(builder, loc, type, seed);
     } else {
-      auto constant = ConstantOp::create(
-          builder, loc, type,
-          DenseElementsAttr::get(type,
-                                 FloatAttr::get(type.getElementType(), 1.0)));
-      // Marked, so that micro-batches find it (and no other constant 1).
-      constant->setAttr(CairnDialect::kBackwardSeedAttrName,
-                        builder.getUnitAttr());
-      seed = constant;
+      seed = one(type);
     }
     state.accumulate(lossValue, seed, loc);
   }

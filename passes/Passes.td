@@ -380,8 +380,9 @@ def SplitMicroBatchesPass : Pass<"cairn-split-micro-batches", "mlir::ModuleOp"> 
     stage s of N min(N - s - 1, M) forwards ahead and then one forward and
     one backward in turn (at most N - s micro-batches in flight). The
     forward step's outputs are
-    joined by a concat. Gradient clipping, f16 loss scaling and an
-    `eval_loss` step are refused.
+    joined by a concat. With f16 loss scaling, found_inf and the
+    skip_selects run once, on the summed gradients. Gradient clipping and
+    an `eval_loss` step are refused.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",

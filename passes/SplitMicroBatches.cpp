@@ -18,7 +18,12 @@
 // batch; the loss is the mean of the micro-batches' losses. Batch norm uses
 // each micro-batch's statistics and updates its running statistics once per
 // micro-batch, as GPipe and PyTorch's gradient accumulation do. A dropout
-// draws another mask per micro-batch (its stream shifted).
+// draws another mask per micro-batch (its stream shifted). With f16's loss
+// scaler, each micro-batch's backward starts from the scale over M (its
+// unscaled gradients summed: the scale is a power of two), and found_inf and
+// the skip_selects run once, on the sums: micro-batch m updates m - 1's
+// uncommitted running statistics, and the last micro-batch's are committed
+// unless the step is skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -270,20 +275,25 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
   current = &step.getBody().front();
   sliceInfix.clear();
   SmallVector<Operation *> kernels = getKernels(step);
-  SmallVector<Operation *> updates, forward, backward;
+  // `post`: f16 loss scaling's kernels that look at the whole batch's
+  // gradients, once, before the updates: found_inf, and skip_select, which
+  // commits batch norm's running statistics unless the step is skipped.
+  SmallVector<Operation *> updates, post, forward, backward;
   Value loss;
   bool pipeline = false;
   for (Operation *kernel : kernels) {
-    if (isa<ClipCoefficientKernelOp, FoundInfKernelOp, LossScaleKernelOp>(
-            kernel))
+    if (isa<ClipCoefficientKernelOp>(kernel))
       return kernel->emitError()
-             << "--micro-batches does not go with gradient clipping or f16 "
-                "loss scaling yet";
+             << "--micro-batches does not go with gradient clipping yet";
     if (auto device =
             kernel->getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
       pipeline |= device.getInt() > 0;
     if (isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(kernel)) {
       updates.push_back(kernel);
+      continue;
+    }
+    if (isa<FoundInfKernelOp, SkipSelectKernelOp>(kernel)) {
+      post.push_back(kernel);
       continue;
     }
     (loss ? backward : forward).push_back(kernel);
@@ -319,7 +329,15 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
             !llvm::is_contained(grads, input))
           grads.push_back(input);
 
-  Operation *anchor = updates.front();
+  // The running statistics a skip_select commits: micro-batch m > 0 updates
+  // micro-batch m - 1's uncommitted ones (its copy of `old` reads them), and
+  // the skip_select commits the last micro-batch's.
+  SmallVector<std::pair<Value, Value>> uncommitted; // (old, updated)
+  for (Operation *kernel : post)
+    if (auto select = dyn_cast<SkipSelectKernelOp>(kernel))
+      uncommitted.push_back({select.getOld(), select.getUpdated()});
+
+  Operation *anchor = post.empty() ? updates.front() : post.front();
   std::vector<IRMapping> mappings(count);
   std::vector<Value> losses(count);
   std::vector<SmallVector<Value>> partial(count);
@@ -395,6 +413,10 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
     accumulate(m, stage);
   };
   auto forwardOf = [&](int64_t m, int64_t stage) {
+    if (m > 0)
+      for (auto [old, updated] : uncommitted)
+        if (Value previous = mappings[m - 1].lookupOrNull(updated))
+          mappings[m].map(old, previous);
     SmallVector<Operation *> part;
     for (auto [k, kernel] : llvm::enumerate(forward))
       if (stage < 0 || stageOf[k] == stage)
@@ -434,6 +456,17 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
   FillKernelOp::create(b, loss.getLoc(), scale, b.getI64IntegerAttr(1),
                        b.getF64FloatAttr(1.0 / count));
   elementwise(MulKernelOp::getOperationName(), sum, scale, loss, loss.getLoc());
+  // found_inf reads the summed gradients (the gradients' own buffers); a
+  // skip_select commits the last micro-batch's running statistics.
+  for (Operation *kernel : post)
+    for (OpOperand &operand : kernel->getOpOperands()) {
+      auto buffer = operand.get().getDefiningOp<BufferOp>();
+      if (!buffer || buffer.isPersistent() ||
+          llvm::is_contained(grads, operand.get()))
+        continue;
+      if (Value last = mappings[count - 1].lookupOrNull(operand.get()))
+        operand.set(last);
+    }
   SmallVector<Operation *> originals(forward);
   originals.append(backward);
   replaceKernels(step, originals);

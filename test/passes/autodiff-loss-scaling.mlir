@@ -4,7 +4,8 @@
 // RUN: cairn-opt %s --cairn-autocast=precision=f16 --cairn-autodiff --cairn-compute-half-in-float32 --cairn-lower-to-kernels=target=cuda | FileCheck %s --check-prefix=KERNELS
 
 // Tests torch.amp.GradScaler's step as autodiff builds it for an f16 model:
-// cairn-autocast marks the module, the backward starts from the loss scale,
+// cairn-autocast marks the module, the backward starts from the loss scale
+// times the marked 1 (which micro-batches and replicas make 1/M, 1/(M R)),
 // every gradient is multiplied by its inverse before anything reads it, the
 // updates take found_inf of those gradients (a skipped step changes
 // nothing), and the running statistics the forward computed are committed
@@ -28,7 +29,9 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #
 // CHECK-SAME: -> (tensor<f32> {cairn.name = "loss", cairn.role = #cairn.role<output>}, tensor<f32> {cairn.name = "found_inf", cairn.role = #cairn.role<output>},
 // CHECK: %[[NM:[^,]*]], %[[NV:[^,]*]], %[[NC:[^ ]*]] = cairn.batch_norm_running_update
 // CHECK: %[[LOSS:.*]] = cairn.cross_entropy {{.*}} -> tensor<f32>
-// CHECK: %[[SEED:.*]] = cairn.loss_scale : tensor<f32>
+// CHECK: %[[SCALE:.*]] = cairn.loss_scale : tensor<f32>
+// CHECK: %[[ONE:.*]] = cairn.constant {cairn.backward_seed} dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = cairn.mul %[[SCALE]], %[[ONE]] : tensor<f32>, tensor<f32> -> tensor<f32>
 // CHECK: cairn.cross_entropy_grad %[[SEED]],
 // CHECK: %[[INV:.*]] = cairn.loss_scale {inverse} : tensor<f32>
 // CHECK: %[[GW:.*]] = cairn.mul %{{.*}}, %[[INV]] : tensor<8x4xf32>, tensor<f32> -> tensor<8x4xf32>
@@ -51,6 +54,7 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #
 // BF16: return
 
 // KERNELS: cairn.kernel.loss_scale outs(%{{.*}} : memref<f32>) {inverse = false}
+// KERNELS: cairn.kernel.fill outs(%{{.*}} : memref<f32>) {n = 1 : i64, value = 1.000000e+00 : f64, cairn.backward_seed}
 // KERNELS: cairn.kernel.loss_scale outs(%{{.*}} : memref<f32>) {inverse = true}
 // KERNELS: cairn.kernel.found_inf ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<8x4xf32>, memref<8xf32>, memref<8xf32>) outs(%[[KFOUND:.*]] : memref<f32>)
 // KERNELS: cairn.kernel.skip_select ins(%[[KMEAN:[^,]*]], %{{.*}}, %[[KFOUND]] : memref<8xf32>, memref<8xf32>, memref<f32>) outs(%[[KMEAN]] : memref<8xf32>)

@@ -1,7 +1,8 @@
 """Data-parallel replicas train to the bits of one process running them as micro-batches.
 
     check_replicas.py --cairn CAIRN --work DIR [--batch N] [--steps N] [--replicas R,...]
-                      [--bucket SIZE] [--max-relative X] [--precision f32|bf16]
+                      [--bucket SIZE] [--max-relative X] [--precision f32|bf16|f16]
+                      [--loss-scale dynamic:S]
                       MODEL.cairn[:R,...]...
 
 For each model and each R (the model's list, else --replicas): builds it with `--replicas R`
@@ -13,7 +14,8 @@ weights once, then trains --steps steps from them on a tiny data set shaped like
 image input (write_tiny_dataset.py) three ways, each ending with an evaluation on the test
 split: micro-batches, `mpirun -np R` replicas (and again with --poison), plain. The replicas' saved weights and optimizer state must equal
 the micro-batches' byte for byte, and so must the final loss (the replicas' mean loss is
-summed in rank order, in float32, as the micro-batches' is). Batch norm's running statistics
+summed in rank order, in float32, as the micro-batches' is) and, in f16, the steps the loss
+scaler skipped and its scale (found_inf reads the summed gradients, the same on every replica). Batch norm's running statistics
 are the exception: each replica updates them from its own examples and rank 0's are kept (as
 PyTorch DDP's broadcast_buffers), where the micro-batches update them once per micro-batch; the
 weights still match, batch norm normalising each replica's (micro-batch's) examples by their own
@@ -167,6 +169,7 @@ def check_sync_batchnorm(args, model, model_file, replicas, work, data, init, pl
         out = os.path.join(work, f"{name}.safetensors")
         run(mpirun + [exe, "train", "--data", data, "--steps", str(args.steps), "--seed", "5",
                       "--load", init, "--save", out, "--threads", "1"]
+            + (["--loss-scale", args.loss_scale] if args.loss_scale else [])
             + (["--poison"] if name.endswith("poison") else []))
         got[name] = read_safetensors(out)
     if got["sync"] != got["sync-poison"]:
@@ -198,7 +201,11 @@ def main():
     parser.add_argument("--replicas", default="2")
     parser.add_argument("--bucket", default="64KiB")
     parser.add_argument("--max-relative", type=float, default=1e-6)
-    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32")
+    parser.add_argument("--precision", choices=["f32", "bf16", "f16"], default="f32")
+    parser.add_argument("--loss-scale",
+                        help="f16: the executables' --loss-scale (dynamic:S from a scale S that "
+                             "overflows, so that the replicas and the micro-batches must skip "
+                             "the same steps; at least one is required)")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     if not shutil.which("mpirun"):
@@ -237,6 +244,8 @@ def main():
                 metrics = os.path.join(work, f"{name}.json")
                 flags = ["train", "--data", data, "--steps", str(args.steps), "--seed", "5",
                          "--load", init, "--save", out, "--metrics", metrics, "--threads", "1"]
+                if args.loss_scale:
+                    flags += ["--loss-scale", args.loss_scale]
                 run(command + flags + (["--poison"] if name.endswith("poison") else []))
                 with open(metrics) as f:
                     results[name] = (read_safetensors(out), json.load(f))
@@ -252,6 +261,15 @@ def main():
                     if got[tensor] != micro[tensor]:
                         sys.exit(f"{model}: {name}: tensor '{tensor}' differs from "
                                  f"--micro-batches {replicas} on one process")
+                if metrics.get("skipped_steps") != micro_metrics.get("skipped_steps") or \
+                        metrics.get("loss_scale") != micro_metrics.get("loss_scale"):
+                    sys.exit(f"{model}: {name}: f16's scaler skipped "
+                             f"{metrics.get('skipped_steps')} steps to the scale "
+                             f"{metrics.get('loss_scale')}, the micro-batches "
+                             f"{micro_metrics.get('skipped_steps')} to "
+                             f"{micro_metrics.get('loss_scale')}")
+                if args.loss_scale and not metrics.get("skipped_steps"):
+                    sys.exit(f"{model}: {name}: --loss-scale {args.loss_scale} skipped no step")
                 if metrics["final_loss"] != micro_metrics["final_loss"]:
                     sys.exit(f"{model}: {name}: final loss {metrics['final_loss']!r} differs "
                              f"from the micro-batches' {micro_metrics['final_loss']!r}")
@@ -262,16 +280,20 @@ def main():
                 if not (isinstance(waits, list) and len(waits) == replicas):
                     sys.exit(f"{model}: {name}: devices_wait_seconds {waits!r} is not one "
                              f"figure per replica")
-            plain, _ = results["plain"]
+            plain, plain_metrics = results["plain"]
             if any(name.endswith(RUNNING_STATISTICS) for name in plain):
                 # Each replica normalises by its own examples' statistics: another model
                 # than one batch's, as DDP without SyncBatchNorm.
                 versus = "batch norm on each replica's statistics, not one batch's"
-                if not dropout:
+                if not dropout and not args.loss_scale:
                     check_sync_batchnorm(args, model, model_file, replicas, work, data, init,
                                          plain, results["replicas"][0])
             elif dropout:
                 versus = "dropout masks drawn per replica, not one batch's"
+            elif plain_metrics.get("skipped_steps") != micro_metrics.get("skipped_steps"):
+                # A smaller batch's f16 weight gradients overflow at other scales.
+                versus = (f"one process on the whole batch skipped "
+                          f"{plain_metrics.get('skipped_steps')} steps, not compared")
             else:
                 closeness, where = max_relative(plain, results["replicas"][0])
                 if closeness > args.max_relative:
@@ -279,9 +301,11 @@ def main():
                              f"{closeness:.3g} relative in '{where}', over "
                              f"{args.max_relative:g}")
                 versus = f"within {closeness:.3g} relative of one process on the whole batch"
+            skipped = (f", {micro_metrics['skipped_steps']} steps skipped by f16's scaler"
+                       if args.loss_scale else "")
             print(f"{model}: {replicas} replicas ({buckets} buckets of --bucket {args.bucket}) "
                   f"train {args.steps} steps to the bits of --micro-batches {replicas} on one "
-                  f"process, with --poison too (running statistics aside); {versus} "
+                  f"process, with --poison too (running statistics aside){skipped}; {versus} "
                   f"(final loss {micro_metrics['final_loss']!r})")
             if not failures_checked:
                 code = check_failures(exe["replicas"], data, work, replicas)
