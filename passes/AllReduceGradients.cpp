@@ -138,15 +138,17 @@ LogicalResult GradientReducer::reduce(StepOp step) {
   for (Operation *kernel : kernels)
     access.push_back(getAccess(kernel));
 
-  // The gradients: what the updates read.
+  // The gradients: what the updates read, before clip_grad_norm scales them
+  // (the norm is the whole batch's, as DDP's clipping after its all-reduce).
   SmallVector<Value> grads;
   for (Operation *kernel : kernels)
     if (isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(kernel))
       for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
         if (auto buffer = input ? input.getDefiningOp<BufferOp>() : BufferOp())
-          if (buffer.getKind() == BufferKind::grad &&
-              !llvm::is_contained(grads, input))
-            grads.push_back(input);
+          if (buffer.getKind() == BufferKind::grad)
+            if (Value grad = getUnclippedGradient(input, kernels);
+                !llvm::is_contained(grads, grad))
+              grads.push_back(grad);
   if (grads.empty())
     return step.emitError()
            << "internal error: --replicas found no gradient in the step";

@@ -504,6 +504,21 @@ FailureOr<ProgramGraph> cairn::readProgramFor(ModuleOp module,
   return readProgram(program);
 }
 
+Value cairn::getUnclippedGradient(Value grad, ArrayRef<Operation *> kernels) {
+  for (Operation *kernel : kernels) {
+    auto mul = dyn_cast<MulKernelOp>(kernel);
+    if (!mul || mul.getResult() != grad)
+      continue;
+    bool byCoefficient = llvm::any_of(kernels, [&](Operation *other) {
+      auto clip = dyn_cast<ClipCoefficientKernelOp>(other);
+      return clip && clip.getResult() == mul.getRhs();
+    });
+    if (byCoefficient)
+      return mul.getLhs();
+  }
+  return grad;
+}
+
 void cairn::dropPlan(ProgramOp program) {
   program.walk([](BufferOp buffer) { buffer.removeOffsetAttr(); });
   program.removeArenaBytesAttr();

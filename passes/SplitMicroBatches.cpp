@@ -275,16 +275,15 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
   current = &step.getBody().front();
   sliceInfix.clear();
   SmallVector<Operation *> kernels = getKernels(step);
-  // `post`: f16 loss scaling's kernels that look at the whole batch's
-  // gradients, once, before the updates: found_inf, and skip_select, which
-  // commits batch norm's running statistics unless the step is skipped.
+  // `post`: the kernels that look at the whole batch's gradients, once,
+  // before the updates: f16 loss scaling's found_inf and skip_select (which
+  // commits batch norm's running statistics unless the step is skipped),
+  // clip_grad_norm's coefficient and what reads it.
   SmallVector<Operation *> updates, post, forward, backward;
+  DenseSet<Value> postResults;
   Value loss;
   bool pipeline = false;
   for (Operation *kernel : kernels) {
-    if (isa<ClipCoefficientKernelOp>(kernel))
-      return kernel->emitError()
-             << "--micro-batches does not go with gradient clipping yet";
     if (auto device =
             kernel->getAttrOfType<IntegerAttr>(CairnDialect::kDeviceAttrName))
       pipeline |= device.getInt() > 0;
@@ -292,8 +291,16 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
       updates.push_back(kernel);
       continue;
     }
-    if (isa<FoundInfKernelOp, SkipSelectKernelOp>(kernel)) {
+    auto io = cast<KernelOpInterface>(kernel);
+    if (isa<FoundInfKernelOp, SkipSelectKernelOp, ClipCoefficientKernelOp>(
+            kernel) ||
+        llvm::any_of(io.getKernelInputs(), [&](Value input) {
+          return input && postResults.contains(input);
+        })) {
       post.push_back(kernel);
+      for (Value output : io.getKernelOutputs())
+        if (output)
+          postResults.insert(output);
       continue;
     }
     (loss ? backward : forward).push_back(kernel);
@@ -321,13 +328,16 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
   if (!seed)
     return step.emitError()
            << "internal error: --micro-batches found no seed of the backward";
+  // The gradients summed over the micro-batches: what the updates read,
+  // before clip_grad_norm scales them (the norm is the whole batch's).
   SmallVector<Value> grads;
   for (Operation *update : updates)
     for (Value input : cast<KernelOpInterface>(update).getKernelInputs())
       if (auto buffer = input ? input.getDefiningOp<BufferOp>() : BufferOp())
-        if (buffer.getKind() == BufferKind::grad &&
-            !llvm::is_contained(grads, input))
-          grads.push_back(input);
+        if (buffer.getKind() == BufferKind::grad)
+          if (Value grad = getUnclippedGradient(input, kernels);
+              !llvm::is_contained(grads, grad))
+            grads.push_back(grad);
 
   // The running statistics a skip_select commits: micro-batch m > 0 updates
   // micro-batch m - 1's uncommitted ones (its copy of `old` reads them), and
