@@ -374,6 +374,8 @@ void cairn::codegen::emitProgramSpec(llvm::raw_ostream &os,
        << "  s.devices = " << program.devices << ";\n";
   if (program.replicas > 1)
     os << "  s.replicas = " << program.replicas << ";\n";
+  if (program.syncBatchNorm)
+    os << "  s.syncBatchNorm = true;\n";
   if (!program.lrSchedule.empty()) {
     os << "  s.baseLr = " << formatDouble(program.baseLr) << ";\n"
        << "  s.lrSchedule = {\n"

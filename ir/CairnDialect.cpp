@@ -198,6 +198,18 @@ LogicalResult CairnDialect::verifyOperationAttribute(Operation *op,
              << op->getName() << "'";
     return success();
   }
+  // A replica's program whose batch norms share their statistics
+  // (cairn-sync-batch-norm).
+  if (name == kSyncBatchNormAttrName) {
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "expected '" << name
+                             << "' to be a unit attribute but got " << value;
+    if (!isa<ProgramOp>(op) || !op->hasAttr(kReplicasAttrName))
+      return op->emitError() << "expected '" << name
+                             << "' on the cairn.program of a replica (with '"
+                             << kReplicasAttrName << "')";
+    return success();
+  }
   // The budget the recomputation was chosen for.
   if (name == kMemoryBudgetAttrName) {
     if (!isI64AtLeast(value, 1))

@@ -75,6 +75,10 @@ def Cairn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kMemoryBudgetAttrName = "cairn.memory_budget";
     static constexpr ::llvm::StringLiteral kBackwardSeedAttrName = "cairn.backward_seed";
     static constexpr ::llvm::StringLiteral kReplicasAttrName = "cairn.replicas";
+    /// A replica's program whose batch norms use every replica's statistics
+    /// (cairn-sync-batch-norm).
+    static constexpr ::llvm::StringLiteral kSyncBatchNormAttrName =
+        "cairn.sync_batchnorm";
 
   private:
     void registerAttributes();

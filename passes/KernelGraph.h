@@ -205,6 +205,8 @@ struct KernelGraph {
   /// Data-parallel replicas that run this program, each on `batch` examples
   /// of every batch, summing their gradients (`cairn.replicas`; 1: none).
   int64_t replicas = 1;
+  /// Batch norm on every replica's statistics (`cairn.sync_batchnorm`).
+  bool syncBatchNorm = false;
 
   const StepKernels &getStep(StepKind step) const {
     switch (step) {

@@ -340,6 +340,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
   if (auto replicas =
           program->getAttrOfType<IntegerAttr>(CairnDialect::kReplicasAttrName))
     graph.replicas = replicas.getInt();
+  graph.syncBatchNorm = program->hasAttr(CairnDialect::kSyncBatchNormAttrName);
   if (program.getDevices()) {
     graph.device = *program.getDevice();
     graph.devices = *program.getDevices();

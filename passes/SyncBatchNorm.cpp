@@ -47,6 +47,8 @@ struct SyncBatchNormPass
                "data-parallel replicas; it needs --replicas R (R >= 2)";
         return signalPassFailure();
       }
+      program->setAttr(CairnDialect::kSyncBatchNormAttrName,
+                       UnitAttr::get(program.getContext()));
       program.walk([](Operation *op) {
         if (isa<BatchNormTrainingKernelOp, BatchNormGradKernelOp,
                 BatchNormRunningUpdateKernelOp>(op))

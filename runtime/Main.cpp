@@ -135,8 +135,11 @@ int runProgram(const ProgramSpec *const *specs, int devices, OpenTransport open,
           "\nThe model trains as %1$d data-parallel replicas, one process each, each on\n"
           "%2$d examples of every batch of %3$d: launch every command but --help and\n"
           "--version as `mpirun -np %1$d %4$s COMMAND ...`. Rank 0 prints and writes the\n"
-          "files; any rank's error ends every rank with a non-zero exit code.\n",
-          spec.replicas, spec.batch, spec.batch * spec.replicas, exe);
+          "files; any rank's error ends every rank with a non-zero exit code. %5$s\n",
+          spec.replicas, spec.batch, spec.batch * spec.replicas, exe,
+          spec.syncBatchNorm
+              ? "Batch norm\nnormalises by the statistics of the whole batch (--sync-batchnorm)."
+              : "Batch norm\nnormalises by each replica's own examples' statistics.");
     absl::FPrintF(stdout, "%s", text);
     return 0;
   }

@@ -97,6 +97,7 @@ std::string metricsJson(const RunReport &report) {
                                     : nlohmann::json(nullptr)},
       {"seed", report.seed},
       {"replicas", report.replicas},
+      {"sync_batchnorm", report.syncBatchNorm},
       {"devices_wait_seconds", report.devicesWaitSeconds
                                    ? nlohmann::json(*report.devicesWaitSeconds)
                                    : nlohmann::json(nullptr)},

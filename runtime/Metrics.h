@@ -86,6 +86,8 @@ struct RunReport {
   std::optional<std::vector<double>> devicesWaitSeconds;
   /// Data-parallel replicas the run trained with (1: one process).
   int replicas = 1;
+  /// Whether the replicas' batch norm used the whole batch's statistics.
+  bool syncBatchNorm = false;
 };
 
 /// The process's peak resident set size so far, in bytes.

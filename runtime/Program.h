@@ -142,6 +142,9 @@ struct ProgramSpec {
   /// step sums the gradients of all of them (allReduceStart and
   /// allReduceWait, Transport.h). 1 otherwise.
   int replicas = 1;
+  /// With replicas: batch norm normalises by every replica's examples'
+  /// statistics (cairn build --sync-batchnorm).
+  bool syncBatchNorm = false;
 };
 
 /// The executable's main: parses the CLI, runs, reports; returns the exit

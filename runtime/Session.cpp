@@ -209,6 +209,7 @@ RunReport startReport(const Session &session, const char *command) {
     report.plannedArenaBytes = std::max(report.plannedArenaBytes, device.spec->arenaBytes);
   report.seed = session.options.seed;
   report.replicas = session.spec.replicas;
+  report.syncBatchNorm = session.spec.syncBatchNorm;
   return report;
 }
 

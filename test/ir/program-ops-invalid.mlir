@@ -866,3 +866,10 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
 // expected-error @+1 {{expected 'cairn.replicas' to be an i64 integer >= 2 but got 1 : i64}}
 cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu", cairn.replicas = 1 : i64} {
 }
+
+// -----
+
+// Tests that cairn.sync_batchnorm marks the program of a replica.
+// expected-error @+1 {{expected 'cairn.sync_batchnorm' on the cairn.program of a replica (with 'cairn.replicas')}}
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu", cairn.sync_batchnorm} {
+}

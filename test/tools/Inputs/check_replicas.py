@@ -164,14 +164,20 @@ def check_sync_batchnorm(args, model, model_file, replicas, work, data, init, pl
          args.precision, "--replicas", str(replicas), "--bucket", args.bucket,
          "--sync-batchnorm", "-o", exe])
     mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(replicas)]
+    if "statistics of the whole batch (--sync-batchnorm)" not in run([exe, "--help"]):
+        sys.exit(f"{model}: --sync-batchnorm: --help does not say so")
     got = {}
     for name in ("sync", "sync-poison"):
         out = os.path.join(work, f"{name}.safetensors")
+        metrics = os.path.join(work, f"{name}.json")
         run(mpirun + [exe, "train", "--data", data, "--steps", str(args.steps), "--seed", "5",
-                      "--load", init, "--save", out, "--threads", "1"]
+                      "--load", init, "--save", out, "--metrics", metrics, "--threads", "1"]
             + (["--loss-scale", args.loss_scale] if args.loss_scale else [])
             + (["--poison"] if name.endswith("poison") else []))
         got[name] = read_safetensors(out)
+        with open(metrics) as f:
+            if json.load(f).get("sync_batchnorm") is not True:
+                sys.exit(f"{model}: --sync-batchnorm: the metrics do not say sync_batchnorm")
     if got["sync"] != got["sync-poison"]:
         sys.exit(f"{model}: --sync-batchnorm: --poison changed the results")
     synced = got["sync"]
@@ -273,9 +279,10 @@ def main():
                 if metrics["final_loss"] != micro_metrics["final_loss"]:
                     sys.exit(f"{model}: {name}: final loss {metrics['final_loss']!r} differs "
                              f"from the micro-batches' {micro_metrics['final_loss']!r}")
-                if metrics.get("replicas") != replicas:
+                if metrics.get("replicas") != replicas or metrics.get("sync_batchnorm") is not False:
                     sys.exit(f"{model}: {name}: metrics say replicas "
-                             f"{metrics.get('replicas')!r}")
+                             f"{metrics.get('replicas')!r}, sync_batchnorm "
+                             f"{metrics.get('sync_batchnorm')!r}")
                 waits = metrics.get("devices_wait_seconds")
                 if not (isinstance(waits, list) and len(waits) == replicas):
                     sys.exit(f"{model}: {name}: devices_wait_seconds {waits!r} is not one "

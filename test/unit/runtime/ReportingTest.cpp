@@ -117,13 +117,17 @@ TEST(Metrics, JsonHasEveryField) {
   EXPECT_TRUE(json["devices_wait_seconds"].is_null());
   // One process: no replicas.
   EXPECT_EQ(json["replicas"], 1);
-  EXPECT_EQ(json.size(), 25u);
+  EXPECT_EQ(json["sync_batchnorm"], false);
+  EXPECT_EQ(json.size(), 26u);
   RunReport train = sampleReport();
   train.devicesWaitSeconds = std::vector<double>{0.5, 1.25};
   train.replicas = 2;
   EXPECT_EQ(nlohmann::json::parse(metricsJson(train))["devices_wait_seconds"],
             nlohmann::json::array({0.5, 1.25}));
   EXPECT_EQ(nlohmann::json::parse(metricsJson(train))["replicas"], 2);
+  train.syncBatchNorm = true;
+  EXPECT_EQ(nlohmann::json::parse(metricsJson(train))["sync_batchnorm"], true);
+  train.syncBatchNorm = false;
   train.replicas = 1;
   train.devicesWaitSeconds.reset();
   train.rssAfterWarmupBytes = 5 << 20;
