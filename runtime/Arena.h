@@ -25,6 +25,8 @@ size_t highWaterMark(const unsigned char *base, size_t bytes, unsigned char patt
 class Arena {
 public:
   static constexpr size_t kAlignment = 256;
+  /// An x86-64 huge page: the alignment of an arena at least this large.
+  static constexpr size_t kHugePage = size_t(2) << 20;
   static constexpr unsigned char kPattern = 0xCD;
 
   /// `bytes` (rounded up to the alignment) filled with kPattern; an error

@@ -39,6 +39,16 @@ TEST(Arena, AlignedAndFilledWithThePattern) {
   EXPECT_FALSE(Arena::allocate(SIZE_MAX - 8).ok());
 }
 
+TEST(Arena, LargeArenasStartOnAHugePage) {
+  // So that the transparent huge pages it asks for back all of it.
+  absl::StatusOr<Arena> arena = Arena::allocate(3 * Arena::kHugePage + 5);
+  ASSERT_TRUE(arena.ok()) << arena.status();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(arena->data()) % Arena::kHugePage, 0u);
+  EXPECT_EQ(arena->size(), 3 * Arena::kHugePage + 5);
+  EXPECT_EQ(arena->data()[3 * Arena::kHugePage + 4], Arena::kPattern);
+  EXPECT_EQ(arena->measuredPeakBytes(), 0u);
+}
+
 TEST(Arena, PeakIsTheHighestChangedByte) {
   absl::StatusOr<Arena> arena = Arena::allocate(1000);
   ASSERT_TRUE(arena.ok());
