@@ -21,6 +21,8 @@
 
 #include "ir/CairnKernelOps.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 namespace cairn {
 #define GEN_PASS_DEF_SYNCBATCHNORMPASS
 #include "passes/Passes.h.inc"
@@ -50,9 +52,10 @@ struct SyncBatchNormPass
       program->setAttr(CairnDialect::kSyncBatchNormAttrName,
                        UnitAttr::get(program.getContext()));
       program.walk([](Operation *op) {
-        if (isa<BatchNormTrainingKernelOp, BatchNormGradKernelOp,
-                BatchNormRunningUpdateKernelOp>(op))
-          op->setAttr("sync_replicas", UnitAttr::get(op->getContext()));
+        llvm::TypeSwitch<Operation *>(op)
+            .Case<BatchNormTrainingKernelOp, BatchNormGradKernelOp,
+                  BatchNormRunningUpdateKernelOp>(
+                [](auto kernel) { kernel.setSyncReplicas(true); });
       });
     }
   }
