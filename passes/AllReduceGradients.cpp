@@ -140,15 +140,7 @@ LogicalResult GradientReducer::reduce(StepOp step) {
 
   // The gradients: what the updates read, before clip_grad_norm scales them
   // (the norm is the whole batch's, as DDP's clipping after its all-reduce).
-  SmallVector<Value> grads;
-  for (Operation *kernel : kernels)
-    if (isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(kernel))
-      for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
-        if (auto buffer = input ? input.getDefiningOp<BufferOp>() : BufferOp())
-          if (buffer.getKind() == BufferKind::grad)
-            if (Value grad = getUnclippedGradient(input, kernels);
-                !llvm::is_contained(grads, grad))
-              grads.push_back(grad);
+  SmallVector<Value> grads = getSummedGradients(kernels);
   if (grads.empty())
     return step.emitError()
            << "internal error: --replicas found no gradient in the step";

@@ -505,19 +505,27 @@ FailureOr<ProgramGraph> cairn::readProgramFor(ModuleOp module,
   return readProgram(program);
 }
 
-Value cairn::getUnclippedGradient(Value grad, ArrayRef<Operation *> kernels) {
-  for (Operation *kernel : kernels) {
-    auto mul = dyn_cast<MulKernelOp>(kernel);
-    if (!mul || mul.getResult() != grad)
-      continue;
-    bool byCoefficient = llvm::any_of(kernels, [&](Operation *other) {
-      auto clip = dyn_cast<ClipCoefficientKernelOp>(other);
-      return clip && clip.getResult() == mul.getRhs();
-    });
-    if (byCoefficient)
-      return mul.getLhs();
-  }
-  return grad;
+SmallVector<Value> cairn::getSummedGradients(ArrayRef<Operation *> kernels) {
+  DenseSet<Value> coefficients;
+  DenseMap<Value, Value> unclipped; // grad -> what the coefficient scales
+  for (Operation *kernel : kernels)
+    if (auto clip = dyn_cast<ClipCoefficientKernelOp>(kernel))
+      coefficients.insert(clip.getResult());
+  for (Operation *kernel : kernels)
+    if (auto mul = dyn_cast<MulKernelOp>(kernel);
+        mul && coefficients.contains(mul.getRhs()))
+      unclipped[mul.getResult()] = mul.getLhs();
+  SmallVector<Value> grads;
+  for (Operation *kernel : kernels)
+    if (isa<SgdUpdateKernelOp, AdamUpdateKernelOp>(kernel))
+      for (Value input : cast<KernelOpInterface>(kernel).getKernelInputs())
+        if (auto buffer = input ? input.getDefiningOp<BufferOp>() : BufferOp())
+          if (buffer.getKind() == BufferKind::grad)
+            if (Value grad =
+                    unclipped.lookup(input) ? unclipped.lookup(input) : input;
+                !llvm::is_contained(grads, grad))
+              grads.push_back(grad);
+  return grads;
 }
 
 void cairn::dropPlan(ProgramOp program) {

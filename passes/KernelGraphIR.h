@@ -90,12 +90,13 @@ ProgramOp getProgramFor(mlir::ModuleOp module, llvm::StringRef pass);
 llvm::SmallVector<ProgramOp> getProgramsFor(mlir::ModuleOp module,
                                             llvm::StringRef pass);
 
-/// What gradient `grad` is before clip_grad_norm scales it: the left operand
-/// of the mul by a clip coefficient that writes it among `kernels`, else
-/// `grad` itself. Micro-batches and replicas sum these, so that the norm and
-/// found_inf are the whole batch's.
-mlir::Value getUnclippedGradient(mlir::Value grad,
-                                 llvm::ArrayRef<mlir::Operation *> kernels);
+/// The gradients micro-batches and replicas sum, in the order the updates
+/// among `kernels` (a training step's) read them: each gradient buffer an
+/// update reads, or what it is before clip_grad_norm scales it (the left
+/// operand of the mul by a clip coefficient that writes it), so that the
+/// norm and found_inf are the whole batch's.
+llvm::SmallVector<mlir::Value>
+getSummedGradients(llvm::ArrayRef<mlir::Operation *> kernels);
 
 /// Removes the plan from `program` (every offset, arena_bytes, plan_method,
 /// plan_optimal): what a pass that changes lifetimes must do, so that a

@@ -330,14 +330,7 @@ LogicalResult MicroBatchSplitter::splitTrainStep(StepOp step) {
            << "internal error: --micro-batches found no seed of the backward";
   // The gradients summed over the micro-batches: what the updates read,
   // before clip_grad_norm scales them (the norm is the whole batch's).
-  SmallVector<Value> grads;
-  for (Operation *update : updates)
-    for (Value input : cast<KernelOpInterface>(update).getKernelInputs())
-      if (auto buffer = input ? input.getDefiningOp<BufferOp>() : BufferOp())
-        if (buffer.getKind() == BufferKind::grad)
-          if (Value grad = getUnclippedGradient(input, kernels);
-              !llvm::is_contained(grads, grad))
-            grads.push_back(grad);
+  SmallVector<Value> grads = getSummedGradients(kernels);
 
   // The running statistics a skip_select commits: micro-batch m > 0 updates
   // micro-batch m - 1's uncommitted ones (its copy of `old` reads them), and
