@@ -69,6 +69,14 @@ Result Elaborator::lookup(const std::string &name, ast::Loc loc,
     return std::nullopt;
   }
 
+  // A method only (size): a suggestion of its own name would not help.
+  if (isTensorMethod(name)) {
+    error(loc) << "'" << name
+               << "' is a tensor method; call it on a tensor, e.g. x." << name
+               << "(...)";
+    return std::nullopt;
+  }
+
   // Suggest the closest known name.
   std::string best;
   unsigned bestDistance = 3;

@@ -9,6 +9,7 @@
 #include "frontend/ElaboratorImpl.h"
 #include "ir/ShapeFunctions.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -97,6 +98,9 @@ Result Elaborator::applyBinary(ast::BinaryOp op, const EValue &lhs,
     return std::nullopt;
   }
   // A number takes the element type of the tensor on the other side.
+  assert(
+      (lhs.kind == EValue::Kind::Tensor || rhs.kind == EValue::Kind::Tensor) &&
+      "applyBinary needs a tensor operand; callers fold numbers");
   const EValue &tensorSide = lhs.kind == EValue::Kind::Tensor ? lhs : rhs;
   mlir::Type elementType = elementTypeOf(tensorSide.tensor);
   mlir::Location location = opLoc(loc, layerName);
@@ -368,6 +372,12 @@ Result Elaborator::callBuiltin(const std::string &name, std::vector<CallArg> &ar
     ast::BinaryOp op = name == "add" ? ast::BinaryOp::Add
                      : name == "sub" ? ast::BinaryOp::Sub
                      : name == "mul" ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
+    // Numbers alone are compile-time arithmetic, which these tensor
+    // functions do not do (nor does torch.add); applyBinary needs a tensor.
+    if (a["x"].kind != EValue::Kind::Tensor &&
+        a["other"].kind != EValue::Kind::Tensor)
+      return fail("expected a tensor for x or other but got " +
+                  describe(a["x"]) + " and " + describe(a["other"]));
     return applyBinary(op, a["x"], a["other"], loc, layerName);
   }
   if (name == "matmul") {
