@@ -567,19 +567,16 @@ void CpuEmitter::emitKernel(Operation *op) {
           })
           .Case([&](FoundInfKernelOp k) {
             line() << "{\n";
-            line() << "  const " << getElementCType(k.getResult())
-                   << " *const kGrads[] = {";
-            llvm::interleaveComma(k.getGrads(), os,
-                                  [&](Value grad) { os << ptr(grad); });
-            os << "};\n";
-            line() << "  static const int64_t kSizes[] = {";
-            llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
-              os << getNumElements(grad);
-            });
-            os << "};\n";
+            emitGradientTables(os, indent + 2, k.getGrads(),
+                               getElementCType(k.getResult()), pointer);
             line() << "  " << call(k.getResult(), "foundInf") << "("
                    << k.getGrads().size() << ", kGrads, kSizes, "
-                   << ptr(k.getResult()) << ");\n";
+                   << ptr(k.getResult());
+            // A device of a split model checks every device's gradients.
+            if (k.getAcrossDevices())
+              os << ", cairn::runtime::devicesSum(ctx, \"the gradients' "
+                    "overflow check\")";
+            os << ");\n";
             line() << "}\n";
             return true;
           })

@@ -476,8 +476,10 @@ void CudaEmitter::emitConstant(ConstantKernelOp op) {
 
 void CudaEmitter::emitKernel(Operation *op) {
   auto pointer = [&](Value value) { return ptr(value); };
-  // Replicas run on CPUs over MPI only: the driver refuses them on CUDA.
-  if (op->hasAttr("sync_replicas"))
+  // Replicas and split models run on CPUs over MPI only: the driver
+  // refuses them on CUDA.
+  if (op->hasAttr("sync_replicas") || op->hasAttr("across_devices") ||
+      op->hasAttr("device_chunks"))
     reportMissingBody(op, "CUDA");
   // The kinds both targets call alike (KernelCalls.h).
   if (std::optional<KernelCall> kernelCall = describeKernelCall(op, pointer)) {

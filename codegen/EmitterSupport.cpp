@@ -465,6 +465,26 @@ bool cairn::codegen::isTableKernel(Operation *op) {
              BroadcastKernelOp, ReduceSumKernelOp, ClipCoefficientKernelOp>(op);
 }
 
+void cairn::codegen::emitGradientTables(
+    llvm::raw_ostream &os, unsigned indent, ValueRange grads,
+    llvm::StringRef type, llvm::function_ref<std::string(Value)> pointer) {
+  // A device of a split model may have none of the gradients (C++ has no
+  // empty arrays).
+  if (grads.empty()) {
+    os.indent(indent) << "const " << type << " *const *kGrads = nullptr;\n";
+    os.indent(indent) << "const int64_t *kSizes = nullptr;\n";
+    return;
+  }
+  os.indent(indent) << "const " << type << " *const kGrads[] = {";
+  llvm::interleaveComma(grads, os, [&](Value grad) { os << pointer(grad); });
+  os << "};\n";
+  os.indent(indent) << "static const int64_t kSizes[] = {";
+  llvm::interleaveComma(grads, os, [&](Value grad) {
+    os << cast<MemRefType>(grad.getType()).getNumElements();
+  });
+  os << "};\n";
+}
+
 void cairn::codegen::emitTableKernel(
     llvm::raw_ostream &os, unsigned indent, Operation *op,
     llvm::function_ref<std::string(Value)> pointer, const CallStyle &style) {
@@ -568,21 +588,23 @@ void cairn::codegen::emitTableKernel(
         line() << "}\n";
       })
       .Case([&](ClipCoefficientKernelOp k) {
-        // The gradients' addresses and sizes in tables.
         line() << "{\n";
-        line() << "  const " << type << " *const kGrads[] = {";
-        llvm::interleaveComma(k.getGrads(), os,
-                              [&](Value grad) { os << pointer(grad); });
-        os << "};\n";
-        line() << "  static const int64_t kSizes[] = {";
-        llvm::interleaveComma(k.getGrads(), os, [&](Value grad) {
-          os << cast<MemRefType>(grad.getType()).getNumElements();
-        });
-        os << "};\n";
+        emitGradientTables(os, indent + 2, k.getGrads(), type, pointer);
+        std::optional<llvm::ArrayRef<int64_t>> deviceChunks =
+            k.getDeviceChunks();
+        if (deviceChunks)
+          line() << "  static const int64_t kDeviceChunks[] = {"
+                 << formatInts(*deviceChunks) << "};\n";
         line() << "  " << typed("clipCoefficient") << k.getGrads().size()
                << ", kGrads, kSizes, " << formatDouble(k.getMaxNorm()) << ", "
                << formatDouble(k.getNormType()) << ", "
-               << pointer(k.getWorkspace()) << ", " << out << ");\n";
+               << pointer(k.getWorkspace()) << ", " << out;
+        // A device of a split model: every device's norm (CPU only: the
+        // CUDA emitter refuses it before this).
+        if (deviceChunks)
+          os << ", kDeviceChunks, cairn::runtime::devicesSum(ctx, "
+                "\"the gradients' norm\")";
+        os << ");\n";
         line() << "}\n";
       })
       .Default([](Operation *) {

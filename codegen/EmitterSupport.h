@@ -109,6 +109,13 @@ struct CallStyle {
   llvm::StringRef context;
 };
 
+/// Declares `kGrads`, the addresses (`pointer`) of `grads` as `type`, and
+/// `kSizes`, their element counts: the tables a kernel over many gradients
+/// takes (null pointers for none).
+void emitGradientTables(llvm::raw_ostream &os, unsigned indent,
+                        mlir::ValueRange grads, llvm::StringRef type,
+                        llvm::function_ref<std::string(mlir::Value)> pointer);
+
 /// Whether emitTableKernel prints kernel `op`.
 bool isTableKernel(mlir::Operation *op);
 

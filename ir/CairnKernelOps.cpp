@@ -7,6 +7,8 @@
 
 #include "ir/CairnKernelOps.h"
 
+#include "runtime/kernels/Optimizer.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringMap.h"
@@ -381,6 +383,33 @@ LogicalResult AdamUpdateKernelOp::verify() {
 }
 
 LogicalResult SkipSelectKernelOp::verify() { return verifyTied(*this, {0}); }
+
+LogicalResult ClipCoefficientKernelOp::verify() {
+  std::optional<ArrayRef<int64_t>> chunks = getDeviceChunks();
+  if (!chunks)
+    return success();
+  if (chunks->size() != getGrads().size() + 1)
+    return emitOpError()
+           << "expected device_chunks of " << getGrads().size() + 1
+           << " entries (one per gradient, then the count) but got "
+           << chunks->size();
+  const int64_t count = chunks->back();
+  auto workspace = getWorkspace();
+  if (!workspace ||
+      cast<MemRefType>(workspace.getType()).getNumElements() < count)
+    return emitOpError() << "expected a workspace of at least " << count
+                         << " partials (device_chunks' count)";
+  for (auto [i, first] : llvm::enumerate(chunks->drop_back())) {
+    const int64_t n =
+        cast<MemRefType>(getGrads()[i].getType()).getNumElements();
+    const int64_t own = kernels::clipCoefficientWorkspaceElements(&n, 1);
+    if (first < 0 || first + own > count)
+      return emitOpError() << "device_chunks entry " << i << " puts " << own
+                           << " partials at " << first << ", outside the "
+                           << count << " partials";
+  }
+  return success();
+}
 
 /// The gradients of a bucket are float32; the bucket's buffer is the sum's
 /// workspace, a run of floats (its size depends on the replicas:

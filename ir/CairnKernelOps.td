@@ -785,12 +785,22 @@ def Cairn_ClipCoefficientKernelOp : Cairn_KernelOp<"clip_coefficient", 1, 1, 1, 
   let description = [{
     The workspace holds one f64 partial per kGradNormChunk elements of each
     gradient (runtime/kernels/Optimizer.h).
+
+    `device_chunks` (cairn-partition-devices): `grads` are this device's
+    gradients of a model split across devices, and the norm is every
+    device's. Entry i is where gradient i's first partial goes among every
+    device's partials, in the one-device kernel's order; the last entry is
+    their count, which the workspace holds. The partials are summed over the
+    devices (each has a value from one device only, so the sum is exact)
+    and combined in that order: the one-device coefficient, on every device.
   }];
   let arguments = (ins Variadic<Cairn_MemRef>:$grads,
                        Cairn_MemRef:$result,
                        Optional<Cairn_MemRef>:$workspace,
                        Cairn_F64Attr:$max_norm,
-                       Cairn_F64Attr:$norm_type);
+                       Cairn_F64Attr:$norm_type,
+                       OptionalAttr<DenseI64ArrayAttr>:$device_chunks);
+  let hasVerifier = 1;
 }
 
 def Cairn_LossScaleKernelOp : Cairn_KernelOp<"loss_scale", 0, 1, 0, 0, "1"> {
@@ -800,7 +810,13 @@ def Cairn_LossScaleKernelOp : Cairn_KernelOp<"loss_scale", 0, 1, 0, 0, "1"> {
 
 def Cairn_FoundInfKernelOp : Cairn_KernelOp<"found_inf", 1, 1, 0, 0, "+1"> {
   let summary = "1 when a gradient element is infinite or NaN, else 0";
-  let arguments = (ins Variadic<Cairn_MemRef>:$grads, Cairn_MemRef:$result);
+  let description = [{
+    `across_devices` (cairn-partition-devices): `grads` are this device's
+    gradients of a model split across devices, and the result is 1 on every
+    device when any device's gradient is not finite.
+  }];
+  let arguments = (ins Variadic<Cairn_MemRef>:$grads, Cairn_MemRef:$result,
+                       UnitAttr:$across_devices);
 }
 
 def Cairn_SkipSelectKernelOp : Cairn_KernelOp<"skip_select", 3, 1, 0, 0, "1111"> {

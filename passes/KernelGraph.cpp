@@ -141,3 +141,7 @@ bool cairn::isTransferKernel(const Kernel &kernel) {
   return kernel.kind == "cairn.kernel.send" ||
          kernel.kind == "cairn.kernel.receive";
 }
+
+bool cairn::isDeviceCommunication(const Kernel &kernel) {
+  return isTransferKernel(kernel) || kernel.acrossDevices;
+}

@@ -153,6 +153,10 @@ struct Kernel {
   /// The device of its op (`on device K`, the op's `cairn.device`; -1:
   /// none), which cairn-partition-devices places it by.
   int64_t device = -1;
+  /// A reduction over every device of a partitioned model (found_inf's
+  /// `across_devices`, clip_coefficient's `device_chunks`): every device
+  /// runs it, in the same place among its transfers.
+  bool acrossDevices = false;
   /// A send's or a receive's other device and its tag (-1 for other kinds).
   int64_t peer = -1;
   int64_t tag = -1;
@@ -244,6 +248,10 @@ std::vector<Access> getKernelAccesses(const KernelGraph &program,
 /// A cairn.kernel.send or cairn.kernel.receive: the transfers of a
 /// partitioned step, which run in their tags' order on every device.
 bool isTransferKernel(const Kernel &kernel);
+
+/// A transfer, or a reduction across the devices (Kernel::acrossDevices),
+/// which runs in its place among them.
+bool isDeviceCommunication(const Kernel &kernel);
 
 /// Sets Buffer::definedBy and lastUse from the kernel lists, extending every
 /// buffer's lastUse over the uses of its views.

@@ -419,6 +419,10 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
           kernel.device = device.getInt();
         kernel.backwardSeed =
             inner.hasAttr(CairnDialect::kBackwardSeedAttrName);
+        if (auto found = dyn_cast<FoundInfKernelOp>(inner))
+          kernel.acrossDevices = found.getAcrossDevices();
+        if (auto clip = dyn_cast<ClipCoefficientKernelOp>(inner))
+          kernel.acrossDevices = clip.getDeviceChunks().has_value();
         if (isa<SendKernelOp, ReceiveKernelOp>(inner)) {
           kernel.peer = inner.getAttrOfType<IntegerAttr>("peer").getInt();
           kernel.tag = inner.getAttrOfType<IntegerAttr>("tag").getInt();

@@ -96,9 +96,10 @@ cairn::computeKernelDependences(const KernelGraph &program, StepKind step) {
       readers[access.root].clear();
       lastWriter[access.root] = k;
     }
-    // Transfers run in the order of their tags on every device, or two
-    // devices could each wait for the other (cairn-partition-devices).
-    if (isTransferKernel(kernels[k])) {
+    // Transfers run in the order of their tags on every device, and the
+    // reductions across devices in their place among them, or two devices
+    // could each wait for the other (cairn-partition-devices).
+    if (isDeviceCommunication(kernels[k])) {
       if (lastTransfer >= 0)
         preds.push_back(lastTransfer);
       lastTransfer = k;

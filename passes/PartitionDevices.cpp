@@ -13,12 +13,22 @@
 // receives safe: the transfer with the lowest tag not yet done always has
 // both its devices waiting on it.
 //
+// The kernels that read every gradient (found_inf of loss scaling and
+// clip_coefficient of gradient clipping) run on every device, over that
+// device's gradients, and sum what they found over the devices in their
+// place among the transfers (a collective every device joins, so the same
+// argument holds). The sum is arranged to be exact, so every device gets
+// the one-device result. The loss scale they go with is the runtime's, the
+// same on every device: every device that reads it computes it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/KernelGraphIR.h"
 #include "passes/Passes.h"
 
 #include "ir/CairnKernelOps.h"
+
+#include "runtime/kernels/Optimizer.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -44,6 +54,14 @@ struct Transfer {
   int64_t to;
 };
 
+/// `placed` of a kernel every device runs (reductions across devices, the
+/// loss scale).
+constexpr int64_t kEveryDevice = -2;
+
+bool runsOnEveryDevice(Operation *op) {
+  return isa<FoundInfKernelOp, ClipCoefficientKernelOp, LossScaleKernelOp>(op);
+}
+
 bool isState(const Buffer &buffer) {
   return buffer.kind == BufferKind::param ||
          buffer.kind == BufferKind::buffer ||
@@ -68,7 +86,9 @@ private:
   Operation *getKernelOp(StepKind step, int k) {
     return read.getKernelOp(step, k);
   }
-  LogicalResult refuseReductionsOverDevices();
+  void placeOnEveryDevice();
+  void restrictToDevice(Operation *op, const ProgramGraph &copy,
+                        int64_t device);
   bool placeByState();
   bool placeByDataFlow();
   LogicalResult checkState();
@@ -77,7 +97,8 @@ private:
   ProgramGraph read;
   const KernelGraph &graph;
   int64_t devices = 1;
-  /// By step, then kernel index: the kernel's device (-1: not yet placed).
+  /// By step, then kernel index: the kernel's device (-1: not yet placed,
+  /// kEveryDevice).
   std::array<std::vector<int64_t>, std::size(kAllSteps)> placed;
   /// By buffer id: the device a param, buffer or optimizer state lives on.
   std::vector<int64_t> owner;
@@ -86,6 +107,9 @@ private:
   /// The device that writes the forward step's "output".
   int64_t outputDevice = 0;
   std::array<std::vector<Transfer>, std::size(kAllSteps)> transfers;
+  /// By buffer id: the device whose kernels write it in the training step
+  /// (-1: none, kEveryDevice), after findTransfers().
+  std::vector<int64_t> trainWriter;
 };
 
 FailureOr<int64_t> Partitioner::place() {
@@ -99,8 +123,7 @@ FailureOr<int64_t> Partitioner::place() {
     }
   if (devices < 2)
     return devices;
-  if (failed(refuseReductionsOverDevices()))
-    return failure();
+  placeOnEveryDevice();
   owner.assign(graph.buffers.size(), -1);
   // State first (an update runs where its parameter is), then data flow,
   // until nothing changes; what is left runs on device 0.
@@ -108,7 +131,7 @@ FailureOr<int64_t> Partitioner::place() {
   }
   for (std::vector<int64_t> &step : placed)
     for (int64_t &device : step)
-      if (device < 0)
+      if (device == -1)
         device = 0;
   while (placeByState()) {
   }
@@ -117,20 +140,11 @@ FailureOr<int64_t> Partitioner::place() {
   return devices;
 }
 
-LogicalResult Partitioner::refuseReductionsOverDevices() {
-  for (auto [k, kernel] : llvm::enumerate(graph.trainStep.kernels)) {
-    Operation *op = getKernelOp(StepKind::train_step, k);
-    if (isa<ClipCoefficientKernelOp>(op))
-      return op->emitError()
-             << "gradient clipping is not supported on a model split across "
-                "devices yet (it reduces over the gradients of every device)";
-    if (isa<FoundInfKernelOp, LossScaleKernelOp>(op))
-      return op->emitError()
-             << "f16 loss scaling is not supported on a model split across "
-                "devices yet (its overflow check reduces over the gradients "
-                "of every device); bf16 needs no loss scaling";
-  }
-  return success();
+void Partitioner::placeOnEveryDevice() {
+  for (StepKind step : kAllSteps)
+    for (size_t k = 0; k < placed[index(step)].size(); ++k)
+      if (runsOnEveryDevice(getKernelOp(step, k)))
+        placed[index(step)][k] = kEveryDevice;
 }
 
 bool Partitioner::placeByState() {
@@ -139,6 +153,8 @@ bool Partitioner::placeByState() {
     const std::vector<Kernel> &kernels = graph.getStep(step).kernels;
     for (size_t k = 0; k < kernels.size(); ++k) {
       int64_t &device = placed[index(step)][k];
+      if (device == kEveryDevice)
+        continue;
       for (Access access : getKernelAccesses(graph, kernels[k])) {
         if (!isState(graph.buffers[access.root]))
           continue;
@@ -165,7 +181,7 @@ bool Partitioner::placeByDataFlow() {
     // By root: the devices of the kernels that write it, so far.
     std::vector<int64_t> writer(graph.buffers.size(), -1);
     for (size_t k = 0; k < kernels.size(); ++k) {
-      if (devicesOf[k] < 0) {
+      if (devicesOf[k] == -1) {
         for (int id : kernels[k].inputs)
           if (id != kNoBuffer && writer[graph.getAliasRoot(id)] >= 0) {
             devicesOf[k] = writer[graph.getAliasRoot(id)];
@@ -177,7 +193,7 @@ bool Partitioner::placeByDataFlow() {
           writer[access.root] = devicesOf[k];
     }
     for (size_t k = 0; k < kernels.size(); ++k) {
-      if (devicesOf[k] >= 0)
+      if (devicesOf[k] != -1)
         continue;
       std::set<int> written;
       for (Access access : getKernelAccesses(graph, kernels[k]))
@@ -203,7 +219,8 @@ LogicalResult Partitioner::checkState() {
     for (size_t k = 0; k < kernels.size(); ++k)
       for (Access access : getKernelAccesses(graph, kernels[k])) {
         const Buffer &buffer = graph.buffers[access.root];
-        if (!isState(buffer) || owner[access.root] == placed[index(step)][k])
+        if (!isState(buffer) || owner[access.root] == placed[index(step)][k] ||
+            placed[index(step)][k] == kEveryDevice)
           continue;
         return getKernelOp(step, k)->emitError()
                << "'" << buffer.name << "' is on device " << owner[access.root]
@@ -224,7 +241,7 @@ LogicalResult Partitioner::findTransfers() {
     for (size_t k = 0; k < kernels.size(); ++k)
       for (Access access : getKernelAccesses(graph, kernels[k]))
         if (access.writes) {
-          if (writer[access.root] >= 0 && writer[access.root] != devicesOf[k])
+          if (writer[access.root] != -1 && writer[access.root] != devicesOf[k])
             return getKernelOp(step, k)->emitError()
                    << "internal error: '" << graph.buffers[access.root].name
                    << "' is written on devices " << writer[access.root]
@@ -232,6 +249,8 @@ LogicalResult Partitioner::findTransfers() {
           writer[access.root] = devicesOf[k];
           ++writes[access.root];
         }
+    if (step == StepKind::train_step)
+      trainWriter = writer;
     if (step == StepKind::forward)
       for (size_t k = 0; k < kernels.size(); ++k)
         for (Access access : getKernelAccesses(graph, kernels[k]))
@@ -244,9 +263,12 @@ LogicalResult Partitioner::findTransfers() {
         const Buffer &buffer = graph.buffers[access.root];
         int64_t from = writer[access.root];
         int64_t to = devicesOf[k];
-        // Inputs are loaded by every device; state was checked.
+        // Inputs are loaded by every device; state was checked. A kernel
+        // on every device reads the gradients on its own device, and what
+        // it writes is on every device.
         if (buffer.kind == BufferKind::input || isState(buffer) || from < 0 ||
-            from == to || !sent.insert({access.root, to}).second)
+            to == kEveryDevice || from == to ||
+            !sent.insert({access.root, to}).second)
           continue;
         if (writes[access.root] > 1)
           return getKernelOp(step, k)->emitError()
@@ -287,6 +309,13 @@ void Partitioner::writeDevice(ProgramOp program, int64_t device) {
     const std::vector<Operation *> &kernels =
         copy.kernels[static_cast<unsigned>(step)];
     SmallVector<Operation *> order, others;
+    // The roots this device's kernels read: where the loss scale is needed.
+    std::set<int> readHere;
+    for (auto [k, kernel] : llvm::enumerate(graph.getStep(step).kernels))
+      if (placed[index(step)][k] == device)
+        for (Access access : getKernelAccesses(graph, kernel))
+          if (!access.writes)
+            readHere.insert(access.root);
     size_t next = 0;
     for (size_t k = 0; k < kernels.size(); ++k) {
       for (; next < crossing.size() && crossing[next].position == int(k);
@@ -305,7 +334,17 @@ void Partitioner::writeDevice(ProgramOp program, int64_t device) {
           order.push_back(ReceiveKernelOp::create(
               b, loc, value, b.getI64IntegerAttr(transfer.from), tag));
       }
-      (placed[index(step)][k] == device ? order : others).push_back(kernels[k]);
+      bool here = placed[index(step)][k] == device;
+      if (placed[index(step)][k] == kEveryDevice) {
+        if (auto scale = dyn_cast<LossScaleKernelOp>(kernels[k])) {
+          here = readHere.count(
+              graph.getAliasRoot(copy.ids.lookup(scale.getResult())));
+        } else {
+          restrictToDevice(kernels[k], copy, device);
+          here = true;
+        }
+      }
+      (here ? order : others).push_back(kernels[k]);
     }
     for (Operation *op : others)
       op->erase();
@@ -327,6 +366,39 @@ void Partitioner::writeDevice(ProgramOp program, int64_t device) {
   program.setDeviceAttr(b.getI64IntegerAttr(device));
   program.setDevicesAttr(b.getI64IntegerAttr(devices));
   dropPlan(program);
+}
+
+/// Makes `op`, a reduction over every gradient, device `device`'s share of
+/// it: its own gradients (those its kernels write), summed over the devices.
+void Partitioner::restrictToDevice(Operation *op, const ProgramGraph &copy,
+                                   int64_t device) {
+  auto isHere = [&](Value grad) {
+    // A gradient no kernel writes is counted on device 0.
+    int64_t writer = trainWriter[graph.getAliasRoot(copy.ids.lookup(grad))];
+    return writer == device || (writer < 0 && device == 0);
+  };
+  if (auto found = dyn_cast<FoundInfKernelOp>(op)) {
+    SmallVector<Value> mine(llvm::make_filter_range(found.getGrads(), isHere));
+    found.getGradsMutable().assign(mine);
+    found.setAcrossDevices(true);
+    return;
+  }
+  auto clip = cast<ClipCoefficientKernelOp>(op);
+  // Every gradient's first partial in the one-device kernel's order.
+  SmallVector<Value> mine;
+  SmallVector<int64_t> chunks;
+  int64_t first = 0;
+  for (Value grad : clip.getGrads()) {
+    int64_t n = cast<MemRefType>(grad.getType()).getNumElements();
+    if (isHere(grad)) {
+      mine.push_back(grad);
+      chunks.push_back(first);
+    }
+    first += kernels::clipCoefficientWorkspaceElements(&n, 1);
+  }
+  chunks.push_back(first);
+  clip.getGradsMutable().assign(mine);
+  clip.setDeviceChunks(chunks);
 }
 
 void Partitioner::write() {

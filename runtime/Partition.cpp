@@ -38,23 +38,12 @@ absl::StatusOr<int> findOutput(const PartitionLayout &partition, const char *nam
 }
 
 /// What a model on several devices cannot do yet, with device `d`'s spec.
-absl::Status checkSupported(const ProgramSpec &spec, const ModelLayout &layout, int d) {
+absl::Status checkSupported(const ProgramSpec &spec, int d) {
   if (spec.backend && std::string(spec.backend->name) != "cpu")
     return absl::UnimplementedError(absl::StrFormat(
         "model %s on %d devices: device %d runs on %s; a partitioned model runs on the CPU "
         "only for now",
         spec.model, spec.devices, d, spec.backend->name));
-  if (layout.foundInf)
-    return absl::UnimplementedError(absl::StrFormat(
-        "model %s on %d devices: device %d's training step scales its loss (--precision f16), "
-        "which needs every device's gradients; a partitioned model cannot yet",
-        spec.model, spec.devices, d));
-  for (const KernelInfo &kernel : spec.trainKernels)
-    if (kernel.kind == "cairn.kernel.clip_coefficient")
-      return absl::UnimplementedError(absl::StrFormat(
-          "model %s on %d devices: device %d's training step clips the gradients' norm, which "
-          "needs every device's gradients; a partitioned model cannot yet",
-          spec.model, spec.devices, d));
   return absl::OkStatus();
 }
 
@@ -96,7 +85,7 @@ absl::StatusOr<PartitionLayout> describePartition(const ProgramSpec *const *spec
     if (!layout.ok())
       return absl::Status(layout.status().code(),
                           absl::StrFormat("device %d: %s", d, layout.status().message()));
-    if (absl::Status status = checkSupported(spec, *layout, d); !status.ok())
+    if (absl::Status status = checkSupported(spec, d); !status.ok())
       return status;
     if (spec.batch != specs[0]->batch)
       return partitionError(absl::StrFormat("device %d's batch is %d, device 0's %d", d,
@@ -105,7 +94,17 @@ absl::StatusOr<PartitionLayout> describePartition(const ProgramSpec *const *spec
       return partitionError(absl::StrFormat(
           "device %d %s an eval_loss step and device 0 %s; every device runs every step", d,
           spec.evalLoss ? "has" : "lacks", specs[0]->evalLoss ? "has" : "lacks"));
+    // Loss scaling's found_inf is every device's (their gradients' check,
+    // summed over the devices in the step): on every device or none.
+    if (d > 0 && !partition.devices.front().foundInf != !layout->foundInf)
+      return partitionError(absl::StrFormat(
+          "device %d %s 'found_inf' and device 0 %s; a step with loss scaling has it on every "
+          "device",
+          d, layout->foundInf ? "has" : "lacks",
+          partition.devices.front().foundInf ? "has" : "lacks"));
     for (const TensorInfo &tensor : spec.tensors) {
+      if (&tensor == layout->foundInf)
+        continue;
       if (tensor.role != TensorRole::Input) {
         auto [it, fresh] = owner.emplace(tensor.name, d);
         if (!fresh)

@@ -88,16 +88,29 @@ void allReduceWait(const StepContext &ctx, int64_t index) {
         absl::StrFormat("sum of gradient bucket %d: %s", index, status.message()));
 }
 
-kernels::ReplicaSum replicaSum(const StepContext &ctx) {
-  return [&ctx](double *values, int64_t count) {
+namespace {
+
+/// ctx.transport's sumInRankOrder as a kernel calls it; `what` names the
+/// numbers in an error.
+kernels::RankSum rankSum(const StepContext &ctx, std::string what) {
+  return [&ctx, what = std::move(what)](double *values, int64_t count) {
     if (!ctx.transport)
-      throw kernels::KernelError(
-          "batch norm's statistics over the replicas: the step was run without a transport");
+      throw kernels::KernelError(what + ": the step was run without a transport");
     if (absl::Status status = ctx.transport->sumInRankOrder(values, static_cast<size_t>(count));
         !status.ok())
-      throw kernels::KernelError(absl::StrFormat(
-          "batch norm's statistics over the replicas (%d values): %s", count, status.message()));
+      throw kernels::KernelError(
+          absl::StrFormat("%s (%d values): %s", what, count, status.message()));
   };
+}
+
+} // namespace
+
+kernels::RankSum replicaSum(const StepContext &ctx) {
+  return rankSum(ctx, "batch norm's statistics over the replicas");
+}
+
+kernels::RankSum devicesSum(const StepContext &ctx, const char *what) {
+  return rankSum(ctx, std::string(what) + " over the devices");
 }
 
 } // namespace cairn::runtime

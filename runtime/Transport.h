@@ -15,7 +15,7 @@
 #ifndef CAIRN_RUNTIME_TRANSPORT_H
 #define CAIRN_RUNTIME_TRANSPORT_H
 
-#include "runtime/kernels/Normalization.h"
+#include "runtime/kernels/RankSum.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -70,7 +70,8 @@ public:
                                 size_t workspaceCount, int bucket) = 0;
   virtual absl::Status finishSum(int bucket) = 0;
 
-  /// Synchronized batch norm (replicaSum): sums `count` doubles over every
+  /// Synchronized batch norm (replicaSum) and the reductions of a
+  /// partitioned step over its devices (devicesSum): sums `count` doubles over every
   /// rank, in place, blocking; each element's values added in rank order, so
   /// the sums are the same on every rank. Every rank sums the same counts in
   /// the same order; the gradient sums in flight go on meanwhile.
@@ -134,7 +135,13 @@ void allReduceWait(const StepContext &ctx, int64_t index);
 /// What a replica's batch norm kernels take with --sync-batchnorm: their
 /// statistics summed over every replica by ctx.transport's sumInRankOrder.
 /// A failure throws kernels::KernelError.
-kernels::ReplicaSum replicaSum(const StepContext &ctx);
+kernels::RankSum replicaSum(const StepContext &ctx);
+
+/// What a device's found_inf and clip_coefficient kernels take in a model
+/// split across devices (cairn-partition-devices): their partial results
+/// summed over every device by ctx.transport's sumInRankOrder. `what` names
+/// them in an error, which throws kernels::KernelError.
+kernels::RankSum devicesSum(const StepContext &ctx, const char *what);
 
 } // namespace cairn::runtime
 

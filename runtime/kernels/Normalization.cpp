@@ -69,7 +69,7 @@ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
 template <typename T> class BatchMoments {
 public:
   BatchMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
-               const ReplicaSum &replicas)
+               const RankSum &replicas)
       : n(n), c(c), spatial(spatial), x(x), total(double(n * spatial)) {
     if (!replicas)
       return;
@@ -145,7 +145,7 @@ template <typename T> Moments rowMoments(int64_t cols, const T *row) {
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
                               const T *gamma, const T *beta, double eps, T *y,
-                              const ReplicaSum &replicas) {
+                              const RankSum &replicas) {
   const BatchMoments<T> moments(n, c, spatial, x, replicas);
   parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
     const Moments m = moments(ch);
@@ -172,7 +172,7 @@ void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
 template <typename T>
 void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx, T *dgamma,
-                       T *dbeta, const ReplicaSum &replicas) {
+                       T *dbeta, const RankSum &replicas) {
   const BatchMoments<T> moments(n, c, spatial, x, replicas);
   const double count = moments.count();
   // sum(dy) and sum(dy * (x - mean)) over channel ch of this process's
@@ -237,7 +237,7 @@ template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
                                  T *runningVar, int64_t *numBatchesTracked,
-                                 const ReplicaSum &replicas) {
+                                 const RankSum &replicas) {
   const BatchMoments<T> moments(n, c, spatial, x, replicas);
   const double count = moments.count();
   parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
@@ -328,16 +328,16 @@ void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
 #define CAIRN_INSTANTIATE_NORM(T)                                              \
   template void batchNormTrainingForward<T>(int64_t, int64_t, int64_t,         \
                                             const T *, const T *, const T *,   \
-                                            double, T *, const ReplicaSum &);  \
+                                            double, T *, const RankSum &);  \
   template void batchNormInferenceForward<T>(                                  \
       int64_t, int64_t, int64_t, const T *, const T *, const T *, const T *,   \
       const T *, double, T *);                                                 \
   template void batchNormBackward<T>(int64_t, int64_t, int64_t, const T *,     \
                                      const T *, const T *, double, T *, T *,   \
-                                     T *, const ReplicaSum &);                 \
+                                     T *, const RankSum &);                 \
   template void batchNormUpdateRunningStats<T>(                                \
       int64_t, int64_t, int64_t, const T *, double, T *, T *, int64_t *,       \
-      const ReplicaSum &);                                                     \
+      const RankSum &);                                                     \
   template void layerNormForward<T>(int64_t, int64_t, const T *, const T *,    \
                                     const T *, double, T *);                   \
   template void layerNormBackward<T>(int64_t, int64_t, const T *, const T *,   \

@@ -7,32 +7,29 @@
 // part. Outputs and gradients are overwritten.
 //
 // Data-parallel replicas with synchronized batch norm (`cairn build
-// --replicas R --sync-batchnorm`) pass a ReplicaSum: the statistics are then
-// those of every replica's examples, as PyTorch's SyncBatchNorm's, and the
-// kernels call it between their passes (so every replica must call the same
-// kernels in the same order). The parameter gradients stay this replica's
-// sums; the replicas' gradient sums (cairn-all-reduce-gradients) add them.
+// --replicas R --sync-batchnorm`) pass a RankSum over the replicas: the
+// statistics are then those of every replica's examples, as PyTorch's
+// SyncBatchNorm's, and the kernels call it between their passes (so every
+// replica must call the same kernels in the same order). The parameter
+// gradients stay this replica's sums; the replicas' gradient sums
+// (cairn-all-reduce-gradients) add them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_NORMALIZATION_H
 #define CAIRN_RUNTIME_KERNELS_NORMALIZATION_H
 
+#include "runtime/kernels/RankSum.h"
+
 #include <cstdint>
-#include <functional>
 
 namespace cairn::kernels {
-
-/// Sums `count` doubles in place over the replicas of a data-parallel step:
-/// the same sums, added in the same order, on every replica. Empty when this
-/// process's batch is the whole batch.
-using ReplicaSum = std::function<void(double *values, int64_t count)>;
 
 /// Training mode: batch statistics.
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial,
                               const T *x, const T *gamma, const T *beta,
                               double eps, T *y,
-                              const ReplicaSum &replicas = ReplicaSum());
+                              const RankSum &replicas = RankSum());
 
 /// Eval mode: running statistics.
 template <typename T>
@@ -46,7 +43,7 @@ template <typename T>
 void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx,
                        T *dgamma, T *dbeta,
-                       const ReplicaSum &replicas = ReplicaSum());
+                       const RankSum &replicas = RankSum());
 
 /// running = (1 - momentum) * running + momentum * batch statistic, with the
 /// unbiased variance (the count of examples - 1 in the divisor);
@@ -55,7 +52,7 @@ template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
                                  T *runningVar, int64_t *numBatchesTracked,
-                                 const ReplicaSum &replicas = ReplicaSum());
+                                 const RankSum &replicas = RankSum());
 
 /// x is [rows, cols]; normalizes each row (cols = product of the normalized
 /// trailing dims); gamma/beta are [cols] or null.

@@ -15,6 +15,7 @@
 #include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/ScalarOps.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 
@@ -42,12 +43,16 @@ void adamUpdate(int64_t n, double lr, double beta1, double beta2, double eps,
 
 /// Calls f(g, begin, end, chunk) for every chunk of kGradNormChunk elements
 /// of the `count` gradients grads[t] of sizes[t] elements, the chunks of
-/// one gradient in parallel; `chunk` numbers them across all gradients.
-/// Returns the number of chunks.
+/// one gradient in parallel; `chunk` numbers them across all gradients, or
+/// from firstChunks[t] for gradient t where given. Returns the number of
+/// chunks (firstChunks[count] where given).
 template <typename T, typename F>
-int64_t forEachGradChunk(int count, const T *const *grads, const int64_t *sizes, F f) {
+int64_t forEachGradChunk(int count, const T *const *grads, const int64_t *sizes, F f,
+                         const int64_t *firstChunks = nullptr) {
   int64_t first = 0;
   for (int t = 0; t < count; ++t) {
+    if (firstChunks)
+      first = firstChunks[t];
     const T *g = grads[t];
     const int64_t n = sizes[t];
     const int64_t chunks = (n + kGradNormChunk - 1) / kGradNormChunk;
@@ -58,12 +63,16 @@ int64_t forEachGradChunk(int count, const T *const *grads, const int64_t *sizes,
     });
     first += chunks;
   }
-  return first;
+  return firstChunks ? firstChunks[count] : first;
 }
 
 template <typename T>
 void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
-                     double normType, double *workspace, T *coefficient) {
+                     double normType, double *workspace, T *coefficient,
+                     const int64_t *deviceChunks, const RankSum &devices) {
+  // Every device's partials: 0 but where this device writes its own.
+  if (deviceChunks)
+    std::fill(workspace, workspace + deviceChunks[count], 0.0);
   // One partial per chunk, in parallel; then all of them in order.
   int64_t chunks = forEachGradChunk(
       count, grads, sizes, [&](const T *g, int64_t begin, int64_t end, int64_t chunk) {
@@ -78,7 +87,10 @@ void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, dou
                                             normType);
         }
         workspace[chunk] = sum;
-      });
+      },
+      deviceChunks);
+  if (devices)
+    devices(workspace, chunks);
   double combined = 0;
   for (int64_t c = 0; c < chunks; ++c)
     combined = ops::combineGradNormTerms(combined, workspace[c], normType);
@@ -86,7 +98,8 @@ void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, dou
 }
 
 template <typename T>
-void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found) {
+void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found,
+              const RankSum &devices) {
   std::atomic<bool> any{false};
   forEachGradChunk(count, grads, sizes, [&](const T *g, int64_t begin, int64_t end, int64_t) {
     // x - x is 0 for a finite x and NaN for an infinite or NaN one, and a
@@ -97,16 +110,21 @@ void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found) 
     if (sum != 0)
       any.store(true, std::memory_order_relaxed);
   });
-  found[0] = any.load() ? T(1) : T(0);
+  double anywhere = any.load() ? 1 : 0;
+  if (devices)
+    devices(&anywhere, 1);
+  found[0] = anywhere != 0 ? T(1) : T(0);
 }
 
-template void foundInf<float>(int, const float *const *, const int64_t *, float *);
-template void foundInf<double>(int, const double *const *, const int64_t *, double *);
+template void foundInf<float>(int, const float *const *, const int64_t *, float *,
+                              const RankSum &);
+template void foundInf<double>(int, const double *const *, const int64_t *, double *,
+                               const RankSum &);
 
 template void clipCoefficient<float>(int, const float *const *, const int64_t *, double, double,
-                                     double *, float *);
+                                     double *, float *, const int64_t *, const RankSum &);
 template void clipCoefficient<double>(int, const double *const *, const int64_t *, double, double,
-                                      double *, double *);
+                                      double *, double *, const int64_t *, const RankSum &);
 
 template void sgdUpdate<float>(int64_t, double, double, double, double, bool,
                                bool, float *, const float *, float *);

@@ -22,6 +22,8 @@
 #ifndef CAIRN_RUNTIME_KERNELS_OPTIMIZER_H
 #define CAIRN_RUNTIME_KERNELS_OPTIMIZER_H
 
+#include "runtime/kernels/RankSum.h"
+
 #include <cstdint>
 
 namespace cairn::kernels {
@@ -43,16 +45,28 @@ inline int64_t clipCoefficientWorkspaceElements(const int64_t *sizes, int count)
 /// (infinity: the largest magnitude; a NaN anywhere makes it NaN), then, in
 /// T as PyTorch computes it, min(maxNorm * (1 / (total + 1e-6)), 1).
 /// `workspace` holds clipCoefficientWorkspaceElements doubles.
+///
+/// A device of a model split across devices passes its own gradients,
+/// `deviceChunks` and `devices` (a sum over the devices): gradient t's
+/// partials go at workspace[deviceChunks[t]...] among every device's, whose
+/// count deviceChunks[count] is (the workspace holds them), every other
+/// partial 0. The devices' sum then gives every partial its one device's
+/// value exactly (x + 0 is x), and all are combined in order: the norm of
+/// one device holding every gradient, to the bit, on every device.
 template <typename T>
 void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, double maxNorm,
-                     double normType, double *workspace, T *coefficient);
+                     double normType, double *workspace, T *coefficient,
+                     const int64_t *deviceChunks = nullptr, const RankSum &devices = RankSum());
 
 /// torch.amp.GradScaler's found_inf: found[0] = 1 when an element of the
 /// `count` gradients grads[t] of sizes[t] elements is infinite or NaN, else
 /// 0. A step with loss scaling skips its updates (and the running
-/// statistics' commit) when it is 1.
+/// statistics' commit) when it is 1. With `devices` (a device of a model
+/// split across devices, passing its own gradients), 1 when any device's
+/// gradient is not finite.
 template <typename T>
-void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found);
+void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found,
+              const RankSum &devices = RankSum());
 
 /// momentumBuffer may be null when momentum == 0.
 template <typename T>

@@ -873,3 +873,43 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
 // expected-error @+1 {{expected 'cairn.sync_batchnorm' on the cairn.program of a replica (with 'cairn.replicas')}}
 cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu", cairn.sync_batchnorm} {
 }
+
+// -----
+
+// Tests that a device's clip_coefficient names where each of its gradients'
+// partials go, then their count.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %g = cairn.buffer temp "g" : memref<4xf32>
+    %c = cairn.buffer temp "c" : memref<f32>
+    %w = cairn.buffer workspace "w" : memref<3xf64>
+    // expected-error @+1 {{'cairn.kernel.clip_coefficient' op expected device_chunks of 2 entries (one per gradient, then the count) but got 1}}
+    cairn.kernel.clip_coefficient ins(%g : memref<4xf32>) outs(%c : memref<f32>) workspace(%w : memref<3xf64>) {device_chunks = array<i64: 3>, max_norm = 1.0 : f64, norm_type = 2.0 : f64}
+  }
+}
+
+// -----
+
+// Tests that the workspace holds every device's partials.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %g = cairn.buffer temp "g" : memref<4xf32>
+    %c = cairn.buffer temp "c" : memref<f32>
+    %w = cairn.buffer workspace "w" : memref<1xf64>
+    // expected-error @+1 {{'cairn.kernel.clip_coefficient' op expected a workspace of at least 3 partials (device_chunks' count)}}
+    cairn.kernel.clip_coefficient ins(%g : memref<4xf32>) outs(%c : memref<f32>) workspace(%w : memref<1xf64>) {device_chunks = array<i64: 1, 3>, max_norm = 1.0 : f64, norm_type = 2.0 : f64}
+  }
+}
+
+// -----
+
+// Tests that a gradient's partials fall among the count.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %g = cairn.buffer temp "g" : memref<4xf32>
+    %c = cairn.buffer temp "c" : memref<f32>
+    %w = cairn.buffer workspace "w" : memref<3xf64>
+    // expected-error @+1 {{'cairn.kernel.clip_coefficient' op device_chunks entry 0 puts 1 partials at 3, outside the 3 partials}}
+    cairn.kernel.clip_coefficient ins(%g : memref<4xf32>) outs(%c : memref<f32>) workspace(%w : memref<3xf64>) {device_chunks = array<i64: 3, 3>, max_norm = 1.0 : f64, norm_type = 2.0 : f64}
+  }
+}

@@ -2,6 +2,7 @@
 
     check_partition_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N]
                                      [--micro-batches M] [--pipeline 1f1b|gpipe]
+                                     [--precision f32|bf16|f16] [--loss-scale S]
                                      MODEL.cairn[:DEVICES[:BUDGET]]...
 
 For each model: builds it for one device (`--devices 1`, which ignores `on device` regions) and
@@ -17,7 +18,9 @@ optimizer state (gathered from every device into one file) must equal the one-de
 for byte, and so must the final loss, test loss and test accuracy. Exits 1 naming the first
 difference; 77 without mpirun. With --micro-batches M both builds run each batch as M
 micro-batches (gradient accumulation on one device, a pipeline across devices: --pipeline's
-schedule, 1F1B by default).
+schedule, 1F1B by default). With --precision both builds take it; f16's loss scaler (the
+executables' --loss-scale S) must then skip the same steps to the same scale on every run, and
+skip at least one: the overflow check, like gradient clipping, sums over the devices.
 """
 
 import argparse
@@ -50,6 +53,8 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--micro-batches", type=int, default=1)
     parser.add_argument("--pipeline", choices=["1f1b", "gpipe"], default="1f1b")
+    parser.add_argument("--precision", choices=["f32", "bf16", "f16"], default="f32")
+    parser.add_argument("--loss-scale")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     if not shutil.which("mpirun"):
@@ -65,12 +70,12 @@ def main():
             placed = "on device" in f.read()
         model = os.path.splitext(os.path.basename(model_file))[0]
         work = os.path.join(args.work, f"{model}-{devices}{'-' + fraction if fraction else ''}"
-                                       f"-mb{args.micro_batches}-{args.pipeline}")
+                                       f"-mb{args.micro_batches}-{args.pipeline}-{args.precision}")
         os.makedirs(work, exist_ok=True)
         one, split = os.path.join(work, "one"), os.path.join(work, "split")
         one_report, report = os.path.join(work, "one.json"), os.path.join(work, "split.json")
         batch = ["--batch", str(args.batch), "--micro-batches", str(args.micro_batches),
-                 "--pipeline", args.pipeline]
+                 "--pipeline", args.pipeline, "--precision", args.precision]
         run([args.cairn, "build", model_file, *batch, "-o", one, "--memory-report", one_report,
              "--devices", "1"])
         placement = [] if placed else ["--devices", str(devices)]
@@ -107,6 +112,8 @@ def main():
             metrics = os.path.join(work, f"{name}.json")
             flags = ["train", "--data", data, "--steps", str(args.steps), "--seed", "5",
                      "--load", init, "--save", out, "--metrics", metrics, "--threads", "1"]
+            if args.loss_scale:
+                flags += ["--loss-scale", args.loss_scale]
             run(command + flags + (["--poison"] if name.endswith("poison") else []))
             with open(metrics) as f:
                 results[name] = (out, json.load(f))
@@ -123,14 +130,19 @@ def main():
                          f"the {metrics['seconds']} s training loop per device")
             if reference.get("devices_wait_seconds") is not None:
                 sys.exit(f"{model}: one device reports devices_wait_seconds")
-            for key in ("final_loss", "test_loss", "test_accuracy"):
+            for key in ("final_loss", "test_loss", "test_accuracy", "skipped_steps", "loss_scale"):
                 if metrics[key] != reference[key]:
                     sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from one "
                              f"device's {reference[key]!r}")
+        if args.precision == "f16" and not reference.get("skipped_steps"):
+            sys.exit(f"{model}: f16's loss scaler skipped no step "
+                     f"(--loss-scale {args.loss_scale}): the overflow check went untested")
         under = f" under --memory-budget {budget}" if budget is not None else ""
         print(f"{model}: on {devices} devices{under} (arenas {arenas} bytes, one device {one_arena}) "
               f"trains {args.steps} steps to the bits of one device, with --poison too "
-              f"(final loss {reference['final_loss']!r})")
+              f"(final loss {reference['final_loss']!r}"
+              + (f", {reference['skipped_steps']} steps skipped" if args.precision == "f16" else "")
+              + ")")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,9 @@
 #include "runtime/kernels/Normalization.h"
 
 #include "GradCheck.h"
+#include "ThreadRanks.h"
 
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -242,44 +241,6 @@ TEST(BatchNorm, RunningStatsUpdate) {
   EXPECT_EQ(tracked, 9);
 }
 
-/// R replicas as R threads: each ReplicaSum call waits for every replica's
-/// values, and each gets their sum in rank order, as MpiTransport's does.
-class ThreadReplicas {
-public:
-  explicit ThreadReplicas(int replicas) : parts(replicas) {}
-
-  ReplicaSum forRank(int rank) {
-    return [this, rank](double *values, int64_t count) {
-      std::unique_lock<std::mutex> lock(mutex);
-      parts[rank].assign(values, values + count);
-      const int generation = generations;
-      if (++arrived == int(parts.size())) {
-        sums.assign(count, 0.0);
-        for (const std::vector<double> &part : parts)
-          for (int64_t i = 0; i < count; ++i)
-            sums[i] += part[i];
-        arrived = 0;
-        ++generations;
-        changed.notify_all();
-      } else {
-        changed.wait(lock, [&] { return generations != generation; });
-      }
-      // The next sum cannot end before this replica has joined it.
-      std::copy(sums.begin(), sums.begin() + count, values);
-      ++calls;
-    };
-  }
-
-  int callsMade() const { return calls; }
-
-private:
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<std::vector<double>> parts;
-  std::vector<double> sums;
-  int arrived = 0, generations = 0, calls = 0;
-};
-
 /// The elements of images [begin, end) of x viewed as [n, c, spatial].
 template <typename T>
 std::vector<T> images(const std::vector<T> &x, const BnCase &b, int64_t begin,
@@ -312,7 +273,7 @@ TEST(BatchNorm, ReplicasNormalizeByEveryReplicasExamples) {
     int64_t tracked = 0;
   };
   std::vector<Replica> got(replicas);
-  ThreadReplicas exchange(replicas);
+  ThreadRanks exchange(replicas);
   std::vector<std::thread> threads;
   for (int r = 0; r < replicas; ++r)
     threads.emplace_back([&, r] {
@@ -324,7 +285,7 @@ TEST(BatchNorm, ReplicasNormalizeByEveryReplicasExamples) {
       out.dx.resize(xr.size());
       out.dg.resize(b.c);
       out.db.resize(b.c);
-      const ReplicaSum sum = exchange.forRank(r);
+      const RankSum sum = exchange.forRank(r);
       batchNormTrainingForward<double>(n, b.c, b.spatial, xr.data(),
                                        gamma.data(), beta.data(), kEps,
                                        out.y.data(), sum);
@@ -371,11 +332,11 @@ TEST(BatchNorm, OneReplicaIsTheBatchToTheBit) {
                      gamma = cast<float>(randomVector(b.c, 97)),
                      beta = cast<float>(randomVector(b.c, 98));
   int calls = 0;
-  const ReplicaSum alone = [&](double *, int64_t) { ++calls; };
+  const RankSum alone = [&](double *, int64_t) { ++calls; };
   struct Outputs {
     std::vector<float> y, dx, dg, db, mean, var;
   };
-  auto runAll = [&](const ReplicaSum &sum) {
+  auto runAll = [&](const RankSum &sum) {
     Outputs o{std::vector<float>(x.size()), std::vector<float>(x.size()),
               std::vector<float>(b.c),      std::vector<float>(b.c),
               std::vector<float>(b.c, 0.5f), std::vector<float>(b.c, 2.0f)};
@@ -390,7 +351,7 @@ TEST(BatchNorm, OneReplicaIsTheBatchToTheBit) {
                                        sum);
     return o;
   };
-  const Outputs local = runAll(ReplicaSum()), replica = runAll(alone);
+  const Outputs local = runAll(RankSum()), replica = runAll(alone);
   EXPECT_EQ(calls, 7);
   EXPECT_EQ(local.y, replica.y);
   EXPECT_EQ(local.dx, replica.dx);

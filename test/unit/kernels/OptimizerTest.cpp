@@ -11,6 +11,7 @@
 #include "runtime/kernels/Optimizer.h"
 
 #include "GradCheck.h"
+#include "ThreadRanks.h"
 
 #include <omp.h>
 
@@ -18,6 +19,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -330,6 +332,63 @@ TEST(ClipCoefficient, SameBitsForAnyNumberOfThreads) {
   EXPECT_EQ(one, many);
 }
 
+/// The gradients split over devices, each a thread: device[t] is gradient
+/// t's. Each device passes its own gradients, where their partials go among
+/// every device's, and a sum over the threads, as a partitioned step does;
+/// returns every device's coefficient.
+std::vector<float> clipCoefficientOnDevices(const std::vector<std::vector<float>> &grads,
+                                            const std::vector<int> &device, int devices,
+                                            double maxNorm, double normType) {
+  std::vector<int64_t> firstChunk;
+  int64_t chunks = 0;
+  for (const auto &g : grads) {
+    firstChunk.push_back(chunks);
+    int64_t n = int64_t(g.size());
+    chunks += clipCoefficientWorkspaceElements(&n, 1);
+  }
+  ThreadRanks ranks(devices);
+  std::vector<float> coefficients(devices, -1);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < devices; ++d)
+    threads.emplace_back([&, d] {
+      std::vector<const float *> pointers;
+      std::vector<int64_t> sizes, deviceChunks;
+      for (size_t t = 0; t < grads.size(); ++t)
+        if (device[t] == d) {
+          pointers.push_back(grads[t].data());
+          sizes.push_back(int64_t(grads[t].size()));
+          deviceChunks.push_back(firstChunk[t]);
+        }
+      deviceChunks.push_back(chunks);
+      // Stale values where other devices' partials go: the kernel zeroes them.
+      std::vector<double> workspace(chunks, 123.0);
+      clipCoefficient<float>(int(pointers.size()), pointers.data(), sizes.data(), maxNorm,
+                             normType, workspace.data(), &coefficients[d], deviceChunks.data(),
+                             ranks.forRank(d));
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  return coefficients;
+}
+
+TEST(ClipCoefficient, DevicesGetTheOneDeviceCoefficientToTheBit) {
+  // Interleaved over three devices, one of them with a single gradient,
+  // and over two where one device has none.
+  auto grads = clipGradients(0.05f);
+  for (double p : {2.0, 1.0, 3.0, std::numeric_limits<double>::infinity()}) {
+    const float one = clipCoefficientOf(grads, 0.1, p);
+    ASSERT_LT(one, 1.0f) << "p " << p << ": the test needs a clipping coefficient";
+    for (float got : clipCoefficientOnDevices(grads, {2, 0, 1, 0, 2}, 3, 0.1, p))
+      EXPECT_EQ(got, one) << "p " << p;
+    for (float got : clipCoefficientOnDevices(grads, {1, 1, 1, 1, 1}, 2, 0.1, p))
+      EXPECT_EQ(got, one) << "p " << p;
+  }
+  // A NaN on one device makes every device's coefficient NaN.
+  grads[3][5] = std::numeric_limits<float>::quiet_NaN();
+  for (float got : clipCoefficientOnDevices(grads, {2, 0, 1, 0, 2}, 3, 0.5, 2.0))
+    EXPECT_TRUE(std::isnan(got));
+}
+
 } // namespace
 
 namespace {
@@ -365,6 +424,39 @@ TEST(FoundInfTest, AnInfinityOrNaNAnywhereIsFound) {
     EXPECT_EQ(foundInfOf({{1.0f}, g, {2.0f}}), 1.0f) << bad;
     EXPECT_EQ(foundInfOf({{bad}}), 1.0f) << bad;
   }
+}
+
+/// foundInf of gradients split over devices (device[t] is gradient t's), each
+/// a thread summing over the others; every device's result.
+std::vector<float> foundInfOnDevices(const std::vector<std::vector<float>> &grads,
+                                     const std::vector<int> &device, int devices) {
+  ThreadRanks ranks(devices);
+  std::vector<float> found(devices, -1);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < devices; ++d)
+    threads.emplace_back([&, d] {
+      std::vector<const float *> pointers;
+      std::vector<int64_t> sizes;
+      for (size_t t = 0; t < grads.size(); ++t)
+        if (device[t] == d) {
+          pointers.push_back(grads[t].data());
+          sizes.push_back(int64_t(grads[t].size()));
+        }
+      foundInf<float>(int(pointers.size()), pointers.data(), sizes.data(), &found[d],
+                      ranks.forRank(d));
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  return found;
+}
+
+TEST(FoundInfTest, EveryDeviceFindsAnotherDevicesOverflow) {
+  std::vector<std::vector<float>> grads = {{1.0f}, std::vector<float>(kGradNormChunk + 9, 0.5f),
+                                           {2.0f, 3.0f}};
+  EXPECT_EQ(foundInfOnDevices(grads, {0, 1, 2}, 3), std::vector<float>(3, 0.0f));
+  grads[1][kGradNormChunk + 4] = std::numeric_limits<float>::infinity();
+  // Device 0 and device 2 have finite gradients, device 3 none.
+  EXPECT_EQ(foundInfOnDevices(grads, {0, 1, 2}, 4), std::vector<float>(4, 1.0f));
 }
 
 } // namespace
