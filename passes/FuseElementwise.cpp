@@ -13,7 +13,12 @@
 // not be the next kernel of the list: the chain runs where its last member
 // was, so the kernels in between may produce the last members' other
 // inputs (the backward's gradient sum feeding a relu_grad), but none may
-// write what an earlier member reads or a chain result. Glued kernels
+// write what an earlier member reads or a chain result; and across such a
+// gap the members' inputs that would have died before it must take no more
+// bytes than the intermediate they replace, or fusing would raise the
+// memory in between (a micro-batch's gradient added to the sum of the
+// earlier ones after every micro-batch's backward: one chain would hold
+// every micro-batch's gradient to the end). Glued kernels
 // (`cairn.before_first_use`) fuse only with glued ones, and the chain stays
 // glued. The target's limits bound a chain: distinct inputs, ops.
 //
@@ -121,6 +126,9 @@ private:
            });
   }
   bool isChainable(Operation *op, int64_t n, Type element);
+  bool holdsMoreThan(ArrayRef<Operation *> members,
+                     const llvm::SetVector<Value> &inputs, Operation *reader,
+                     Value intermediate);
   void collectReaders();
   int fuseChain(ArrayRef<Operation *> members);
   bool foldRelu(Operation *linear);
@@ -164,6 +172,40 @@ bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
       return false;
   }
   return true;
+}
+
+static int64_t getBytes(Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  return type.getNumElements() *
+         int64_t(type.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+/// Whether growing the chain `members` (reading `inputs`) to `reader` holds
+/// more bytes across the kernels between them than the `intermediate` it
+/// replaces: the inputs that no kernel after the last member but the chain
+/// reads, and that are not persistent, would live on until `reader`.
+bool StepFuser::holdsMoreThan(ArrayRef<Operation *> members,
+                              const llvm::SetVector<Value> &inputs,
+                              Operation *reader, Value intermediate) {
+  Operation *last = members.back();
+  Operation *next = last->getNextNode();
+  while (next && !isa<KernelOpInterface>(next))
+    next = next->getNextNode();
+  if (next == reader)
+    return false;
+  int64_t held = 0;
+  for (Value input : inputs) {
+    Value root = getViewRoot(input);
+    auto buffer = root.getDefiningOp<BufferOp>();
+    if (!buffer || isPersistent(buffer.getKind()))
+      continue;
+    bool readLater = llvm::any_of(readers.lookup(root), [&](Operation *op) {
+      return op != reader && last->isBeforeInBlock(op);
+    });
+    if (!readLater)
+      held += getBytes(root);
+  }
+  return held > getBytes(intermediate);
 }
 
 /// Whether a kernel after `from` and before `to` writes one of `values`
@@ -398,6 +440,8 @@ int StepFuser::run() {
         held.insert(getViewRoot(
             cast<KernelOpInterface>(member).getKernelOutputs().front()));
       if (isWrittenBetween(members.back(), op, held))
+        break;
+      if (holdsMoreThan(members, inputs, op, previous))
         break;
       llvm::SetVector<Value> grown = inputs;
       addInputs(op, grown);

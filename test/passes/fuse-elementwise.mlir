@@ -214,6 +214,55 @@ cairn.program "Apart" attributes {batch = 4 : i64, optimizer = "", source = "apa
 
 // -----
 
+// Tests that a chain does not grow across a gap when that would hold more
+// bytes there than the intermediate it removes: the sum of micro-batch
+// gradients, g0 + g1 then + g2 after g2's kernel, stays two adds (one chain
+// would keep g0 and g1, two buffers, until g2 is made, where s1 takes one).
+// Where g1 is read after the gap anyway, only g0 would be held longer, no
+// more than s1: that chain fuses.
+
+// CHECK-LABEL: cairn.program "Accumulate"
+// CHECK: cairn.kernel.add ins(%g0, %g1 {{.*}}) outs(%s1
+// CHECK: cairn.kernel.fill outs(%g2
+// CHECK-NEXT: cairn.kernel.add ins(%s1, %g2 {{.*}}) outs(%out
+// CHECK-NOT: elementwise_chain
+// CHECK-LABEL: cairn.program "AccumulateReadLater"
+// CHECK: cairn.kernel.fill outs(%g2
+// CHECK-NEXT: cairn.kernel.elementwise_chain ins(%g0, %g1, %g2 {{.*}}) outs(%out {{.*}}) {{{.*}}ops = ["add", "add"]}
+// CHECK-NEXT: cairn.kernel.relu ins(%g1
+cairn.program "Accumulate" attributes {batch = 4 : i64, optimizer = "", source = "accumulate.cairn", target = "cpu"} {
+  %out = cairn.buffer output "out" : memref<4x8xf32>
+  cairn.step train_step {
+    %g0 = cairn.buffer temp "g0" : memref<4x8xf32>
+    cairn.kernel.fill outs(%g0 : memref<4x8xf32>) {n = 32 : i64, value = 1.000000e+00 : f64}
+    %g1 = cairn.buffer temp "g1" : memref<4x8xf32>
+    cairn.kernel.fill outs(%g1 : memref<4x8xf32>) {n = 32 : i64, value = 2.000000e+00 : f64}
+    %s1 = cairn.buffer temp "s1" : memref<4x8xf32>
+    cairn.kernel.add ins(%g0, %g1 : memref<4x8xf32>, memref<4x8xf32>) outs(%s1 : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    %g2 = cairn.buffer temp "g2" : memref<4x8xf32>
+    cairn.kernel.fill outs(%g2 : memref<4x8xf32>) {n = 32 : i64, value = 3.000000e+00 : f64}
+    cairn.kernel.add ins(%s1, %g2 : memref<4x8xf32>, memref<4x8xf32>) outs(%out : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+  }
+}
+cairn.program "AccumulateReadLater" attributes {batch = 4 : i64, optimizer = "", source = "accumulate.cairn", target = "cpu"} {
+  %out = cairn.buffer output "out" : memref<4x8xf32>
+  %out2 = cairn.buffer output "out2" : memref<4x8xf32>
+  cairn.step train_step {
+    %g0 = cairn.buffer temp "g0" : memref<4x8xf32>
+    cairn.kernel.fill outs(%g0 : memref<4x8xf32>) {n = 32 : i64, value = 1.000000e+00 : f64}
+    %g1 = cairn.buffer temp "g1" : memref<4x8xf32>
+    cairn.kernel.fill outs(%g1 : memref<4x8xf32>) {n = 32 : i64, value = 2.000000e+00 : f64}
+    %s1 = cairn.buffer temp "s1" : memref<4x8xf32>
+    cairn.kernel.add ins(%g0, %g1 : memref<4x8xf32>, memref<4x8xf32>) outs(%s1 : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    %g2 = cairn.buffer temp "g2" : memref<4x8xf32>
+    cairn.kernel.fill outs(%g2 : memref<4x8xf32>) {n = 32 : i64, value = 3.000000e+00 : f64}
+    cairn.kernel.add ins(%s1, %g2 : memref<4x8xf32>, memref<4x8xf32>) outs(%out : memref<4x8xf32>) {lhs_strides = array<i64: 8, 1>, n = 32 : i64, rhs_strides = array<i64: 8, 1>}
+    cairn.kernel.relu ins(%g1 : memref<4x8xf32>) outs(%out2 : memref<4x8xf32>) {n = 32 : i64}
+  }
+}
+
+// -----
+
 // Tests intermediates read through views. A reshape between two members is
 // the intermediate's other name: the chain takes it in, and the view goes
 // with the buffer. A view the runtime reads by name (an output) keeps its
