@@ -519,11 +519,28 @@ def table(header, rows):
             + ["| " + " | ".join(row) + " |" for row in rows])
 
 
-def write_results(out, results, started):
+def round_rows(entry):
+    """Round by round, each system's ms/step and its ratio to that system's fastest round:
+    whether the slow rounds of one side are the other's too (the machine) or its own."""
+    rounds = {s: entry["systems"][s]["rounds"] for s in SYSTEMS}
+    fastest = {s: min(r["ms"] for r in rounds[s]) for s in SYSTEMS if rounds[s]}
+    rows = []
+    for i in range(max(len(r) for r in rounds.values())):
+        row = [entry["model"], str(entry["batch"]), str(i + 1)]
+        for s in SYSTEMS:
+            r = rounds[s][i] if i < len(rounds[s]) else None
+            row.append(f"{r['ms']:.2f} ({r['ms'] / fastest[s]:.2f})" if r else "-")
+        rows.append(row)
+    return rows
+
+
+def write_results(out, results, started=None):
     """Writes OUT (markdown) and its .json from RESULTS, with the load average now and the
-    time since STARTED."""
-    results["load_after"] = os.getloadavg()[0]
-    results["seconds"] = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
+    time since STARTED (None: RESULTS as they were, for `report`)."""
+    if started is not None:
+        results["load_after"] = os.getloadavg()[0]
+        results["seconds"] = (datetime.datetime.now(datetime.timezone.utc)
+                              - started).total_seconds()
     entries = results["entries"]
     torch_version = results["torch"]
     blas = sorted({r["blas_core"] for e in entries for r in e["systems"]["cairn"]["rounds"]
@@ -614,6 +631,15 @@ def write_results(out, results, started):
                         "GEMM of peak", "conv GFLOP/step", "conv ms", "conv GFLOP/s",
                         "conv of peak"],
                        [[e["model"], str(e["batch"]), str(threads)] + rates(e, peak) for e in rows])
+        unstable = [e for e in rows
+                    if any(e["systems"][s]["summary"]["spread"] > STABLE for s in SYSTEMS)]
+        if unstable:
+            lines += ["", "Round by round where a system is unstable: ms/step (that system's "
+                      "fastest round = 1). Slow rounds shared by every system point at the "
+                      "machine (another tenant, the memory bandwidth), slow rounds of one "
+                      "system alone at that system:", ""]
+            lines += table(["model", "batch", "round"] + [NAMES[s] for s in SYSTEMS],
+                           [row for e in unstable for row in round_rows(e)])
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -653,6 +679,8 @@ def main():
     w.add_argument("--warmup", type=int, default=3, help="warm-up steps at least")
     w.add_argument("--warmup-seconds", type=float, default=1.0, help="warm-up time at least")
     s = sub.add_parser("sgemm", help="torch.mm's and numpy.matmul's GFLOP/s (JSON)")
+    p = sub.add_parser("report", help="write FILE.md again from FILE.json")
+    p.add_argument("json")
     for p in (r, w):
         p.add_argument("--examples", default=os.path.join(ROOT, "examples"))
     for p in (w, s):
@@ -667,6 +695,9 @@ def main():
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         run(args)
+    elif args.mode == "report":
+        with open(args.json) as f:
+            write_results(os.path.splitext(args.json)[0] + ".md", json.load(f))
     elif args.mode == "worker":
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends a worker at once
         worker(args)
