@@ -41,7 +41,15 @@ memory per device, transfers, step time and the largest batch that fits, against
         sends, receives and the step's loss broadcast: the measured bubble (plus the copies,
         and on an oversubscribed machine the ranks' competition for cores), next to the
         ideal (N - 1) / (M + N - 1) of a pipeline of equal stages.
-      Not measured: PyTorch's torch.distributed.pipelining (see the report's last section).
+      - The PyTorch peer (--python: a PyTorch 2.x with gloo; run.sh passes
+        build/bench-torch-venv's): for the pipelines of the models and device counts
+        torch_pipeline.SPLITS has (mlp and cnn on 2 devices), PyTorch's
+        torch.distributed.pipelining with the same schedule (ScheduleGPipe, Schedule1F1B), the
+        same micro-batches and the same cut (checked against the values Cairn's device 0
+        sends in its plan; a different cut is reported, not timed), one process per stage
+        over gloo (torch_pipeline.py): each rank's peak bytes live during a step (once), and
+        its ms/step timed in the same rounds as Cairn's schedules, interleaved. Elsewhere the
+        report says why there is no peer.
 """
 import argparse
 import datetime
@@ -59,6 +67,9 @@ from provenance import ROOT, commit, cpu_name  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "test", "tools", "Inputs"))
 import write_tiny_dataset  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_pipeline  # noqa: E402
 
 MiB = 1 << 20
 # Steps per timed run by model, so that one run takes about a second or more at one thread on
@@ -218,9 +229,44 @@ def bench_model(args, model):
     return entry
 
 
+def cairn_cut(report):
+    """The values device 0 sends in a plan's training step, without the micro-batch suffix."""
+    with open(report) as f:
+        first = json.load(f)["devices"][0]
+    return sorted({re.sub(r"\.mb\d+$", "", t["buffer"]) for t in first.get("transfers", [])
+                   if t["step"] == "train_step" and t["kind"] == "send"})
+
+
+def torch_peer(args, model, n, pipeline, report, work):
+    """The PyTorch pipeline next to Cairn's `pipeline` on N devices: {"peak_bytes"} to be
+    timed in the rounds, or {"skipped": why} / {"error"}."""
+    if not args.python:
+        return {"skipped": "no PyTorch 2.x with gloo (--python)"}
+    split = torch_pipeline.SPLITS.get((model, n))
+    if not split:
+        return {"skipped": f"no PyTorch split of {model} on {n} devices is written "
+                           "(torch_pipeline.SPLITS)"}
+    cut = cairn_cut(report)
+    if cut != sorted(split[1]):
+        return {"skipped": f"Cairn's device 0 sends {cut}, the PyTorch split {split[1]}"}
+    memory = torch_pipeline.run_pipeline(
+        args.python, model, n, args.batch, args.micro_batches, pipeline, 2, 1, work,
+        torch_env(), measure_memory=True)
+    if "error" in memory:
+        return memory
+    return {"peak_bytes": memory["peak_bytes"], "torch": memory["torch"], "rounds_ms": []}
+
+
+def torch_env():
+    """The PyTorch ranks' environment: one thread each, as Cairn's ranks."""
+    return dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive",
+                GLOO_SOCKET_IFNAME="lo")
+
+
 def bench_pipelines(args, model):
     """Per N > 1 and schedule: every device's arena, ms/step and wait shares, --micro-batches
-    args.micro_batches, interleaved rounds under MPI mode yield."""
+    args.micro_batches, interleaved rounds under MPI mode yield; and the PyTorch peer's peak
+    bytes and ms/step where there is one (torch_peer), in the same rounds."""
     model_file = os.path.join(ROOT, "examples", model + ".cairn")
     work = os.path.join(args.work, model + "-pipelines")
     os.makedirs(work, exist_ok=True)
@@ -243,7 +289,8 @@ def bench_pipelines(args, model):
             run([args.cairn, "build", model_file, "-o", exe] + flags)
             entry[n][pipeline] = {"arena_bytes": arenas, "exe": exe, "rounds_ms": [],
                                   "wait_shares": [],
-                                  "ideal_bubble": (n - 1) / (m + n - 1)}
+                                  "ideal_bubble": (n - 1) / (m + n - 1),
+                                  "torch": torch_peer(args, model, n, pipeline, report, work)}
     for r in range(args.rounds):
         for n, schedules in entry.items():
             for pipeline, e in schedules.items():
@@ -259,6 +306,15 @@ def bench_pipelines(args, model):
                 e["rounds_ms"].append(ms)
                 e["wait_shares"].append([w / report["seconds"]
                                          for w in report["devices_wait_seconds"]])
+                peer = e["torch"]
+                if "rounds_ms" in peer and "error" not in peer:
+                    timed = torch_pipeline.run_pipeline(
+                        args.python, model, n, args.batch, m, pipeline, 2,
+                        args.steps_of(model), work, torch_env())
+                    if "error" in timed:
+                        peer["error"] = timed["error"]
+                    else:
+                        peer["rounds_ms"].append(timed["ms"])
     for schedules in entry.values():
         for e in schedules.values():
             e.pop("exe")
@@ -266,6 +322,8 @@ def bench_pipelines(args, model):
                 best = min(range(len(e["rounds_ms"])), key=lambda i: e["rounds_ms"][i])
                 e["ms_per_step"] = e["rounds_ms"][best]
                 e["wait_share"] = e["wait_shares"][best]
+            if e["torch"].get("rounds_ms"):
+                e["torch"]["ms_per_step"] = min(e["torch"]["rounds_ms"])
     return {"micro_batches": m, "devices": entry}
 
 
@@ -446,23 +504,51 @@ def report(results):
                         f"| {model} | {n} | {p['micro_batches']} | {pipeline} | "
                         f"{', '.join(mib(a) for a in e['arena_bytes'])} | {ms} | {waits} | "
                         f"{e['ideal_bubble']:.0%} |")
-    lines += ["", "## Not measured", "",
-              "- PyTorch 2.x `torch.distributed.pipelining` (gloo) with the same split: not "
-              "measured. " + TORCH_NOTE, ""]
+    peers = [(model, p["micro_batches"], n, pipeline, e) for model, p in pipelined
+             for n, schedules in p["devices"].items() for pipeline, e in schedules.items()
+             if e.get("torch")]
+    if peers:
+        lines += ["", "## PyTorch's torch.distributed.pipelining, the same split", "",
+                  "PyTorch 2.x's pipelining over gloo (bench/partition/torch_pipeline.py), one "
+                  "process per stage at one thread, the twin (test/reference/pytorch_models.py) "
+                  "cut where Cairn's `--devices N` cuts it (checked against the values Cairn's "
+                  "device 0 sends), the same schedule and micro-batches. Memory: Cairn's arena "
+                  "per device (everything the process computes with) against PyTorch's peak "
+                  "bytes live in the CPU allocator during one step on that rank (as "
+                  "bench/memory: parameters, gradients, optimizer state, inputs, activations "
+                  "and receive buffers; gloo's own buffers excluded); largest: PyTorch's "
+                  "largest rank over Cairn's largest device. Time: the fastest round of each, "
+                  "in the same interleaved rounds; PyTorch / Cairn above 1 means Cairn is "
+                  "faster.", "",
+                  "| model | devices | M | schedule | Cairn arena MiB per device | "
+                  "PyTorch peak MiB per device | largest, PyTorch / Cairn | Cairn ms/step | "
+                  "PyTorch ms/step | PyTorch / Cairn |",
+                  "|---|---:|---:|---|---|---|---:|---:|---:|---:|"]
+        for model, m, n, pipeline, e in peers:
+            t = e["torch"]
+            if "peak_bytes" not in t or "ms_per_step" not in t or "ms_per_step" not in e:
+                why = t.get("skipped") or t.get("error") or e.get("error") or "not timed"
+                lines.append(f"| {model} | {n} | {m} | {pipeline} | "
+                             f"{', '.join(mib(a) for a in e['arena_bytes'])} | "
+                             f"not measured: {why} | | | | |")
+                continue
+            lines.append(
+                f"| {model} | {n} | {m} | {pipeline} | "
+                f"{', '.join(mib(a) for a in e['arena_bytes'])} | "
+                f"{', '.join(mib(b) for b in t['peak_bytes'])} | "
+                f"{max(t['peak_bytes']) / max(e['arena_bytes']):.2f}x | "
+                f"{e['ms_per_step']:.1f} | {t['ms_per_step']:.1f} | "
+                f"{t['ms_per_step'] / e['ms_per_step']:.2f} |")
+        lines += ["", TORCH_NOTE]
     return "\n".join(lines)
 
 
 TORCH_NOTE = (
-    "Cairn cuts inside layers (mlp after fc1's matmul, before its relu; resnet18 inside a "
-    "BasicBlock, sending the block's conv2 output and its residual; the transformer at a "
-    "residual add inside an encoder layer: the per-device table's values), while "
-    "torch.distributed.pipelining splits the PyTorch twins (test/reference/pytorch_models.py) "
-    "at module boundaries (SplitPoint on a submodule's name) or where the forward code calls "
-    "pipe_split(): the same split needs a copy of each twin's forward with pipe_split() at "
-    "Cairn's cut, per model and device count, and was not written in the time this benchmark "
-    "was made in (a first try at two stages, ScheduleGPipe at one micro-batch over gloo, hung "
-    "and was dropped). PyTorch 2.x itself is there (build/bench-torch-venv: torch 2.15, gloo, "
-    "torch.distributed.pipelining), so the missing piece is the split, not the environment.")
+    "Where there is no PyTorch row: Cairn cuts inside layers where the stages balance (the "
+    "transformer at a residual add inside an encoder layer, resnet18 inside a BasicBlock), "
+    "and torch.distributed.pipelining needs each cut written into a copy of the twin's "
+    "forward (torch_pipeline.SPLITS has mlp and cnn on 2 devices). Each is one function "
+    "there; bench.py checks it against Cairn's cut before it runs.")
 
 
 def main_run(args):
@@ -534,6 +620,8 @@ def main():
                    choices=["gpipe", "1f1b"], help="the schedules compared (none: skip)")
     r.add_argument("--pipeline-models", nargs="+", default=["mlp", "cnn", "transformer"],
                    help="the models whose pipelines are measured")
+    r.add_argument("--python", help="a Python with PyTorch 2.x and gloo for the PyTorch "
+                   "pipelining peer (none: the report says it was not measured)")
     r.add_argument("--cairn", default=os.path.join(ROOT, "build", "bin", "cairn"))
     r.add_argument("--out")
     r.add_argument("--keep", action="store_true", help="keep the executables and reports")

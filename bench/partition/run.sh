@@ -11,8 +11,11 @@
 # (scripts/build.sh), mpirun (Debian's openmpi-bin) and /usr/bin/python3 (standard library
 # only). With --micro-batches 4 (mlp, cnn, transformer), GPipe against 1F1B on 2 and 4
 # devices: each device's arena, step time and share of the loop spent waiting (the bubble)
-# against (N-1)/(M+N-1). Not measured: PyTorch's torch.distributed.pipelining (the report says
-# why). See bench.py for what is measured.
+# against (N-1)/(M+N-1), and next to them PyTorch 2.x's torch.distributed.pipelining over gloo
+# with the same cut and schedule where one is written (mlp and cnn on 2 devices): its peak
+# bytes per rank and step time in the same rounds. PyTorch comes from build/bench-torch-venv
+# (made from bench/recompute/requirements.txt the first time, a 5 GiB download from PyPI);
+# without it the report says the peer was not measured. See bench.py for what is measured.
 #
 #   bench/partition/run.sh [--models mlp cnn ...] [--batch 64] [--devices 1 2 4] [--rounds 3]
 #                          [--mpi-modes default yield] [--steps resnet18=3 ...]
@@ -22,5 +25,13 @@
 #   python3 bench/partition/bench.py report bench/results/partition-....json   # the .md again
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-exec /usr/bin/python3 "$root/bench/partition/bench.py" run \
+venv=$root/build/bench-torch-venv
+peer=()
+if bash "$root/bench/make-venv.sh" "$venv" "$root/bench/recompute/requirements.txt" torch; then
+  peer=(--python "$venv/bin/python")
+else
+  echo "bench/partition: no PyTorch 2.x ($venv could not be made); the PyTorch pipelining" \
+       "peer is not measured" >&2
+fi
+exec /usr/bin/python3 "$root/bench/partition/bench.py" run "${peer[@]}" \
   --command "$(echo "bench/partition/run.sh $*" | sed "s/ *$//")" "$@"

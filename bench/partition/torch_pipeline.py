@@ -1,0 +1,252 @@
+"""The PyTorch peer of a pipelined split: PyTorch 2.x's torch.distributed.pipelining over gloo
+with the split Cairn makes, one process per stage, for bench/partition/bench.py.
+
+  torch_pipeline.py worker --model M --devices N --rank R --store FILE --batch B
+                           --micro-batches K --schedule gpipe|1f1b --warmup W --steps S
+                           [--memory] --out FILE.json
+      One rank (stage R of N) of the PyTorch twin (test/reference/pytorch_models.py) cut where
+      Cairn cuts it (SPLITS), with the model file's optimizer on the stage's parameters.
+      Random batches of the model's input shape. Each step is the schedule's step then the
+      optimizer's. W untimed steps, then S steps timed from the first to the last (a barrier
+      before and after, so every rank times the same steps): {"ms", ...}. With --memory, no
+      timing: the memory profiler of bench/memory runs from before the model is built (the
+      legacy autograd profiler's allocations on this rank), and after the W steps one more
+      step gives the peak bytes live during it: parameters, gradients, optimizer state,
+      inputs, the stage's micro-batch activations and its buffers of what it receives (gloo's
+      own buffers are not the allocator's): {"peak_bytes", ...}. Writes the result or
+      {"error"} to FILE.json. Runs under a PyTorch 2.x with gloo (build/bench-torch-venv).
+
+run_pipeline() launches the N ranks and collects their results; bench.py calls it with the
+venv's python. A split is written here only where Cairn's cut falls at a place the twin's
+forward can be cut by hand: SPLITS names the values Cairn's device 0 sends (its memory report's
+transfers, without the micro-batch suffix), which bench.py checks against Cairn's plan before
+it runs the peer, so the two sides always cut at the same value.
+"""
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RUN_TIMEOUT = 600  # seconds for one run of every rank: a hung rank ends the run
+
+
+def _mlp_stages(model, F, torch):
+    """examples/mlp.cairn on 2 devices: device 0 computes fc1's product and sends it."""
+    return [lambda x: model.fc1(torch.flatten(x, 1)),
+            lambda h: model.fc2(F.relu(h))], [[model.fc1], [model.fc2]]
+
+
+def _cnn_stages(model, F, torch):
+    """examples/cnn.cairn on 2 devices: device 0 runs the first convolution block through its
+    pooling and sends the pooled maps."""
+    m = model
+    return [lambda x: m.pool(F.relu(m.bn1(m.conv1(x)))),
+            lambda h: m.fc2(m.drop(F.relu(m.fc1(torch.flatten(
+                m.pool(F.relu(m.bn2(m.conv2(h)))), 1)))))], \
+        [[m.conv1, m.bn1], [m.conv2, m.bn2, m.fc1, m.fc2]]
+
+
+# (model, devices): (the stages' forwards and modules, what Cairn's device 0 sends).
+SPLITS = {
+    ("mlp", 2): (_mlp_stages, ["fc1.linear"]),
+    ("cnn", 2): (_cnn_stages, ["pool.max_pool2d"]),
+}
+
+
+def _memory_profiler():
+    """bench/memory/bench.py's profiler helpers (_torch_profiler, _marked, _live_bytes)."""
+    spec = importlib.util.spec_from_file_location(
+        "cairn_memory_bench", os.path.join(ROOT, "bench", "memory", "bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def worker(args):
+    import resource
+
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch import nn
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+    sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
+    from check_step_agreement import make_model_and_optimizer, make_optimizer
+
+    result = {"rank": args.rank}
+    # With --memory, the profiler runs from here until the measured step ends.
+    helpers = _memory_profiler() if args.memory else None
+    profiling = False
+    if helpers:
+        begin, end = helpers._torch_profiler()
+        begin()
+        profiling = True
+    try:
+        torch.set_num_threads(1)
+        torch.set_num_interop_threads(1)
+        torch.manual_seed(0)
+        model, in_shape, _ = make_model_and_optimizer(args.model,
+                                                      os.path.join(ROOT, "examples"))
+        model.train()
+        make_stages, _ = SPLITS[(args.model, args.devices)]
+        forwards, modules = make_stages(model, F, torch)
+
+        class Stage(nn.Module):
+            """Stage R's part of the twin's forward, holding its layers."""
+
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList(modules[args.rank])
+
+            def forward(self, x):
+                return forwards[args.rank](x)
+
+        part = Stage()
+        # The other stages' layers are theirs: this process frees their weights.
+        for other, layers in enumerate(modules):
+            if other != args.rank:
+                for layer in layers:
+                    for tensor in list(layer.parameters()) + list(layer.buffers()):
+                        tensor.data = torch.empty(0)
+        # The model file's optimizer over this stage's parameters.
+        opt = make_optimizer(os.path.join(ROOT, "examples", args.model + ".cairn"),
+                             part.parameters())
+        dist.init_process_group("gloo", init_method="file://" + args.store, rank=args.rank,
+                                world_size=args.devices,
+                                timeout=datetime.timedelta(seconds=RUN_TIMEOUT))
+        stage = PipelineStage(part, args.rank, args.devices, torch.device("cpu"))
+        schedule_type = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[args.schedule]
+        schedule = schedule_type(stage, n_microbatches=args.micro_batches,
+                                 loss_fn=lambda out, y: F.cross_entropy(out, y))
+        x = torch.rand(args.batch, *in_shape)
+        y = torch.randint(0, 10, (args.batch,))
+        first, last = args.rank == 0, args.rank == args.devices - 1
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            if first:
+                schedule.step(x)
+            elif last:
+                schedule.step(target=y, losses=[])
+            else:
+                schedule.step()
+            opt.step()
+
+        for _ in range(args.warmup):
+            step()
+        dist.barrier()
+        if helpers:
+            mark = "cairn_bench_pipeline_step"
+            with helpers._marked(mark):
+                step()
+            records, profiling = end(), False
+            _, peak, _ = helpers._live_bytes(records, mark)
+            result.update(peak_bytes=peak)
+        else:
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                step()
+            seconds = time.perf_counter() - start
+            result.update(ms=1000 * seconds / args.steps, seconds=seconds, steps=args.steps)
+        dist.barrier()
+        result.update(peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                      torch=torch.__version__)
+        dist.destroy_process_group()
+    except Exception as e:  # noqa: BLE001 - the error text is the result
+        result["error"] = f"{type(e).__name__}: {e}".strip().splitlines()[0][:400]
+    finally:
+        if profiling:
+            end()
+    with open(args.out, "w") as f:
+        json.dump(result, f)
+    if "error" in result:
+        sys.exit(1)
+
+
+def _tail(text, lines=5):
+    kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
+    return " / ".join(kept)[-600:]
+
+
+def run_pipeline(python, model, devices, batch, micro_batches, schedule, warmup, steps, work,
+                 env, measure_memory=False):
+    """Runs the N ranks of one PyTorch pipeline (the `worker` above under `python`, with the
+    environment `env`): {"ms": rank 0's ms/step, "ranks_ms", ...}, with measure_memory
+    {"peak_bytes": per rank, ...}, or {"error"}. Every rank is killed when the run passes
+    RUN_TIMEOUT."""
+    tag = f"{model}-{devices}-{schedule}{'-memory' if measure_memory else ''}"
+    store = os.path.join(work, f"store-{tag}")
+    if os.path.exists(store):
+        os.remove(store)
+    procs, outs, logs = [], [], []
+    for rank in range(devices):
+        outs.append(os.path.join(work, f"torch-{tag}-{rank}.json"))
+        logs.append(os.path.join(work, f"torch-{tag}-{rank}.log"))
+        if os.path.exists(outs[-1]):
+            os.remove(outs[-1])
+        cmd = [python, os.path.abspath(__file__), "worker", "--model", model, "--devices",
+               str(devices), "--rank", str(rank), "--store", store, "--batch", str(batch),
+               "--micro-batches", str(micro_batches), "--schedule", schedule, "--warmup",
+               str(warmup), "--steps", str(steps), "--out", outs[-1]] + \
+            (["--memory"] if measure_memory else [])
+        with open(logs[-1], "w") as log:
+            procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env))
+    deadline = time.monotonic() + RUN_TIMEOUT
+    timed_out = False
+    for p in procs:
+        try:
+            p.wait(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            break
+    for p in procs:  # every rank ends with the run, however it ends
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    results = []
+    for rank, (out, log) in enumerate(zip(outs, logs)):
+        if os.path.exists(out):
+            with open(out) as f:
+                results.append(json.load(f))
+        else:
+            with open(log) as f:
+                results.append({"error": f"rank {rank} exited with {procs[rank].returncode}: "
+                                         f"{_tail(f.read())}"})
+    errors = [r["error"] for r in results if "error" in r]
+    if timed_out or errors:
+        return {"error": (f"timed out after {RUN_TIMEOUT} s; " if timed_out else "")
+                + "; ".join(errors)}
+    if measure_memory:
+        return {"peak_bytes": [r["peak_bytes"] for r in results], "torch": results[0]["torch"]}
+    return {"ms": results[0]["ms"], "ranks_ms": [r["ms"] for r in results],
+            "peak_rss_bytes": [r["peak_rss_bytes"] for r in results],
+            "torch": results[0]["torch"]}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="what", required=True)
+    w = sub.add_parser("worker")
+    w.add_argument("--model", required=True)
+    w.add_argument("--devices", type=int, required=True)
+    w.add_argument("--rank", type=int, required=True)
+    w.add_argument("--store", required=True)
+    w.add_argument("--batch", type=int, required=True)
+    w.add_argument("--micro-batches", type=int, required=True)
+    w.add_argument("--schedule", choices=["gpipe", "1f1b"], required=True)
+    w.add_argument("--warmup", type=int, default=2)
+    w.add_argument("--steps", type=int, required=True)
+    w.add_argument("--memory", action="store_true", help="measure memory instead of time")
+    w.add_argument("--out", required=True)
+    args = parser.parse_args()
+    worker(args)
+
+
+if __name__ == "__main__":
+    main()
