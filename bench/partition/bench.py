@@ -43,7 +43,7 @@ memory per device, transfers, step time and the largest batch that fits, against
         ideal (N - 1) / (M + N - 1) of a pipeline of equal stages.
       - The PyTorch peer (--python: a PyTorch 2.x with gloo; run.sh passes
         build/bench-torch-venv's): for the pipelines of the models and device counts
-        torch_pipeline.SPLITS has (mlp and cnn on 2 devices), PyTorch's
+        torch_pipeline.SPLITS has (mlp, cnn and the transformer on 2 devices), PyTorch's
         torch.distributed.pipelining with the same schedule (ScheduleGPipe, Schedule1F1B), the
         same micro-batches and the same cut (checked against the values Cairn's device 0
         sends in its plan; a different cut is reported, not timed), one process per stage
@@ -544,11 +544,12 @@ def report(results):
 
 
 TORCH_NOTE = (
-    "Where there is no PyTorch row: Cairn cuts inside layers where the stages balance (the "
-    "transformer at a residual add inside an encoder layer, resnet18 inside a BasicBlock), "
-    "and torch.distributed.pipelining needs each cut written into a copy of the twin's "
-    "forward (torch_pipeline.SPLITS has mlp and cnn on 2 devices). Each is one function "
-    "there; bench.py checks it against Cairn's cut before it runs.")
+    "Where there is no PyTorch row: Cairn cuts inside layers where the stages balance "
+    "(resnet18 inside a BasicBlock, every model on 4 devices at cuts of their own), and "
+    "torch.distributed.pipelining needs each cut written into a copy of the twin's forward "
+    "(torch_pipeline.SPLITS has mlp, cnn and the transformer on 2 devices, the transformer "
+    "cut at the residual sum before its second layer's norm2). Each is one function there; "
+    "bench.py checks it against Cairn's cut before it runs.")
 
 
 def main_run(args):

@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -52,10 +53,47 @@ def _cnn_stages(model, F, torch):
         [[m.conv1, m.bn1], [m.conv2, m.bn2, m.fc1, m.fc2]]
 
 
-# (model, devices): (the stages' forwards and modules, what Cairn's device 0 sends).
+def _transformer_stages(model, F, torch):
+    """examples/transformer.cairn on 2 devices: device 0 runs the embedding, the first
+    encoder layer and the second up to its last residual sum (before norm2), and sends the
+    sum."""
+    m = model
+    first, second = m.layers[0], m.layers[1]
+
+    def stage0(image):
+        x = m.embed(image.reshape(image.shape[0], m.seq, 28)) + m.pos_embed
+        x = first(x)
+        # EncoderLayer.forward without its last norm.
+        n, s, d = x.shape
+
+        def split(t):
+            return t.reshape(n, s, second.heads, second.d_head).permute(0, 2, 1, 3)
+
+        q, k, v = split(second.q_proj(x)), split(second.k_proj(x)), split(second.v_proj(x))
+        attn = second.attn_dropout(torch.softmax(q @ k.transpose(2, 3) * second.scale, -1))
+        a = (attn @ v).permute(0, 2, 1, 3).reshape(n, s, d)
+        x = second.norm1(x + second.dropout1(second.out_proj(a)))
+        f = second.linear2(second.ff_dropout(F.gelu(second.linear1(x))))
+        return x + second.dropout2(f)
+
+    def stage1(h):
+        x = second.norm2(h)
+        for layer in m.layers[2:]:
+            x = layer(x)
+        return m.head(m.norm(x.mean(dim=1)))
+
+    parts0 = [m.embed, m.pos_embed, first, second.q_proj, second.k_proj, second.v_proj,
+              second.out_proj, second.norm1, second.linear1, second.linear2]
+    parts1 = [second.norm2, *m.layers[2:], m.norm, m.head]
+    return [stage0, stage1], [parts0, parts1]
+
+
+# (model, devices): (the stages' forwards and their layers or parameters, what Cairn's
+# device 0 sends).
 SPLITS = {
     ("mlp", 2): (_mlp_stages, ["fc1.linear"]),
     ("cnn", 2): (_cnn_stages, ["pool.max_pool2d"]),
+    ("transformer", 2): (_transformer_stages, ["layers.1.add.1"]),
 }
 
 
@@ -98,21 +136,26 @@ def worker(args):
         forwards, modules = make_stages(model, F, torch)
 
         class Stage(nn.Module):
-            """Stage R's part of the twin's forward, holding its layers."""
+            """Stage R's part of the twin's forward, holding its layers and parameters."""
 
             def __init__(self):
                 super().__init__()
-                self.layers = nn.ModuleList(modules[args.rank])
+                mine = modules[args.rank]
+                self.layers = nn.ModuleList([p for p in mine if isinstance(p, nn.Module)])
+                self.params = nn.ParameterList(
+                    [p for p in mine if isinstance(p, nn.Parameter)])
 
             def forward(self, x):
                 return forwards[args.rank](x)
 
         part = Stage()
         # The other stages' layers are theirs: this process frees their weights.
-        for other, layers in enumerate(modules):
+        for other, pieces in enumerate(modules):
             if other != args.rank:
-                for layer in layers:
-                    for tensor in list(layer.parameters()) + list(layer.buffers()):
+                for piece in pieces:
+                    tensors = [piece] if isinstance(piece, nn.Parameter) else \
+                        list(piece.parameters()) + list(piece.buffers())
+                    for tensor in tensors:
                         tensor.data = torch.empty(0)
         # The model file's optimizer over this stage's parameters.
         opt = make_optimizer(os.path.join(ROOT, "examples", args.model + ".cairn"),
@@ -159,6 +202,7 @@ def worker(args):
                       torch=torch.__version__)
         dist.destroy_process_group()
     except Exception as e:  # noqa: BLE001 - the error text is the result
+        traceback.print_exc()  # into the rank's log
         result["error"] = f"{type(e).__name__}: {e}".strip().splitlines()[0][:400]
     finally:
         if profiling:
