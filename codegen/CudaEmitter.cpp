@@ -627,16 +627,9 @@ void CudaEmitter::emitKernel(Operation *op) {
             return true;
           })
           .Case([&](FoundInfKernelOp k) {
-            const char *type = getElementCType(k.getResult());
             line() << "{\n";
-            line() << "  const " << type << " *const kGrads[] = {"
-                   << formatList(k.getGrads(), [&](Value v) { return ptr(v); })
-                   << "};\n";
-            line() << "  static const int64_t kSizes[] = {"
-                   << formatList(
-                          k.getGrads(),
-                          [&](Value v) { return formatInt(getNumElements(v)); })
-                   << "};\n";
+            emitGradientTables(*body, indent + 2, k.getGrads(),
+                               getElementCType(k.getResult()), pointer);
             line() << "  " << call(k.getResult(), "foundInf") << "(cx, "
                    << k.getGrads().size() << ", kGrads, kSizes, "
                    << ptr(k.getResult()) << ");\n";

@@ -174,12 +174,6 @@ bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
   return true;
 }
 
-static int64_t getBytes(Value value) {
-  auto type = cast<MemRefType>(value.getType());
-  return type.getNumElements() *
-         int64_t(type.getElementType().getIntOrFloatBitWidth() / 8);
-}
-
 /// Whether growing the chain `members` (reading `inputs`) to `reader` holds
 /// more bytes across the kernels between them than the `intermediate` it
 /// replaces: the inputs that no kernel after the last member but the chain
@@ -203,9 +197,9 @@ bool StepFuser::holdsMoreThan(ArrayRef<Operation *> members,
       return op != reader && last->isBeforeInBlock(op);
     });
     if (!readLater)
-      held += getBytes(root);
+      held += getMemRefBytes(cast<MemRefType>(root.getType()));
   }
-  return held > getBytes(intermediate);
+  return held > getMemRefBytes(cast<MemRefType>(intermediate.getType()));
 }
 
 /// Whether a kernel after `from` and before `to` writes one of `values`

@@ -90,27 +90,29 @@ void allReduceWait(const StepContext &ctx, int64_t index) {
 
 namespace {
 
-/// ctx.transport's sumInRankOrder as a kernel calls it; `what` names the
-/// numbers in an error.
-kernels::RankSum rankSum(const StepContext &ctx, std::string what) {
-  return [&ctx, what = std::move(what)](double *values, int64_t count) {
+/// ctx.transport's sumInRankOrder as a kernel calls it; "`what` over the
+/// `ranks`" names the numbers in an error. Both are string literals: a
+/// kernel makes one of these every step, and only an error formats them.
+kernels::RankSum rankSum(const StepContext &ctx, const char *what, const char *ranks) {
+  return [&ctx, what, ranks](double *values, int64_t count) {
     if (!ctx.transport)
-      throw kernels::KernelError(what + ": the step was run without a transport");
+      throw kernels::KernelError(absl::StrFormat(
+          "%s over the %s: the step was run without a transport", what, ranks));
     if (absl::Status status = ctx.transport->sumInRankOrder(values, static_cast<size_t>(count));
         !status.ok())
-      throw kernels::KernelError(
-          absl::StrFormat("%s (%d values): %s", what, count, status.message()));
+      throw kernels::KernelError(absl::StrFormat("%s over the %s (%d values): %s", what, ranks,
+                                                 count, status.message()));
   };
 }
 
 } // namespace
 
 kernels::RankSum replicaSum(const StepContext &ctx) {
-  return rankSum(ctx, "batch norm's statistics over the replicas");
+  return rankSum(ctx, "batch norm's statistics", "replicas");
 }
 
 kernels::RankSum devicesSum(const StepContext &ctx, const char *what) {
-  return rankSum(ctx, std::string(what) + " over the devices");
+  return rankSum(ctx, what, "devices");
 }
 
 } // namespace cairn::runtime

@@ -71,8 +71,8 @@ public:
   virtual absl::Status finishSum(int bucket) = 0;
 
   /// Synchronized batch norm (replicaSum) and the reductions of a
-  /// partitioned step over its devices (devicesSum): sums `count` doubles over every
-  /// rank, in place, blocking; each element's values added in rank order, so
+  /// partitioned step over its devices (devicesSum): sums `count` doubles
+  /// over every rank, in place, blocking; each element's values added in rank order, so
   /// the sums are the same on every rank. Every rank sums the same counts in
   /// the same order; the gradient sums in flight go on meanwhile.
   virtual absl::Status sumInRankOrder(double *values, size_t count) = 0;
@@ -139,8 +139,9 @@ kernels::RankSum replicaSum(const StepContext &ctx);
 
 /// What a device's found_inf and clip_coefficient kernels take in a model
 /// split across devices (cairn-partition-devices): their partial results
-/// summed over every device by ctx.transport's sumInRankOrder. `what` names
-/// them in an error, which throws kernels::KernelError.
+/// summed over every device by ctx.transport's sumInRankOrder. `what` (a
+/// string literal: it is kept, not copied) names them in an error, which
+/// throws kernels::KernelError.
 kernels::RankSum devicesSum(const StepContext &ctx, const char *what);
 
 } // namespace cairn::runtime

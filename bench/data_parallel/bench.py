@@ -74,6 +74,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from provenance import ROOT, commit, cpu_name  # noqa: E402
+from rank_processes import run_ranks, tail  # noqa: E402
 
 MiB = 1 << 20
 FASHION = "/usr/share/datasets/fashion-mnist"
@@ -104,12 +105,6 @@ RETRY_SECONDS = 10
 def progress(text):
     print(f"bench/data_parallel {time.strftime('%H:%M:%S')}: {text}", file=sys.stderr,
           flush=True)
-
-
-def tail(text, lines=5):
-    """The last LINES non-empty lines of TEXT, joined, at most 600 characters."""
-    kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
-    return " / ".join(kept)[-600:]
 
 
 def child_env():
@@ -344,44 +339,18 @@ def run_torch(args, model, ranks, data, warmup, steps, tag):
     store = os.path.join(args.work, f"store-{tag}")
     if os.path.exists(store):
         os.remove(store)
-    procs, outs, logs = [], [], []
+    commands, outs, logs = [], [], []
     for rank in range(ranks):
         outs.append(os.path.join(args.work, f"torch-{tag}-{rank}.json"))
         logs.append(os.path.join(args.work, f"torch-{tag}-{rank}.log"))
-        if os.path.exists(outs[-1]):
-            os.remove(outs[-1])
-        cmd = [args.python, os.path.abspath(__file__), "worker", "--model", model,
-               "--batch", str(args.batch), "--rank", str(rank), "--world", str(ranks),
-               "--store", store, "--data", data, "--warmup", str(warmup), "--steps",
-               str(steps), "--bucket-mb", str(args.bucket_mb), "--out", outs[-1]]
-        with open(logs[-1], "w") as log:
-            procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                          env=child_env()))
-    deadline = time.monotonic() + RUN_TIMEOUT
-    timed_out = False
-    for p in procs:
-        try:
-            p.wait(timeout=max(1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            break
-    for p in procs:  # every rank ends with the run, however it ends
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    results = []
-    for rank, (out, log) in enumerate(zip(outs, logs)):
-        if os.path.exists(out):
-            with open(out) as f:
-                results.append(json.load(f))
-        else:
-            with open(log) as f:
-                results.append({"error": f"rank {rank} exited with {procs[rank].returncode}: "
-                                         f"{tail(f.read())}"})
-    errors = [r["error"] for r in results if "error" in r]
-    if timed_out or errors:
-        return {"error": (f"timed out after {RUN_TIMEOUT} s; " if timed_out else "")
-                + "; ".join(errors)}
+        commands.append(
+            [args.python, os.path.abspath(__file__), "worker", "--model", model,
+             "--batch", str(args.batch), "--rank", str(rank), "--world", str(ranks),
+             "--store", store, "--data", data, "--warmup", str(warmup), "--steps",
+             str(steps), "--bucket-mb", str(args.bucket_mb), "--out", outs[-1]])
+    results, error = run_ranks(commands, outs, logs, child_env(), RUN_TIMEOUT)
+    if error:
+        return {"error": error}
     first = results[0]
     return {"ms": first["ms"], "final_loss": first["final_loss"], "torch": first["torch"],
             "peak_rss_bytes": first["peak_rss_bytes"],

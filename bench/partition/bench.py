@@ -526,16 +526,14 @@ def report(results):
                   "|---|---:|---:|---|---|---|---:|---:|---:|---:|"]
         for model, m, n, pipeline, e in peers:
             t = e["torch"]
+            row = f"| {model} | {n} | {m} | {pipeline} | " \
+                f"{', '.join(mib(a) for a in e['arena_bytes'])} | "
             if "peak_bytes" not in t or "ms_per_step" not in t or "ms_per_step" not in e:
                 why = t.get("skipped") or t.get("error") or e.get("error") or "not timed"
-                lines.append(f"| {model} | {n} | {m} | {pipeline} | "
-                             f"{', '.join(mib(a) for a in e['arena_bytes'])} | "
-                             f"not measured: {why} | | | | |")
+                lines.append(row + f"not measured: {why} | | | | |")
                 continue
             lines.append(
-                f"| {model} | {n} | {m} | {pipeline} | "
-                f"{', '.join(mib(a) for a in e['arena_bytes'])} | "
-                f"{', '.join(mib(b) for b in t['peak_bytes'])} | "
+                row + f"{', '.join(mib(b) for b in t['peak_bytes'])} | "
                 f"{max(t['peak_bytes']) / max(e['arena_bytes']):.2f}x | "
                 f"{e['ms_per_step']:.1f} | {t['ms_per_step']:.1f} | "
                 f"{t['ms_per_step'] / e['ms_per_step']:.2f} |")

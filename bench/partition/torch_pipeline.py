@@ -27,13 +27,14 @@ import datetime
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+from rank_processes import run_ranks  # noqa: E402
 RUN_TIMEOUT = 600  # seconds for one run of every rank: a hung rank ends the run
 
 
@@ -61,26 +62,13 @@ def _transformer_stages(model, F, torch):
     first, second = m.layers[0], m.layers[1]
 
     def stage0(image):
-        x = m.embed(image.reshape(image.shape[0], m.seq, 28)) + m.pos_embed
-        x = first(x)
-        # EncoderLayer.forward without its last norm.
-        n, s, d = x.shape
-
-        def split(t):
-            return t.reshape(n, s, second.heads, second.d_head).permute(0, 2, 1, 3)
-
-        q, k, v = split(second.q_proj(x)), split(second.k_proj(x)), split(second.v_proj(x))
-        attn = second.attn_dropout(torch.softmax(q @ k.transpose(2, 3) * second.scale, -1))
-        a = (attn @ v).permute(0, 2, 1, 3).reshape(n, s, d)
-        x = second.norm1(x + second.dropout1(second.out_proj(a)))
-        f = second.linear2(second.ff_dropout(F.gelu(second.linear1(x))))
-        return x + second.dropout2(f)
+        return second.residual(first(m.tokens(image)))
 
     def stage1(h):
         x = second.norm2(h)
         for layer in m.layers[2:]:
             x = layer(x)
-        return m.head(m.norm(x.mean(dim=1)))
+        return m.classify(x)
 
     parts0 = [m.embed, m.pos_embed, first, second.q_proj, second.k_proj, second.v_proj,
               second.out_proj, second.norm1, second.linear1, second.linear2]
@@ -213,11 +201,6 @@ def worker(args):
         sys.exit(1)
 
 
-def _tail(text, lines=5):
-    kept = [line.strip() for line in text.strip().splitlines() if line.strip()][-lines:]
-    return " / ".join(kept)[-600:]
-
-
 def run_pipeline(python, model, devices, batch, micro_batches, schedule, warmup, steps, work,
                  env, measure_memory=False):
     """Runs the N ranks of one PyTorch pipeline (the `worker` above under `python`, with the
@@ -228,44 +211,19 @@ def run_pipeline(python, model, devices, batch, micro_batches, schedule, warmup,
     store = os.path.join(work, f"store-{tag}")
     if os.path.exists(store):
         os.remove(store)
-    procs, outs, logs = [], [], []
+    commands, outs, logs = [], [], []
     for rank in range(devices):
         outs.append(os.path.join(work, f"torch-{tag}-{rank}.json"))
         logs.append(os.path.join(work, f"torch-{tag}-{rank}.log"))
-        if os.path.exists(outs[-1]):
-            os.remove(outs[-1])
-        cmd = [python, os.path.abspath(__file__), "worker", "--model", model, "--devices",
-               str(devices), "--rank", str(rank), "--store", store, "--batch", str(batch),
-               "--micro-batches", str(micro_batches), "--schedule", schedule, "--warmup",
-               str(warmup), "--steps", str(steps), "--out", outs[-1]] + \
-            (["--memory"] if measure_memory else [])
-        with open(logs[-1], "w") as log:
-            procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env))
-    deadline = time.monotonic() + RUN_TIMEOUT
-    timed_out = False
-    for p in procs:
-        try:
-            p.wait(timeout=max(1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            break
-    for p in procs:  # every rank ends with the run, however it ends
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    results = []
-    for rank, (out, log) in enumerate(zip(outs, logs)):
-        if os.path.exists(out):
-            with open(out) as f:
-                results.append(json.load(f))
-        else:
-            with open(log) as f:
-                results.append({"error": f"rank {rank} exited with {procs[rank].returncode}: "
-                                         f"{_tail(f.read())}"})
-    errors = [r["error"] for r in results if "error" in r]
-    if timed_out or errors:
-        return {"error": (f"timed out after {RUN_TIMEOUT} s; " if timed_out else "")
-                + "; ".join(errors)}
+        commands.append(
+            [python, os.path.abspath(__file__), "worker", "--model", model, "--devices",
+             str(devices), "--rank", str(rank), "--store", store, "--batch", str(batch),
+             "--micro-batches", str(micro_batches), "--schedule", schedule, "--warmup",
+             str(warmup), "--steps", str(steps), "--out", outs[-1]]
+            + (["--memory"] if measure_memory else []))
+    results, error = run_ranks(commands, outs, logs, env, RUN_TIMEOUT)
+    if error:
+        return {"error": error}
     if measure_memory:
         return {"peak_bytes": [r["peak_bytes"] for r in results], "torch": results[0]["torch"]}
     return {"ms": results[0]["ms"], "ranks_ms": [r["ms"] for r in results],

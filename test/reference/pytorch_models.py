@@ -135,6 +135,11 @@ class EncoderLayer(nn.Module):
         self.norm2 = nn.LayerNorm(d_model)
 
     def forward(self, x):
+        return self.norm2(self.residual(x))
+
+    def residual(self, x):
+        """Everything before norm2: its input, the feed-forward block's residual sum (where
+        bench/partition's pipelining peer cuts the layer, as Cairn does on 2 devices)."""
         n, s, d = x.shape
 
         def split(t):  # [N, S, D] -> [N, heads, S, d_head]
@@ -145,7 +150,7 @@ class EncoderLayer(nn.Module):
         a = (attn @ v).permute(0, 2, 1, 3).reshape(n, s, d)
         x = self.norm1(x + self.dropout1(self.out_proj(a)))
         f = self.linear2(self.ff_dropout(F.gelu(self.linear1(x))))
-        return self.norm2(x + self.dropout2(f))
+        return x + self.dropout2(f)
 
 
 class Transformer(nn.Module):
@@ -162,9 +167,17 @@ class Transformer(nn.Module):
         self.head = nn.Linear(d_model, 10)
 
     def forward(self, image):
-        x = self.embed(image.reshape(image.shape[0], self.seq, 28)) + self.pos_embed
+        x = self.tokens(image)
         for layer in self.layers:
             x = layer(x)
+        return self.classify(x)
+
+    def tokens(self, image):
+        """The image's rows, embedded, with the positions added."""
+        return self.embed(image.reshape(image.shape[0], self.seq, 28)) + self.pos_embed
+
+    def classify(self, x):
+        """The logits of the encoder's output."""
         return self.head(self.norm(x.mean(dim=1)))
 
 

@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace cairn::kernels;
@@ -274,30 +273,24 @@ TEST(BatchNorm, ReplicasNormalizeByEveryReplicasExamples) {
   };
   std::vector<Replica> got(replicas);
   ThreadRanks exchange(replicas);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < replicas; ++r)
-    threads.emplace_back([&, r] {
-      const int64_t n = firstImage[r + 1] - firstImage[r];
-      const auto xr = images(x, b, firstImage[r], firstImage[r + 1]);
-      const auto dyr = images(dy, b, firstImage[r], firstImage[r + 1]);
-      Replica &out = got[r];
-      out.y.resize(xr.size());
-      out.dx.resize(xr.size());
-      out.dg.resize(b.c);
-      out.db.resize(b.c);
-      const RankSum sum = exchange.forRank(r);
-      batchNormTrainingForward<double>(n, b.c, b.spatial, xr.data(),
-                                       gamma.data(), beta.data(), kEps,
-                                       out.y.data(), sum);
-      batchNormBackward<double>(n, b.c, b.spatial, dyr.data(), xr.data(),
-                                gamma.data(), kEps, out.dx.data(),
-                                out.dg.data(), out.db.data(), sum);
-      batchNormUpdateRunningStats<double>(n, b.c, b.spatial, xr.data(), 0.1,
-                                          out.mean.data(), out.var.data(),
-                                          &out.tracked, sum);
-    });
-  for (std::thread &thread : threads)
-    thread.join();
+  exchange.run([&](int r, const RankSum &sum) {
+    const int64_t n = firstImage[r + 1] - firstImage[r];
+    const auto xr = images(x, b, firstImage[r], firstImage[r + 1]);
+    const auto dyr = images(dy, b, firstImage[r], firstImage[r + 1]);
+    Replica &out = got[r];
+    out.y.resize(xr.size());
+    out.dx.resize(xr.size());
+    out.dg.resize(b.c);
+    out.db.resize(b.c);
+    batchNormTrainingForward<double>(n, b.c, b.spatial, xr.data(), gamma.data(),
+                                     beta.data(), kEps, out.y.data(), sum);
+    batchNormBackward<double>(n, b.c, b.spatial, dyr.data(), xr.data(),
+                              gamma.data(), kEps, out.dx.data(), out.dg.data(),
+                              out.db.data(), sum);
+    batchNormUpdateRunningStats<double>(n, b.c, b.spatial, xr.data(), 0.1,
+                                        out.mean.data(), out.var.data(),
+                                        &out.tracked, sum);
+  });
   // Two sums for each kernel's statistics, one more for the backward's.
   EXPECT_EQ(exchange.callsMade(), replicas * 7);
 

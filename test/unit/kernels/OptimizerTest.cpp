@@ -19,7 +19,6 @@
 #include <limits>
 #include <optional>
 #include <random>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -332,6 +331,26 @@ TEST(ClipCoefficient, SameBitsForAnyNumberOfThreads) {
   EXPECT_EQ(one, many);
 }
 
+/// Device d's share of gradients split over devices (device[t] is gradient
+/// t's): their addresses, sizes and indices among all, as the kernels'
+/// tables.
+struct DeviceGradients {
+  std::vector<const float *> pointers;
+  std::vector<int64_t> sizes;
+  std::vector<size_t> indices;
+
+  DeviceGradients(const std::vector<std::vector<float>> &grads, const std::vector<int> &device,
+                  int d) {
+    for (size_t t = 0; t < grads.size(); ++t)
+      if (device[t] == d) {
+        pointers.push_back(grads[t].data());
+        sizes.push_back(int64_t(grads[t].size()));
+        indices.push_back(t);
+      }
+  }
+  int count() const { return int(pointers.size()); }
+};
+
 /// The gradients split over devices, each a thread: device[t] is gradient
 /// t's. Each device passes its own gradients, where their partials go among
 /// every device's, and a sum over the threads, as a partitioned step does;
@@ -346,28 +365,19 @@ std::vector<float> clipCoefficientOnDevices(const std::vector<std::vector<float>
     int64_t n = int64_t(g.size());
     chunks += clipCoefficientWorkspaceElements(&n, 1);
   }
-  ThreadRanks ranks(devices);
   std::vector<float> coefficients(devices, -1);
-  std::vector<std::thread> threads;
-  for (int d = 0; d < devices; ++d)
-    threads.emplace_back([&, d] {
-      std::vector<const float *> pointers;
-      std::vector<int64_t> sizes, deviceChunks;
-      for (size_t t = 0; t < grads.size(); ++t)
-        if (device[t] == d) {
-          pointers.push_back(grads[t].data());
-          sizes.push_back(int64_t(grads[t].size()));
-          deviceChunks.push_back(firstChunk[t]);
-        }
-      deviceChunks.push_back(chunks);
-      // Stale values where other devices' partials go: the kernel zeroes them.
-      std::vector<double> workspace(chunks, 123.0);
-      clipCoefficient<float>(int(pointers.size()), pointers.data(), sizes.data(), maxNorm,
-                             normType, workspace.data(), &coefficients[d], deviceChunks.data(),
-                             ranks.forRank(d));
-    });
-  for (std::thread &thread : threads)
-    thread.join();
+  ThreadRanks(devices).run([&](int d, const RankSum &sum) {
+    const DeviceGradients mine(grads, device, d);
+    std::vector<int64_t> deviceChunks;
+    for (size_t t : mine.indices)
+      deviceChunks.push_back(firstChunk[t]);
+    deviceChunks.push_back(chunks);
+    // Stale values where other devices' partials go: the kernel zeroes them.
+    std::vector<double> workspace(chunks, 123.0);
+    clipCoefficient<float>(mine.count(), mine.pointers.data(), mine.sizes.data(), maxNorm,
+                           normType, workspace.data(), &coefficients[d], deviceChunks.data(),
+                           sum);
+  });
   return coefficients;
 }
 
@@ -430,23 +440,11 @@ TEST(FoundInfTest, AnInfinityOrNaNAnywhereIsFound) {
 /// a thread summing over the others; every device's result.
 std::vector<float> foundInfOnDevices(const std::vector<std::vector<float>> &grads,
                                      const std::vector<int> &device, int devices) {
-  ThreadRanks ranks(devices);
   std::vector<float> found(devices, -1);
-  std::vector<std::thread> threads;
-  for (int d = 0; d < devices; ++d)
-    threads.emplace_back([&, d] {
-      std::vector<const float *> pointers;
-      std::vector<int64_t> sizes;
-      for (size_t t = 0; t < grads.size(); ++t)
-        if (device[t] == d) {
-          pointers.push_back(grads[t].data());
-          sizes.push_back(int64_t(grads[t].size()));
-        }
-      foundInf<float>(int(pointers.size()), pointers.data(), sizes.data(), &found[d],
-                      ranks.forRank(d));
-    });
-  for (std::thread &thread : threads)
-    thread.join();
+  ThreadRanks(devices).run([&](int d, const RankSum &sum) {
+    const DeviceGradients mine(grads, device, d);
+    foundInf<float>(mine.count(), mine.pointers.data(), mine.sizes.data(), &found[d], sum);
+  });
   return found;
 }
 

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace cairn::kernels::testing {
@@ -44,6 +45,16 @@ public:
       std::copy(sums.begin(), sums.begin() + count, values);
       ++calls;
     };
+  }
+
+  /// Runs f(rank, forRank(rank)) for every rank, each on a thread of its
+  /// own, and waits for all of them.
+  template <typename F> void run(F f) {
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < int(parts.size()); ++rank)
+      threads.emplace_back([&, rank] { f(rank, forRank(rank)); });
+    for (std::thread &thread : threads)
+      thread.join();
   }
 
   int callsMade() const { return calls; }
