@@ -58,6 +58,9 @@ private:
   void emitMatmul(MatmulKernelOp op);
   void emitChain(ElementwiseChainKernelOp op);
 
+  /// The next convolution's call site (ConvLibrary), unique in the program.
+  int nextConvSite = 0;
+
   /// The pointer to `value`'s buffer, nullptr for a null Value.
   std::string ptr(Value value) const {
     return value ? identifiers[graph.ids.lookup(value)] : "nullptr";
@@ -130,11 +133,12 @@ void CpuEmitter::emitHeader(int64_t devices) {
   if (devices > 1 || program.replicas > 1)
     os << "#include \"runtime/MpiTransport.h\"\n";
   for (const char *header :
-       {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/Convert.h",
-        "kernels/Dropout.h", "kernels/Elementwise.h", "kernels/Gemm.h",
-        "kernels/Loss.h", "kernels/Movement.h", "kernels/Normalization.h",
-        "kernels/Optimizer.h", "kernels/Parallel.h", "kernels/Pool.h",
-        "kernels/Reduction.h", "kernels/ScalarOps.h", "kernels/Softmax.h"})
+       {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/ConvLibrary.h",
+        "kernels/Convert.h", "kernels/Dropout.h", "kernels/Elementwise.h",
+        "kernels/Gemm.h", "kernels/Loss.h", "kernels/Movement.h",
+        "kernels/Normalization.h", "kernels/Optimizer.h", "kernels/Parallel.h",
+        "kernels/Pool.h", "kernels/Reduction.h", "kernels/ScalarOps.h",
+        "kernels/Softmax.h"})
     os << "#include \"runtime/" << header << "\"\n";
   os << "\n#include <algorithm>\n#include <cstdint>\n#include <cstdio>\n"
         "#include <cstring>\n#include <limits>\n\n";
@@ -372,7 +376,24 @@ void CpuEmitter::emitKernel(Operation *op) {
   auto pointer = [&](Value value) { return ptr(value); };
   // The kinds both targets call alike (KernelCalls.h).
   if (std::optional<KernelCall> kernelCall = describeKernelCall(op, pointer)) {
-    printKernelCall(os, indent, *kernelCall, kCallStyle, nullptr, pointer);
+    // A convolution names its call site in the executor's oneDNN library
+    // (runtime/kernels/ConvLibrary.h), one per kernel of the program, and
+    // its workspace's bytes (cairn-grow-workspaces may have grown it).
+    auto site = [&] {
+      return "cairn::runtime::convLibrary(ctx), " +
+             std::to_string(nextConvSite++);
+    };
+    auto sizedWorkspace = [&](Value scratch) {
+      const Buffer &buffer = program.buffers[graph.ids.lookup(scratch)];
+      return ptr(scratch) + ", " +
+             std::to_string(buffer.bytes + buffer.spareBytes);
+    };
+    if (isa<Conv2dKernelOp, Conv2dGradInputKernelOp, Conv2dGradWeightKernelOp>(
+            op))
+      printKernelCall(os, indent, *kernelCall, kCallStyle, site,
+                      sizedWorkspace);
+    else
+      printKernelCall(os, indent, *kernelCall, kCallStyle, nullptr, pointer);
     return;
   }
   if (isTableKernel(op) && !isa<SliceGradKernelOp>(op))

@@ -344,8 +344,9 @@ void cairn::codegen::emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
   for (int id : after.dying)
     os.indent(indent) << "  " << poisonCall << "arena + "
                       << program.buffers[id].offset << ", "
-                      << program.buffers[id].bytes << "); // "
-                      << identifiers[id] << "\n";
+                      << program.buffers[id].bytes +
+                             program.buffers[id].spareBytes
+                      << "); // " << identifiers[id] << "\n";
   os.indent(indent) << "}\n";
 }
 

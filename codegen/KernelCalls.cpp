@@ -188,7 +188,8 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.ptr(k.getDy()).ptr(k.getOutput()).ptr(k.getResult());
             return true;
           })
-          // Convolutions: cuDNN on CUDA (a call site), im2col on the CPU.
+          // Convolutions: call sites of cuDNN on CUDA, of oneDNN on the CPU
+          // (im2col where it does not fit the workspace).
           .Case([&](Conv2dKernelOp k) {
             c.name("conv2dForward").types({k.getResult()}).site();
             c.ints(k.getShape()).ptr(k.getInput()).ptr(k.getWeight());

@@ -43,7 +43,8 @@ struct KernelCall {
   std::string name;
   /// Its template arguments: element types ("float", "int64_t").
   std::vector<std::string> types;
-  /// A library call on CUDA (cuDNN): its call-site id follows the context.
+  /// A library call (cuDNN, and oneDNN's convolutions on the CPU): its
+  /// call-site id follows the context.
   bool librarySite = false;
   std::vector<CallArg> args;
 };

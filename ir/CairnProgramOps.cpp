@@ -122,9 +122,9 @@ LogicalResult ProgramOp::verifyRegions() {
       return WalkResult::interrupt();
     }
     int64_t offset = *buffer.getOffset();
-    if (offset > *arena || buffer.getBytes() > *arena - offset) {
-      buffer.emitOpError() << "of " << buffer.getBytes()
-                           << " bytes at offset " << offset
+    int64_t bytes = buffer.getBytes() + buffer.getSpare().value_or(0);
+    if (offset > *arena || bytes > *arena - offset) {
+      buffer.emitOpError() << "of " << bytes << " bytes at offset " << offset
                            << " ends past the arena's " << *arena << " bytes";
       return WalkResult::interrupt();
     }
@@ -199,6 +199,14 @@ LogicalResult BufferOp::verify() {
       return emitOpError() << "expected an offset that is a non-negative "
                               "multiple of "
                            << kArenaAlignment << " but got " << *offset;
+  if (std::optional<int64_t> spare = getSpare()) {
+    if (getKind() != BufferKind::workspace || *spare <= 0)
+      return emitOpError() << "expected spare bytes only on a workspace, and "
+                              "more than 0";
+    if (!getOffset())
+      return emitOpError() << "has spare bytes but no offset: they are bytes "
+                              "of a planned arena";
+  }
   if (getInit() && getKind() != BufferKind::param &&
       getKind() != BufferKind::buffer && getKind() != BufferKind::optimizer)
     return emitOpError() << "has an initializer, which only param, buffer "

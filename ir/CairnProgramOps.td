@@ -125,18 +125,25 @@ def Cairn_BufferOp : Cairn_ProgramOp<"buffer", [
     buffer first, elementwise, of the same size, which that kernel reads for
     the last time.
 
+    A workspace may have `spare` bytes after its own, free in the plan while
+    its kernel runs, which the kernel may use too (`cairn-grow-workspaces`:
+    a convolution's library); the plan's accounting counts its own bytes.
+
     ```mlir
     %w = cairn.buffer param "fc1.weight" at 0 {init = #cairn.init<uniform, 0.0357>} : memref<256x784xf32>
     %r = cairn.buffer saved "relu" at 803072 in_place(%y : memref<64x256xf32>) : memref<64x256xf32>
+    %s = cairn.buffer workspace "conv1.workspace" at 1024 spare 65536 : memref<7056xf32>
     ```
   }];
   let arguments = (ins Cairn_BufferKind:$kind, StrAttr:$name,
                        OptionalAttr<Cairn_I64Attr>:$offset,
                        Optional<Cairn_MemRef>:$in_place,
-                       OptionalAttr<Cairn_InitAttr>:$init);
+                       OptionalAttr<Cairn_InitAttr>:$init,
+                       OptionalAttr<Cairn_I64Attr>:$spare);
   let results = (outs Cairn_MemRef:$result);
   let assemblyFormat = [{
-    $kind $name (`at` $offset^)? (`in_place` `(` $in_place^ `:` type($in_place) `)`)?
+    $kind $name (`at` $offset^)? (`spare` $spare^)?
+    (`in_place` `(` $in_place^ `:` type($in_place) `)`)?
     attr-dict `:` type($result)
   }];
   let hasVerifier = 1;

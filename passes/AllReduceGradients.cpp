@@ -226,7 +226,7 @@ LogicalResult GradientReducer::reduce(StepOp step) {
         b, bucket.grads.front().getLoc(),
         MemRefType::get({elements}, b.getF32Type()), BufferKind::temp,
         b.getStringAttr("all_reduce.bucket" + Twine(i)), IntegerAttr(), Value(),
-        InitAttr()));
+        InitAttr(), IntegerAttr()));
   }
   auto index = [&](size_t i) { return b.getI64IntegerAttr(int64_t(i)); };
   SmallVector<Operation *> order;

@@ -170,19 +170,21 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program) {
       return fail("buffer '" + buffer.name + "' at offset " +
                   std::to_string(buffer.offset) + " is not " +
                   std::to_string(kArenaAlignment) + "-byte aligned");
+    // A workspace's spare bytes are its kernel's too.
+    const int64_t bytes = buffer.bytes + buffer.spareBytes;
     if (buffer.offset > program.arenaBytes ||
-        buffer.bytes > program.arenaBytes - buffer.offset)
-      return fail("buffer '" + buffer.name + "' (" +
-                  std::to_string(buffer.bytes) + " bytes at offset " +
-                  std::to_string(buffer.offset) + ") ends past the " +
-                  std::to_string(program.arenaBytes) + "-byte arena");
+        bytes > program.arenaBytes - buffer.offset)
+      return fail("buffer '" + buffer.name + "' (" + std::to_string(bytes) +
+                  " bytes at offset " + std::to_string(buffer.offset) +
+                  ") ends past the " + std::to_string(program.arenaBytes) +
+                  "-byte arena");
     PlacedBuffer p;
     p.id = buffer.id;
     p.lower = persistent ? 0 : first[buffer.id];
     p.upper = persistent ? endOfTime : last[buffer.id];
     if (!persistent && buffer.inPlaceOf != kNoBuffer)
       ++p.lower;
-    p.size = buffer.bytes;
+    p.size = bytes;
     p.offset = buffer.offset;
     p.alignment = kArenaAlignment;
     if (p.lower < p.upper)

@@ -81,6 +81,9 @@ struct Buffer {
   int inPlaceOf = kNoBuffer;
   /// Bytes from the arena's start.
   int64_t offset = -1;
+  /// A workspace's bytes after its own that its kernel may use too, free in
+  /// the plan while it runs (cairn-grow-workspaces); the plan counts `bytes`.
+  int64_t spareBytes = 0;
 
   int64_t getNumElements() const;
   bool isAlias() const { return aliasOf != kNoBuffer; }

@@ -173,8 +173,11 @@ Value ProgramWriter::declare(int id) {
                       ? InitAttr::get(b.getContext(), *buffer.init,
                                       buffer.initScale, buffer.initZeroRow)
                       : InitAttr();
+  IntegerAttr spare = buffer.spareBytes > 0 && offset
+                          ? b.getI64IntegerAttr(buffer.spareBytes)
+                          : IntegerAttr();
   values[id] = BufferOp::create(b, loc, type, buffer.kind, buffer.name, offset,
-                                inPlace, init);
+                                inPlace, init, spare);
   return values[id];
 }
 
@@ -369,6 +372,7 @@ ProgramGraph cairn::readProgram(ProgramOp program) {
       buffer.initZeroRow = init.getZeroRow();
     }
     buffer.offset = op.getOffset().value_or(-1);
+    buffer.spareBytes = op.getSpare().value_or(0);
     if (Value over = op.getInPlace())
       buffer.inPlaceOf = result.ids.lookup(over);
     add(std::move(buffer), op.getResult(), op.getLoc());

@@ -44,6 +44,11 @@ struct LoweringTarget {
   /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo.
   int64_t (*convWorkspaceElements)(llvm::ArrayRef<int64_t> shape,
                                    kernels::ConvPass pass) = nullptr;
+  /// The most bytes of workspace the target's convolution library can use
+  /// for a float32 convolution (null: no more than convWorkspaceElements),
+  /// which cairn-grow-workspaces gives it where they are free.
+  int64_t (*convLibraryWorkspaceBytes)(llvm::ArrayRef<int64_t> shape,
+                                       kernels::ConvPass pass) = nullptr;
 };
 
 /// The most bytes of cuBLASLt workspace one GEMM gets in a CUDA plan.

@@ -603,6 +603,27 @@ def PlanArenaPass : Pass<"cairn-plan-arena", "mlir::ModuleOp"> {
   ];
 }
 
+def GrowWorkspacesPass : Pass<"cairn-grow-workspaces", "mlir::ModuleOp"> {
+  let summary = "Give a convolution's library the free bytes above its workspace";
+  let description = [{
+    After the plan: a float32 convolution's workspace, sized by the im2col
+    rule, lives during its kernel alone. Where the target's convolution
+    library can use more (`LoweringTarget::convLibraryWorkspaceBytes`: oneDNN
+    on the CPU, whose blocked copies of the batch then fit in larger chunks)
+    and no buffer live at that kernel lies right above it, the workspace
+    takes those bytes as `spare` ones, up to the first that a live buffer
+    holds, the arena's end, or what the library can use. The arena, every
+    offset and the plan's accounting (the buffer's own bytes) stay as
+    planned; cairn-verify-arena checks the spare bytes with the workspace's.
+
+    ```mlir
+    %ws = cairn.buffer workspace "conv2.workspace" at 51380224 spare 19328512 : memref<56448xf32>
+    ```
+    Nothing on a target without such a library (CUDA: cuDNN's budget stays
+    the im2col rule) or without reuse (every buffer has bytes of its own).
+  }];
+}
+
 def VerifyArenaPass : Pass<"cairn-verify-arena", "mlir::ModuleOp"> {
   let summary = "Check the arena plan independently of the planner";
   let description = [{

@@ -163,6 +163,9 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
     pm.addPass(createWriteInPlacePass());
   if (runs(PipelineStage::Plan))
     pm.addPass(createPlanArenaPass({options.reuse, options.planSeconds}));
+  // Bytes the plan leaves free at a convolution go to its library.
+  if (runs(PipelineStage::Plan) && options.reuse)
+    pm.addPass(createGrowWorkspacesPass());
   if (runs(PipelineStage::Verify))
     pm.addPass(createVerifyArenaPass());
 }

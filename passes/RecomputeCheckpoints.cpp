@@ -188,7 +188,7 @@ private:
                             : BufferKind::temp;
       Value copy = BufferOp::create(b, buffer.getLoc(), buffer.getType(), kind,
                                     copyName(buffer.getName()), IntegerAttr(),
-                                    Value(), InitAttr());
+                                    Value(), InitAttr(), IntegerAttr());
       mapping.map(original, copy);
       return copy;
     };

@@ -120,9 +120,10 @@ Value MicroBatchSplitter::freshBuffer(Value original, const Twine &name,
                                       MemRefType type) {
   auto buffer = original.getDefiningOp<BufferOp>();
   insertBefore(before);
-  return BufferOp::create(
-      b, buffer.getLoc(), type ? type : cast<MemRefType>(original.getType()),
-      kind, b.getStringAttr(name), IntegerAttr(), Value(), InitAttr());
+  return BufferOp::create(b, buffer.getLoc(),
+                          type ? type : cast<MemRefType>(original.getType()),
+                          kind, b.getStringAttr(name), IntegerAttr(), Value(),
+                          InitAttr(), IntegerAttr());
 }
 
 Value MicroBatchSplitter::slice(Value input, int64_t m, Operation *before) {
@@ -219,9 +220,10 @@ LogicalResult MicroBatchSplitter::run() {
              << "--micro-batches expects '" << buffer.getName()
              << "' to have a row per example";
     b.setInsertionPoint(buffer);
-    auto whole = BufferOp::create(
-        b, buffer.getLoc(), withRows(type, rows * count), buffer.getKind(),
-        buffer.getNameAttr(), IntegerAttr(), Value(), InitAttr());
+    auto whole =
+        BufferOp::create(b, buffer.getLoc(), withRows(type, rows * count),
+                         buffer.getKind(), buffer.getNameAttr(), IntegerAttr(),
+                         Value(), InitAttr(), IntegerAttr());
     wholeBatch[buffer.getResult()] = whole.getResult();
   }
   for (auto step : llvm::make_early_inc_range(body.getOps<StepOp>())) {

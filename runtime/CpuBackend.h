@@ -2,7 +2,9 @@
 //
 // Generated CPU programs name kCpuBackend: the steps run on the host arena
 // (HostExecutor.h) and GEMMs go to OpenBLAS, which this backend sets up --
-// the re-exec that selects its fast core (BlasSetup.h), and --threads.
+// the re-exec that selects its fast core (BlasSetup.h), and --threads;
+// convolutions go to oneDNN where it fits the plan (kernels/ConvLibrary.h),
+// whose primitives the executor keeps (StepContext::device).
 // Separate from the runtime's core so that CUDA executables do not link a
 // BLAS.
 //
@@ -11,10 +13,20 @@
 #define CAIRN_RUNTIME_CPUBACKEND_H
 
 #include "runtime/Executor.h"
+#include "runtime/Program.h"
+
+namespace cairn::kernels {
+class ConvLibrary;
+} // namespace cairn::kernels
 
 namespace cairn::runtime {
 
 extern const Backend kCpuBackend;
+
+/// The convolutions' call sites of the executor running `ctx`'s step
+/// (oneDNN's primitives, kernels/ConvLibrary.h), which the generated calls
+/// name.
+kernels::ConvLibrary &convLibrary(const StepContext &ctx);
 
 } // namespace cairn::runtime
 

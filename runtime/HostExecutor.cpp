@@ -8,17 +8,21 @@ namespace cairn::runtime {
 
 absl::StatusOr<std::unique_ptr<Executor>>
 HostExecutor::open(const ProgramSpec &spec, std::string device,
-                   std::optional<std::string> blasCore, std::optional<int> threads) {
+                   std::optional<std::string> blasCore, std::optional<int> threads,
+                   std::shared_ptr<void> state) {
   absl::StatusOr<Arena> arena = Arena::allocate(spec.arenaBytes);
   if (!arena.ok())
     return arena.status();
   return std::unique_ptr<Executor>(new HostExecutor(spec, std::move(*arena), std::move(device),
-                                                    std::move(blasCore), threads));
+                                                    std::move(blasCore), threads,
+                                                    std::move(state)));
 }
 
 absl::Status HostExecutor::run(StepKind step, const StepContext &ctx) {
   try {
-    stepFunction(spec, step)(arena.data(), ctx);
+    StepContext withState = ctx;
+    withState.device = state.get();
+    stepFunction(spec, step)(arena.data(), withState);
   } catch (const kernels::KernelError &e) {
     return absl::InternalError(e.what());
   }

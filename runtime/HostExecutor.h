@@ -12,6 +12,7 @@
 #include "runtime/Arena.h"
 #include "runtime/Executor.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -20,10 +21,11 @@ namespace cairn::runtime {
 class HostExecutor : public Executor {
 public:
   /// `device` describes what runs the steps; blasCore and threads go to
-  /// the report when the steps use a BLAS.
+  /// the report when the steps use a BLAS. The steps see `state` as
+  /// StepContext::device (the CPU backend's call sites of its libraries).
   static absl::StatusOr<std::unique_ptr<Executor>>
   open(const ProgramSpec &spec, std::string device, std::optional<std::string> blasCore,
-       std::optional<int> threads);
+       std::optional<int> threads, std::shared_ptr<void> state = nullptr);
 
   const char *backend() const override { return "cpu"; }
   unsigned char *hostArena() override { return arena.data(); }
@@ -34,15 +36,17 @@ public:
 
 private:
   HostExecutor(const ProgramSpec &spec, Arena arena, std::string device,
-               std::optional<std::string> blasCore, std::optional<int> threads)
+               std::optional<std::string> blasCore, std::optional<int> threads,
+               std::shared_ptr<void> state)
       : spec(spec), arena(std::move(arena)), device(std::move(device)),
-        blasCore(std::move(blasCore)), threads(threads) {}
+        blasCore(std::move(blasCore)), threads(threads), state(std::move(state)) {}
 
   const ProgramSpec &spec;
   Arena arena;
   std::string device;
   std::optional<std::string> blasCore;
   std::optional<int> threads;
+  std::shared_ptr<void> state;
 };
 
 } // namespace cairn::runtime

@@ -58,11 +58,14 @@ absl::Status writeKernelProfile(const std::string &path,
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (size_t i = 0; i < spec.trainKernels.size(); ++i) {
     const KernelInfo &kernel = spec.trainKernels[i];
-    kernels.push_back({{"index", i},
-                       {"name", kernel.name},
-                       {"kind", kernel.kind},
-                       {"loc", kernel.loc},
-                       {"seconds", profile.medianSeconds(i)}});
+    nlohmann::ordered_json entry = {{"index", i},
+                                    {"name", kernel.name},
+                                    {"kind", kernel.kind},
+                                    {"loc", kernel.loc},
+                                    {"seconds", profile.medianSeconds(i)}};
+    if (!profile.implementation(i).empty())
+      entry["implementation"] = profile.implementation(i);
+    kernels.push_back(std::move(entry));
   }
   nlohmann::ordered_json json = {
       {"format", "cairn-kernel-profile"},

@@ -11,7 +11,9 @@
 // "source", "batch", "backend", "threads", "steps" (rows), "step_seconds"
 // (median of the rows' sums), "kernels": [{"index", "name" (the buffer it
 // writes, the name the plan uses), "kind" (the kernel op), "loc",
-// "seconds"}]}, kernels in step order.
+// "seconds", and where the kernel said how it ran, "implementation": a
+// convolution's "oneDNN jit:avx512_core, 32 images a call" or "im2col
+// (why)"}]}, kernels in step order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELPROFILE_H
@@ -37,7 +39,7 @@ struct KernelInfo {
 
 class KernelProfile {
 public:
-  explicit KernelProfile(size_t kernels) : current(kernels, 0.0) {}
+  explicit KernelProfile(size_t kernels) : current(kernels, 0.0), notes(kernels) {}
 
   /// Kernel `index` starts now; the one before it (if any) ends.
   void enter(int index) {
@@ -46,6 +48,13 @@ public:
     open = index;
     last = now;
   }
+  /// The kernel running now says how it runs (the first word stays).
+  void note(const std::string &implementation) {
+    if (open >= 0 && static_cast<size_t>(open) < notes.size() && notes[open].empty())
+      notes[open] = implementation;
+  }
+  /// What kernel `index` said of how it runs; empty where it said nothing.
+  const std::string &implementation(size_t index) const { return notes[index]; }
   /// The step ended: closes its last kernel and keeps the step's row.
   void endStep();
 
@@ -63,6 +72,7 @@ private:
   }
 
   std::vector<double> current;
+  std::vector<std::string> notes;
   std::vector<std::vector<double>> rows;
   int open = -1;
   Clock::time_point last;

@@ -79,7 +79,7 @@ struct StepContext {
   void (*observe)(void *observer, size_t tensor, const unsigned char *arena) = nullptr;
   void *observer = nullptr;
   /// The executor's per-run state for the step (cairn::cuda::Context on
-  /// CUDA); null on the CPU.
+  /// CUDA, kernels::ConvLibrary on the CPU).
   void *device = nullptr;
   /// --profile: the CPU training step calls profile->enter(k) before its
   /// kernel k (KernelProfile.h); null otherwise.

@@ -12,6 +12,8 @@ packages=(
   libomp-22-dev
   # libraries
   libabsl-dev libgtest-dev nlohmann-json3-dev zlib1g-dev libopenblas-openmp-dev
+  # oneDNN: the CPU convolutions
+  libdnnl-dev
   # MPI: one process per device (partitioned models), launched by mpirun
   openmpi-bin libopenmpi-dev
   # reference checks and data

@@ -281,20 +281,25 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
                    b0 == 0 ? T(0) : T(1), dw + g * d.og * d.k, d.k);
     }
   }
-  if (!dbias)
-    return;
-  parallelForEach(s.o, s.n * d.p, [&](int64_t o) {
+  if (dbias)
+    conv2dBackwardBias(s, dy, dbias);
+}
+
+template <typename T>
+void conv2dBackwardBias(const Conv2dShape &s, const T *dy, T *dbias) {
+  const int64_t p = s.ho * s.wo;
+  parallelForEach(s.o, s.n * p, [&](int64_t o) {
     // Summed in double (n * ho * wo terms drift in float), in independent
     // lanes so the adds vectorize instead of forming one long chain.
     constexpr int64_t kLanes = 8;
     double lanes[kLanes] = {};
     for (int64_t b = 0; b < s.n; ++b) {
-      const T *plane = dy + (b * s.o + o) * d.p;
+      const T *plane = dy + (b * s.o + o) * p;
       int64_t i = 0;
-      for (; i + kLanes <= d.p; i += kLanes)
+      for (; i + kLanes <= p; i += kLanes)
         for (int64_t l = 0; l < kLanes; ++l)
           lanes[l] += plane[i + l];
-      for (; i < d.p; ++i)
+      for (; i < p; ++i)
         lanes[i % kLanes] += plane[i];
     }
     double sum = 0;
@@ -310,7 +315,8 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
   template void conv2dBackwardInput<T>(const Conv2dShape &, const T *,        \
                                        const T *, T *, T *, int64_t);         \
   template void conv2dBackwardWeight<T>(const Conv2dShape &, const T *,       \
-                                        const T *, T *, T *, T *, int64_t);
+                                        const T *, T *, T *, T *, int64_t);    \
+  template void conv2dBackwardBias<T>(const Conv2dShape &, const T *, T *);
 CAIRN_INSTANTIATE_CONV2D(float)
 CAIRN_INSTANTIATE_CONV2D(double)
 #undef CAIRN_INSTANTIATE_CONV2D

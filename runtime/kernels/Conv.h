@@ -84,6 +84,10 @@ template <typename T>
 void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
                           T *dbias, T *workspace, int64_t images);
 
+/// dbias[o] = the sum of dy over n, ho and wo (in double), overwritten.
+template <typename T>
+void conv2dBackwardBias(const Conv2dShape &s, const T *dy, T *dbias);
+
 /// The same, conv2dImagesPerGemm(s, pass) images per GEMM: what the
 /// generated code calls, with conv2dWorkspaceElements(s, pass) elements of
 /// workspace.

@@ -225,6 +225,45 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
 
 // -----
 
+// Tests that only a workspace has spare bytes, more than none, and only in
+// a planned arena (cairn-grow-workspaces).
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    // expected-error @+1 {{'cairn.buffer' op expected spare bytes only on a workspace, and more than 0}}
+    %t = cairn.buffer temp "t" at 0 spare 256 : memref<4xf32>
+  }
+}
+
+// -----
+
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    // expected-error @+1 {{'cairn.buffer' op expected spare bytes only on a workspace, and more than 0}}
+    %t = cairn.buffer workspace "t" at 0 spare 0 : memref<4xf32>
+  }
+}
+
+// -----
+
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    // expected-error @+1 {{'cairn.buffer' op has spare bytes but no offset: they are bytes of a planned arena}}
+    %t = cairn.buffer workspace "t" spare 256 : memref<4xf32>
+  }
+}
+
+// -----
+
+// Tests that a workspace's spare bytes lie inside the arena too.
+cairn.program "M" attributes {arena_bytes = 1024 : i64, batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step train_step {
+    // expected-error @+1 {{'cairn.buffer' op of 1040 bytes at offset 0 ends past the arena's 1024 bytes}}
+    %t = cairn.buffer workspace "t" at 0 spare 1024 : memref<4xf32>
+  }
+}
+
+// -----
+
 // Tests that a per-step buffer takes no initializer.
 cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
   cairn.step train_step {

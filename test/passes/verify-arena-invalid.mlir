@@ -172,3 +172,23 @@ cairn.program "Unplanned" attributes {batch = 1 : i64, optimizer = "", source = 
 // expected-error @+1 {{cairn-verify-arena expected a cairn.program (cairn-lower-to-kernels makes it from @train_step and @forward)}}
 module {
 }
+
+// -----
+
+// Tests that a workspace's spare bytes count as its own: conv.workspace
+// (46080 bytes at 18432) with 4096 spare reaches into 'live' at 65536,
+// which the convolution's kernel outlives.
+// expected-error @+1 {{internal error: the memory plan of model 'Spare' failed verification: buffer 'conv.workspace' (bytes [18432, 68608), live [2, 3)) overlaps buffer 'live' (bytes [65536, 65792), live [0, 5))}}
+cairn.program "Spare" attributes {arena_bytes = 200704 : i64, batch = 2 : i64, optimizer = "", plan_method = "greedy-by-size", source = "spare.cairn", target = "cpu"} {
+  %w = cairn.buffer param "conv.weight" at 0 : memref<16x16x3x3xf32>
+  %x = cairn.buffer input "image" at 9216 : memref<2x16x6x6xf32>
+  %y = cairn.buffer output "output" at 13824 : memref<2x16x6x6xf32>
+  cairn.step forward {
+    %t = cairn.buffer temp "live" at 65536 : memref<64xf32>
+    cairn.kernel.fill outs(%t : memref<64xf32>) {n = 64 : i64, value = 0.0 : f64}
+    %ws = cairn.buffer workspace "conv.workspace" at 18432 spare 4096 : memref<11520xf32>
+    cairn.kernel.conv2d ins(%x, %w, _ : memref<2x16x6x6xf32>, memref<16x16x3x3xf32>) outs(%y : memref<2x16x6x6xf32>) workspace(%ws : memref<11520xf32>) {shape = array<i64: 2, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 6, 6>, workspace_elements = 11520 : i64}
+    %u = cairn.buffer temp "after" at 66048 : memref<64xf32>
+    cairn.kernel.relu ins(%t : memref<64xf32>) outs(%u : memref<64xf32>) {n = 64 : i64}
+  }
+}

@@ -1,11 +1,14 @@
 """Checks a kernel profile (`EXE train --profile F`) against the executable's C++ source.
 
   check_kernel_profile.py PROFILE.json SOURCE.cpp --steps N --model NAME --batch B
+                          [--onednn NAME ...] [--im2col NAME ...]
 
 The profile must list every kernel the training step enters (`ctx.profile->enter(k)` in
 SOURCE, k = 0, 1, ... in order), with a name, a kind and a location, non-negative seconds,
 N profiled steps, and (N = 2: each median is the mean of two rows) kernel times that add up
-to the step's.
+to the step's. Every convolution says how it ran ("implementation": "oneDNN IMPL, N images a
+call" or "im2col (why)"), no other kernel does; the kernels named after --onednn ran on
+oneDNN, those after --im2col on im2col.
 """
 import argparse
 import json
@@ -20,6 +23,8 @@ def main():
     ap.add_argument("--steps", type=int, required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--onednn", nargs="*", default=[])
+    ap.add_argument("--im2col", nargs="*", default=[])
     args = ap.parse_args()
     with open(args.profile) as f:
         profile = json.load(f)
@@ -51,6 +56,23 @@ def main():
         expect(f"kernel {i}: loc {k.get('loc')}", re.search(r"\.cairn:\d+:\d+$", k.get("loc", "")))
         expect(f"kernel {i}: seconds {k.get('seconds')}",
                isinstance(k.get("seconds"), (int, float)) and k["seconds"] >= 0)
+        conv = k.get("kind") in ("cairn.kernel.conv2d", "cairn.kernel.conv2d_grad_input",
+                                 "cairn.kernel.conv2d_grad_weight")
+        impl = k.get("implementation")
+        if conv:
+            expect(f"kernel {i} ({k.get('name')}): implementation {impl!r}",
+                   isinstance(impl, str) and
+                   re.fullmatch(r"oneDNN \S+, \d+ images? a call|im2col \(.+\)", impl))
+        else:
+            expect(f"kernel {i} ({k.get('name')}): implementation {impl!r} of no convolution",
+                   impl is None)
+    by_name = {k.get("name"): str(k.get("implementation")) for k in kernels}
+    for name in args.onednn:
+        expect(f"{name} not on oneDNN: {by_name.get(name)}",
+               by_name.get(name, "").startswith("oneDNN "))
+    for name in args.im2col:
+        expect(f"{name} not on im2col: {by_name.get(name)}",
+               by_name.get(name, "").startswith("im2col ("))
     total = sum(k.get("seconds", 0) for k in kernels)
     step = profile.get("step_seconds", -1)
     expect(f"step_seconds {step} is not positive", step > 0)

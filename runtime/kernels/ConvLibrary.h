@@ -1,0 +1,133 @@
+//===- ConvLibrary.h - oneDNN's convolutions inside the plan ---*- C++ -*-===//
+//
+// The generated CPU code's convolutions, through oneDNN (the library
+// PyTorch's CPU convolutions use) where it has an optimised implementation
+// for the shape on this CPU and that implementation fits the workspace the
+// plan gave the kernel, which the im2col rule (Conv.h) sizes, so that the
+// arena does not change. As the CUDA backend picks cuDNN's algorithms, the
+// choice is made on the machine that runs, per call site, on its first call:
+//
+// - oneDNN's fast kernels want blocked layouts (channels in blocks of 8 or
+//   16); the call reorders its NCHW operands into them and its results back,
+//   in the workspace, and takes the batch a chunk of images at a time, the
+//   largest chunk whose blocked copies, weights and scratchpad fit;
+// - whether a site runs oneDNN, and a weight gradient's chunk, are decided
+//   within im2col's bytes, which every plan of the model gives the kernel,
+//   so that any two builds compute the same bits; the forward and input
+//   gradient, whose bits do not depend on the chunk, also use the spare
+//   bytes a plan has free above the workspace (cairn-grow-workspaces);
+// - the library allocates nothing while a step runs (user scratchpad);
+// - where nothing fits, or oneDNN has only its reference or GEMM kernels,
+//   the site runs Cairn's im2col + GEMM.
+//
+// Results are not the im2col path's bits (another order of the sums), and
+// a weight gradient's depend on the threads, as with OpenBLAS; the same
+// machine and thread count give the same bits run after run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CAIRN_RUNTIME_KERNELS_CONVLIBRARY_H
+#define CAIRN_RUNTIME_KERNELS_CONVLIBRARY_H
+
+#include "runtime/kernels/Conv.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cairn::kernels {
+
+/// The most bytes of workspace oneDNN's call of a float32 convolution can
+/// use: blocked copies of the whole batch's input and output (channels
+/// padded to blocks of 16), the weights padded alike three times over (their
+/// copy, and room for a scratchpad of partial sums), and 64 KiB of
+/// scratchpad besides. The plan gives a convolution up to this much where
+/// the bytes are free anyway (cairn-grow-workspaces); its forward and input
+/// gradient take the largest chunk of the batch that fits what they get. A
+/// weight gradient keeps to im2col's bytes (its chunks' sums would round
+/// otherwise in another plan), and so asks for none; so does a site whose
+/// one image outgrows them by this count.
+inline int64_t conv2dLibraryWorkspaceBytes(const Conv2dShape &s,
+                                           ConvPass pass) {
+  if (s.groups != 1 || pass == ConvPass::BackwardWeight)
+    return 0; // im2col's
+  auto padded = [](int64_t channels) { return (channels + 15) / 16 * 16; };
+  const int64_t in = padded(s.c) * s.h * s.w, out = padded(s.o) * s.ho * s.wo;
+  const int64_t weights = padded(s.o) * padded(s.c) * s.kh * s.kw;
+  // A site whose one image's copies outgrow im2col's bytes runs im2col in
+  // every plan (ConvLibrary decides within those): spare bytes would idle.
+  if (4 * (in + out + weights) > conv2dWorkspaceElements(s, pass) * 4)
+    return 0;
+  return 4 * (s.n * (in + out) + 3 * weights) + (int64_t(64) << 10);
+}
+
+class ConvLibrary {
+public:
+  /// `enabled` false: every site runs im2col (CAIRN_CPU_CONV=im2col).
+  explicit ConvLibrary(bool enabled = true);
+  ~ConvLibrary();
+  ConvLibrary(const ConvLibrary &) = delete;
+  ConvLibrary &operator=(const ConvLibrary &) = delete;
+
+  /// Runs call site `site`'s convolution through oneDNN within the
+  /// `workspaceBytes` at `workspace`: false, having written nothing, where
+  /// the site cannot (the caller then runs im2col). A site is one kernel of
+  /// the program: the same pass and shape on every call.
+  bool forward(int site, const Conv2dShape &s, const float *x, const float *w,
+               const float *bias, float *y, void *workspace,
+               size_t workspaceBytes);
+  bool backwardInput(int site, const Conv2dShape &s, const float *dy,
+                     const float *w, float *dx, void *workspace,
+                     size_t workspaceBytes);
+  /// dw is overwritten; the bias gradient is the caller's.
+  bool backwardWeight(int site, const Conv2dShape &s, const float *dy,
+                      const float *x, float *dw, void *workspace,
+                      size_t workspaceBytes);
+
+  /// What site `site` runs: "oneDNN jit:avx512_core, 4 images a call" or
+  /// "im2col (...why)"; empty before its first call.
+  std::string describe(int site) const;
+
+  /// Called with describe(site) on every call of a site while set (a
+  /// profile's note of how the kernel ran; null: nothing).
+  using Listener = void (*)(void *context, const std::string &description);
+  void setListener(Listener listener, void *context) {
+    this->listener = listener;
+    listenerContext = context;
+  }
+
+  struct Site; // ConvLibrary.cpp: a site's primitives, or why it has none
+
+private:
+  struct Engine;
+  Site &getSite(int site, ConvPass pass, const Conv2dShape &s, bool bias,
+                size_t workspaceBytes);
+
+  bool enabled;
+  Listener listener = nullptr;
+  void *listenerContext = nullptr;
+  std::unique_ptr<Engine> engine;
+  std::vector<std::unique_ptr<Site>> sites;
+};
+
+/// The generated code's convolutions: call site `site` through `library`
+/// where it can run it within the workspace (float only), im2col otherwise.
+/// The workspace holds `workspaceBytes`: at least im2col's
+/// conv2dWorkspaceElements(s, pass) elements, more where the plan had them
+/// free (cairn-grow-workspaces).
+template <typename T>
+void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
+                   const T *x, const T *w, const T *bias, T *y, T *workspace,
+                   size_t workspaceBytes);
+template <typename T>
+void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
+                         const T *dy, const T *w, T *dx, T *workspace,
+                         size_t workspaceBytes);
+template <typename T>
+void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
+                          const T *dy, const T *x, T *dw, T *dbias,
+                          T *workspace, size_t workspaceBytes);
+
+} // namespace cairn::kernels
+
+#endif // CAIRN_RUNTIME_KERNELS_CONVLIBRARY_H
