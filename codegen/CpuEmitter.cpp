@@ -384,9 +384,9 @@ void CpuEmitter::emitKernel(Operation *op) {
              std::to_string(nextConvSite++);
     };
     auto sizedWorkspace = [&](Value scratch) {
-      const Buffer &buffer = program.buffers[graph.ids.lookup(scratch)];
       return ptr(scratch) + ", " +
-             std::to_string(buffer.bytes + buffer.spareBytes);
+             std::to_string(
+                 program.buffers[graph.ids.lookup(scratch)].getUsableBytes());
     };
     if (isa<Conv2dKernelOp, Conv2dGradInputKernelOp, Conv2dGradWeightKernelOp>(
             op))

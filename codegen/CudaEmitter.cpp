@@ -276,7 +276,8 @@ std::string CudaEmitter::workspace(Value scratch) {
   if (!scratch)
     return "nullptr, 0";
   return ptr(scratch) + ", " +
-         std::to_string(program.buffers[graph.ids.lookup(scratch)].bytes);
+         std::to_string(
+             program.buffers[graph.ids.lookup(scratch)].getUsableBytes());
 }
 
 void CudaEmitter::emitChain(ElementwiseChainKernelOp op) {

@@ -344,9 +344,8 @@ void cairn::codegen::emitAfterKernel(llvm::raw_ostream &os, unsigned indent,
   for (int id : after.dying)
     os.indent(indent) << "  " << poisonCall << "arena + "
                       << program.buffers[id].offset << ", "
-                      << program.buffers[id].bytes +
-                             program.buffers[id].spareBytes
-                      << "); // " << identifiers[id] << "\n";
+                      << program.buffers[id].getUsableBytes() << "); // "
+                      << identifiers[id] << "\n";
   os.indent(indent) << "}\n";
 }
 

@@ -171,7 +171,7 @@ ArenaVerdict cairn::verifyArena(const KernelGraph &program) {
                   std::to_string(buffer.offset) + " is not " +
                   std::to_string(kArenaAlignment) + "-byte aligned");
     // A workspace's spare bytes are its kernel's too.
-    const int64_t bytes = buffer.bytes + buffer.spareBytes;
+    const int64_t bytes = buffer.getUsableBytes();
     if (buffer.offset > program.arenaBytes ||
         bytes > program.arenaBytes - buffer.offset)
       return fail("buffer '" + buffer.name + "' (" + std::to_string(bytes) +

@@ -65,7 +65,7 @@ struct GrowWorkspacesPass
     ProgramGraph graph = readProgram(program);
     const KernelGraph &g = graph.graph;
     std::optional<LoweringTarget> target =
-        getLoweringTarget(g.target == "CUDA" ? "cuda" : "cpu");
+        getLoweringTarget(program.getTarget());
     if (!target || !target->convLibraryWorkspaceBytes || !g.arenaBytes)
       return;
     Builder b(program.getContext());

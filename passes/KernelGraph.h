@@ -87,6 +87,9 @@ struct Buffer {
 
   int64_t getNumElements() const;
   bool isAlias() const { return aliasOf != kNoBuffer; }
+  /// The bytes its kernels may touch: its own and, for a workspace, the
+  /// spare ones.
+  int64_t getUsableBytes() const { return bytes + spareBytes; }
 };
 
 /// "LinearGradWeight" for the kernel op named "cairn.kernel.linear_grad_weight"

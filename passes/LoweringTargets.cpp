@@ -18,24 +18,24 @@ using namespace cairn;
 
 namespace {
 
+/// Conv2dKernelOp's `shape` as the kernels take it.
+kernels::Conv2dShape toConvShape(llvm::ArrayRef<int64_t> s) {
+  return {s[0], s[1], s[2],  s[3],  s[4],  s[5],  s[6],  s[7],
+          s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]};
+}
+
 /// im2col + GEMM: the CPU kernels' own rule (runtime/kernels/Conv.h), the
 /// column matrix of one group of conv2dImagesPerGemm images and, for more
 /// than one, their outputs side by side. oneDNN runs a CPU convolution only
 /// inside it (runtime/kernels/ConvLibrary.h).
 int64_t getIm2colElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass) {
-  kernels::Conv2dShape shape{s[0],  s[1],  s[2],  s[3], s[4],  s[5],
-                             s[6],  s[7],  s[8],  s[9], s[10], s[11],
-                             s[12], s[13], s[14], s[15]};
-  return kernels::conv2dWorkspaceElements(shape, pass);
+  return kernels::conv2dWorkspaceElements(toConvShape(s), pass);
 }
 
 /// oneDNN's most (runtime/kernels/ConvLibrary.h).
 int64_t getOneDnnWorkspaceBytes(llvm::ArrayRef<int64_t> s,
                                 kernels::ConvPass pass) {
-  kernels::Conv2dShape shape{s[0],  s[1],  s[2],  s[3], s[4],  s[5],
-                             s[6],  s[7],  s[8],  s[9], s[10], s[11],
-                             s[12], s[13], s[14], s[15]};
-  return kernels::conv2dLibraryWorkspaceBytes(shape, pass);
+  return kernels::conv2dLibraryWorkspaceBytes(toConvShape(s), pass);
 }
 
 /// cuBLASLt's split-K keeps partial sums of the output (m x n in the compute

@@ -21,6 +21,14 @@ struct Conv2dShape {
   int64_t dh, dw;         // dilation
   int64_t groups;
   int64_t ho, wo;         // output spatial size
+
+  bool operator==(const Conv2dShape &other) const {
+    return n == other.n && c == other.c && h == other.h && w == other.w &&
+           o == other.o && kh == other.kh && kw == other.kw && sh == other.sh &&
+           sw == other.sw && ph == other.ph && pw == other.pw &&
+           dh == other.dh && dw == other.dw && groups == other.groups &&
+           ho == other.ho && wo == other.wo;
+  }
 };
 
 /// The three kernels of a convolution, which size their scratch apart.

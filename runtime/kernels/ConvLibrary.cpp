@@ -320,13 +320,9 @@ ConvLibrary::Site &ConvLibrary::getSite(int index, ConvPass pass,
     sites.resize(index + 1);
   std::unique_ptr<Site> &slot = sites[index];
   if (slot) {
-    const Conv2dShape &t = slot->shape;
     const bool same = slot->pass == pass && slot->bias == bias &&
-                      slot->workspaceBytes == workspaceBytes && t.n == s.n &&
-                      t.c == s.c && t.h == s.h && t.w == s.w && t.o == s.o &&
-                      t.kh == s.kh && t.kw == s.kw && t.sh == s.sh &&
-                      t.sw == s.sw && t.ph == s.ph && t.pw == s.pw &&
-                      t.dh == s.dh && t.dw == s.dw && t.groups == s.groups;
+                      slot->workspaceBytes == workspaceBytes &&
+                      slot->shape == s;
     if (!same)
       throw KernelError("convolution call site " + std::to_string(index) +
                         " called with another shape or pass");
@@ -425,16 +421,41 @@ ConvLibrary::Site &ConvLibrary::getSite(int index, ConvPass pass,
 
 namespace {
 
-/// Runs the chunks of a site: `batched` gives an operand's user pointer for
-/// the chunk starting at image b0; `whole` the weights (in) or the weight
-/// gradient (out).
-template <typename Batched>
+/// The oneDNN arguments of a pass: its two per-image operands (in, then out;
+/// both in for the weight gradient), whether each has the input's shape
+/// (else the output's), and the whole one (weights, or their gradient).
+struct PassArgs {
+  int batched[2];
+  bool inputShaped[2];
+  int whole;
+};
+PassArgs getPassArgs(ConvPass pass) {
+  switch (pass) {
+  case ConvPass::Forward:
+    return {{DNNL_ARG_SRC, DNNL_ARG_DST}, {true, false}, DNNL_ARG_WEIGHTS};
+  case ConvPass::BackwardInput:
+    return {{DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC},
+            {false, true},
+            DNNL_ARG_WEIGHTS};
+  case ConvPass::BackwardWeight:
+    break;
+  }
+  return {
+      {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST}, {true, false}, DNNL_ARG_DIFF_WEIGHTS};
+}
+
+/// Runs the chunks of a site over the per-image operands at `batched` (in
+/// PassArgs' order) and the weights or weight gradient at `whole`.
 void runChunks(const ConvLibrary::Site &site, const dnnl::engine &engine,
-               dnnl::stream &stream, int wholeArg, void *whole,
-               const int batchedArgs[2], Batched batched, const float *bias,
-               unsigned char *workspace) {
+               dnnl::stream &stream, float *const batched[2], float *whole,
+               const float *bias, unsigned char *workspace) {
   const Conv2dShape &s = site.shape;
   const bool weightGradient = site.pass == ConvPass::BackwardWeight;
+  const PassArgs pass = getPassArgs(site.pass);
+  int64_t imageElements[2];
+  for (int i = 0; i < 2; ++i)
+    imageElements[i] =
+        pass.inputShaped[i] ? s.c * s.h * s.w : s.o * s.ho * s.wo;
   const Chunk &first = *site.full;
   auto scratchpad = [&](const Chunk &chunk) {
     return memory(chunk.scratch, engine, workspace + chunk.scratchOffset);
@@ -467,15 +488,15 @@ void runChunks(const ConvLibrary::Site &site, const dnnl::engine &engine,
       wholeOf = &chunk;
     }
     std::unordered_map<int, memory> args;
-    args[wholeArg] = wholeLibrary;
+    args[pass.whole] = wholeLibrary;
     memory users[2], libraries[2];
     for (int i = 0; i < 2; ++i) {
       const Operand &op = chunk.batched[i];
-      users[i] = memory(op.user, engine, batched(i, b0));
+      users[i] = memory(op.user, engine, batched[i] + b0 * imageElements[i]);
       libraries[i] = op.copied
                          ? memory(op.library, engine, workspace + op.offset)
                          : users[i];
-      args[batchedArgs[i]] = libraries[i];
+      args[pass.batched[i]] = libraries[i];
       const bool in = i == 0 || weightGradient;
       if (in && op.copied)
         copy(op.reorder, users[i], libraries[i], chunk);
@@ -497,66 +518,46 @@ void runChunks(const ConvLibrary::Site &site, const dnnl::engine &engine,
 
 } // namespace
 
-bool ConvLibrary::forward(int index, const Conv2dShape &s, const float *x,
-                          const float *w, const float *bias, float *y,
-                          void *workspace, size_t workspaceBytes) {
-  Site &site =
-      getSite(index, ConvPass::Forward, s, bias != nullptr, workspaceBytes);
+bool ConvLibrary::run(int index, ConvPass pass, const Conv2dShape &s,
+                      const float *in, const float *other, float *out,
+                      const float *bias, void *workspace,
+                      size_t workspaceBytes) {
+  Site &site = getSite(index, pass, s, bias != nullptr, workspaceBytes);
   if (listener)
     listener(listenerContext, site.description);
   if (!site.usable)
     return false;
-  const int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DST};
-  runChunks(
-      site, engine->engine, engine->stream, DNNL_ARG_WEIGHTS,
-      const_cast<float *>(w), args,
-      [&](int i, int64_t b0) -> void * {
-        return i == 0 ? const_cast<float *>(x + b0 * s.c * s.h * s.w)
-                      : y + b0 * s.o * s.ho * s.wo;
-      },
-      bias, static_cast<unsigned char *>(workspace));
+  // The per-image operands and the whole one, in PassArgs' order.
+  float *const batched[2] = {
+      const_cast<float *>(in),
+      pass == ConvPass::BackwardWeight ? const_cast<float *>(other) : out};
+  float *whole =
+      pass == ConvPass::BackwardWeight ? out : const_cast<float *>(other);
+  runChunks(site, engine->engine, engine->stream, batched, whole, bias,
+            static_cast<unsigned char *>(workspace));
   return true;
+}
+
+bool ConvLibrary::forward(int index, const Conv2dShape &s, const float *x,
+                          const float *w, const float *bias, float *y,
+                          void *workspace, size_t workspaceBytes) {
+  return run(index, ConvPass::Forward, s, x, w, y, bias, workspace,
+             workspaceBytes);
 }
 
 bool ConvLibrary::backwardInput(int index, const Conv2dShape &s,
                                 const float *dy, const float *w, float *dx,
                                 void *workspace, size_t workspaceBytes) {
-  Site &site =
-      getSite(index, ConvPass::BackwardInput, s, false, workspaceBytes);
-  if (listener)
-    listener(listenerContext, site.description);
-  if (!site.usable)
-    return false;
-  const int args[2] = {DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-  runChunks(
-      site, engine->engine, engine->stream, DNNL_ARG_WEIGHTS,
-      const_cast<float *>(w), args,
-      [&](int i, int64_t b0) -> void * {
-        return i == 0 ? const_cast<float *>(dy + b0 * s.o * s.ho * s.wo)
-                      : dx + b0 * s.c * s.h * s.w;
-      },
-      nullptr, static_cast<unsigned char *>(workspace));
-  return true;
+  return run(index, ConvPass::BackwardInput, s, dy, w, dx, nullptr, workspace,
+             workspaceBytes);
 }
 
 bool ConvLibrary::backwardWeight(int index, const Conv2dShape &s,
                                  const float *dy, const float *x, float *dw,
                                  void *workspace, size_t workspaceBytes) {
-  Site &site =
-      getSite(index, ConvPass::BackwardWeight, s, false, workspaceBytes);
-  if (listener)
-    listener(listenerContext, site.description);
-  if (!site.usable)
-    return false;
-  const int args[2] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST};
-  runChunks(
-      site, engine->engine, engine->stream, DNNL_ARG_DIFF_WEIGHTS, dw, args,
-      [&](int i, int64_t b0) -> void * {
-        return i == 0 ? const_cast<float *>(x + b0 * s.c * s.h * s.w)
-                      : const_cast<float *>(dy + b0 * s.o * s.ho * s.wo);
-      },
-      nullptr, static_cast<unsigned char *>(workspace));
-  return true;
+  // oneDNN's per-image operands of a weight gradient: the input, then dy.
+  return run(index, ConvPass::BackwardWeight, s, x, dy, dw, nullptr, workspace,
+             workspaceBytes);
 }
 
 std::string ConvLibrary::describe(int index) const {

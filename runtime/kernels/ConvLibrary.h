@@ -100,6 +100,12 @@ public:
 
 private:
   struct Engine;
+  /// The three passes' common path: `in` is the first per-image operand
+  /// (x, dy, x), `other` the weights or, for the weight gradient, dy; `out`
+  /// the result.
+  bool run(int site, ConvPass pass, const Conv2dShape &s, const float *in,
+           const float *other, float *out, const float *bias, void *workspace,
+           size_t workspaceBytes);
   Site &getSite(int site, ConvPass pass, const Conv2dShape &s, bool bias,
                 size_t workspaceBytes);
 

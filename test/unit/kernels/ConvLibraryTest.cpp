@@ -12,6 +12,7 @@
 
 #include "runtime/kernels/KernelError.h"
 
+#include "ConvShapes.h"
 #include "GradCheck.h"
 
 #include <gtest/gtest.h>
@@ -30,25 +31,13 @@ namespace {
 
 constexpr int64_t kGuard = 64;
 
-Conv2dShape shape(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k,
-                  int64_t stride = 1, int64_t pad = 0, int64_t dilation = 1) {
-  Conv2dShape s{n,      c,   h,   h,        o,        k, k, stride,
-                stride, pad, pad, dilation, dilation, 1, 0, 0};
-  s.ho = s.wo = (h + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
-  return s;
+/// A square input and kernel, the same stride, padding and dilation on
+/// both axes.
+Conv2dShape square(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k,
+                   int64_t stride = 1, int64_t pad = 0, int64_t dilation = 1) {
+  return shape(n, c, h, h, o, k, k, stride, stride, pad, pad, dilation,
+               dilation);
 }
-
-std::string describe(const Conv2dShape &s) {
-  return "n" + std::to_string(s.n) + " c" + std::to_string(s.c) + " " +
-         std::to_string(s.h) + "x" + std::to_string(s.w) + " o" +
-         std::to_string(s.o) + " k" + std::to_string(s.kh) + " s" +
-         std::to_string(s.sh) + " p" + std::to_string(s.ph) + " d" +
-         std::to_string(s.dh);
-}
-
-int64_t xSize(const Conv2dShape &s) { return s.n * s.c * s.h * s.w; }
-int64_t wSize(const Conv2dShape &s) { return s.o * s.c * s.kh * s.kw; }
-int64_t ySize(const Conv2dShape &s) { return s.n * s.o * s.ho * s.wo; }
 
 /// The planned workspace of a pass and a guard band that must stay intact.
 struct Workspace {
@@ -156,15 +145,15 @@ TEST(ConvLibrary, ExampleShapesRunOnOneDnnWithinThePlannedWorkspace) {
     bool onOneDnn[3]; // forward, input gradient, weight gradient
   };
   const std::vector<Expected> cases = {
-      {shape(64, 1, 28, 32, 3, 1, 1), {false, false, false}},
-      {shape(64, 32, 14, 64, 3, 1, 1), {true, true, true}},
-      {shape(65, 32, 14, 64, 3, 1, 1), {true, true, true}},
-      {shape(8, 64, 32, 64, 3, 1, 1), {true, true, true}},
-      {shape(9, 16, 15, 32, 3, 2, 1), {true, true, false}},
-      {shape(6, 16, 12, 16, 3, 1, 2, 2), {true, true, true}},
+      {square(64, 1, 28, 32, 3, 1, 1), {false, false, false}},
+      {square(64, 32, 14, 64, 3, 1, 1), {true, true, true}},
+      {square(65, 32, 14, 64, 3, 1, 1), {true, true, true}},
+      {square(8, 64, 32, 64, 3, 1, 1), {true, true, true}},
+      {square(9, 16, 15, 32, 3, 2, 1), {true, true, false}},
+      {square(6, 16, 12, 16, 3, 1, 2, 2), {true, true, true}},
       // The window leaves the input's last row and column out: oneDNN's
       // right padding is -1.
-      {shape(4, 16, 16, 32, 3, 2, 0), {true, true, false}},
+      {square(4, 16, 16, 32, 3, 2, 0), {true, true, false}},
   };
   for (const Expected &e : cases) {
     SCOPED_TRACE(describe(e.s));
@@ -184,7 +173,7 @@ TEST(ConvLibrary, ChunksAreAsLargeAsTheWorkspaceAllows) {
   // cnn's second convolution: the planned workspace (one image's column
   // matrix, 288 x 196 floats) holds the blocked copies of a few images at
   // a time, not the batch; 65 images leave a shorter last chunk.
-  const Conv2dShape s = shape(65, 32, 14, 64, 3, 1, 1);
+  const Conv2dShape s = square(65, 32, 14, 64, 3, 1, 1);
   const Case c(s);
   ConvLibrary library;
   const Outputs got = c.run(library);
@@ -231,8 +220,8 @@ TEST(ConvLibrary, SpareBytesChangeTheChunksButNoBits) {
   // forward and input gradient whole, whatever images share the call; a
   // weight gradient sums over the images, chunk by chunk.)
   const std::vector<Conv2dShape> shapes = {
-      shape(64, 32, 14, 64, 3, 1, 1), shape(13, 64, 32, 64, 3, 1, 1),
-      shape(9, 16, 15, 32, 3, 2, 1), shape(6, 16, 12, 16, 3, 1, 2, 2)};
+      square(64, 32, 14, 64, 3, 1, 1), square(13, 64, 32, 64, 3, 1, 1),
+      square(9, 16, 15, 32, 3, 2, 1), square(6, 16, 12, 16, 3, 1, 2, 2)};
   for (const Conv2dShape &s : shapes) {
     SCOPED_TRACE(describe(s));
     const Case c(s);
@@ -258,7 +247,7 @@ TEST(ConvLibrary, SpareBytesDoNotBringASiteOntoOneDnn) {
   // ResNet-18's widest convolution: its blocked weights alone outgrow
   // im2col's bytes. With far more, it still runs im2col, as it must in
   // every plan, and writes nothing from the library.
-  const Conv2dShape s = shape(4, 512, 4, 512, 3, 1, 1);
+  const Conv2dShape s = square(4, 512, 4, 512, 3, 1, 1);
   ConvLibrary library;
   std::vector<float> x(xSize(s), 1), w(wSize(s), 1), y(ySize(s), -7);
   std::vector<float> workspace(1 << 24, -7);
@@ -273,7 +262,7 @@ TEST(ConvLibrary, SpareBytesDoNotBringASiteOntoOneDnn) {
 }
 
 TEST(ConvLibrary, RefusesAWorkspaceSmallerThanIm2cols) {
-  const Conv2dShape s = shape(2, 4, 6, 4, 3, 1, 1);
+  const Conv2dShape s = square(2, 4, 6, 4, 3, 1, 1);
   ConvLibrary library;
   std::vector<float> x(xSize(s), 1), w(wSize(s), 1), y(ySize(s));
   Workspace ws(s, ConvPass::Forward);
@@ -286,7 +275,7 @@ TEST(ConvLibrary, RefusesAWorkspaceSmallerThanIm2cols) {
 }
 
 TEST(ConvLibrary, DisabledRunsTheIm2colKernelsBitForBit) {
-  const Conv2dShape s = shape(8, 32, 14, 64, 3, 1, 1);
+  const Conv2dShape s = square(8, 32, 14, 64, 3, 1, 1);
   const Case c(s);
   ConvLibrary disabled(false);
   const Outputs got = c.run(disabled);
@@ -300,7 +289,7 @@ TEST(ConvLibrary, DisabledRunsTheIm2colKernelsBitForBit) {
 }
 
 TEST(ConvLibrary, ForwardAndInputGradientHaveTheSameBitsOnAnyThreads) {
-  const Conv2dShape s = shape(9, 32, 14, 64, 3, 1, 1);
+  const Conv2dShape s = square(9, 32, 14, 64, 3, 1, 1);
   const Case c(s);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
@@ -316,12 +305,12 @@ TEST(ConvLibrary, ForwardAndInputGradientHaveTheSameBitsOnAnyThreads) {
 
 TEST(ConvLibrary, ASiteKeepsItsShape) {
   ConvLibrary library;
-  const Conv2dShape s = shape(2, 4, 6, 4, 3, 1, 1);
+  const Conv2dShape s = square(2, 4, 6, 4, 3, 1, 1);
   std::vector<float> x(xSize(s), 1), w(wSize(s), 1), y(ySize(s));
   Workspace ws(s, ConvPass::Forward);
   conv2dForward<float>(library, 0, s, x.data(), w.data(), nullptr, y.data(),
                        ws.get(), ws.bytes());
-  const Conv2dShape other = shape(3, 4, 6, 4, 3, 1, 1);
+  const Conv2dShape other = square(3, 4, 6, 4, 3, 1, 1);
   std::vector<float> x3(xSize(other), 1), y3(ySize(other));
   Workspace ws3(other, ConvPass::Forward);
   EXPECT_THROW(conv2dForward<float>(library, 0, other, x3.data(), w.data(),
