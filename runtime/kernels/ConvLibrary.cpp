@@ -3,9 +3,12 @@
 // A site's plan: the primitive descriptor oneDNN picks for a chunk of
 // images with every layout left to it (format_tag::any), the reorders from
 // and to NCHW, and where each blocked copy and the scratchpad lie in the
-// workspace. The chunk is the largest whose layout fits, found by bisection
-// over primitive descriptors (cheap: the kernels are generated only for the
-// chosen chunk and the batch's remainder).
+// workspace. The slice is the widest whose one image fits im2col's bytes;
+// the chunk the largest whose layout fits, found by bisection over
+// primitive descriptors (cheap: the kernels are generated only for the
+// chosen chunk and the batch's remainder). A slice's operands are views of
+// the whole tensors (their strides), so the NCHW buffers are read and
+// written in place.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/ConvLibrary.h"
@@ -35,6 +38,26 @@ memory::desc plainDesc(memory::dims dims) {
   return memory::desc(dims, memory::data_type::f32,
                       dims.size() == 4 ? Tag::nchw : Tag::x);
 }
+/// A view of `dims` inside a dense NCHW (or OIHW) tensor of `full` dims: a
+/// slice of the channels keeps the whole tensor's strides.
+memory::desc userDesc(const memory::dims &dims, const memory::dims &full) {
+  if (dims.size() != 4)
+    return plainDesc(dims);
+  const memory::dims strides = {full[1] * full[2] * full[3], full[2] * full[3],
+                                full[3], 1};
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+/// Elements from one slice of `full` to the next: the width of the axis a
+/// slice `dims` cuts, times that axis's stride (0 where nothing is cut).
+int64_t sliceStep(const memory::dims &dims, const memory::dims &full) {
+  int64_t stride = 1;
+  for (int axis = static_cast<int>(full.size()) - 1; axis >= 0; --axis) {
+    if (dims[axis] != full[axis])
+      return dims[axis] * stride;
+    stride *= full[axis];
+  }
+  return 0;
+}
 memory::desc anyDesc(memory::dims dims) {
   return memory::desc(dims, memory::data_type::f32, Tag::any);
 }
@@ -60,7 +83,8 @@ struct ConvLibrary::Engine {
 struct Operand {
   memory::desc user, library;
   bool copied = false;
-  size_t offset = 0; // of the copy, in the workspace
+  size_t offset = 0;     // of the copy, in the workspace
+  int64_t sliceStep = 0; // elements of the user's tensor between slices
   // user -> library (inputs), or back (outputs); library -> user adding to
   // it (the weight gradient of a chunk after the first).
   dnnl::reorder::primitive_desc reorderDesc, accumulateDesc;
@@ -81,6 +105,9 @@ struct Chunk {
 struct ConvLibrary::Site {
   ConvPass pass{};
   Conv2dShape shape{};
+  // The sliced channels (conv2dSlicedChannels) a call takes, and the calls
+  // that take them all.
+  int64_t slice = 0, slices = 1;
   bool bias = false;
   size_t workspaceBytes = 0;
   bool usable = false;
@@ -89,6 +116,13 @@ struct ConvLibrary::Site {
 };
 
 namespace {
+
+/// The convolution one slice of `slice` channels computes.
+Conv2dShape slicedShape(const Conv2dShape &s, ConvPass pass, int64_t slice) {
+  Conv2dShape sliced = s;
+  (pass == ConvPass::BackwardInput ? sliced.c : sliced.o) = slice;
+  return sliced;
+}
 
 struct Dims {
   memory::dims src, weights, bias, dst, strides, dilates, padL, padR;
@@ -183,40 +217,43 @@ struct ChunkLayout {
 std::optional<ChunkLayout> layOutChunk(const dnnl::engine &engine,
                                        const Conv2dShape &s, ConvPass pass,
                                        bool bias, int64_t images,
-                                       int64_t chunks) {
+                                       int64_t chunks, int64_t slice) {
+  const Conv2dShape sliced = slicedShape(s, pass, slice);
   std::optional<ChunkDescs> descs =
-      describeChunk(engine, s, pass, bias, images);
+      describeChunk(engine, sliced, pass, bias, images);
   if (!descs)
     return std::nullopt;
-  const Dims d = getDims(s, images);
+  const Dims d = getDims(sliced, images), full = getDims(s, images);
   ChunkLayout layout;
   layout.descs = *descs;
-  auto setOperand = [](Operand &op, memory::desc user, memory::desc library) {
-    op.user = user;
+  auto setOperand = [](Operand &op, const memory::dims &dims,
+                       const memory::dims &whole, memory::desc library) {
+    op.user = userDesc(dims, whole);
     op.library = library;
-    op.copied = !(user == library);
+    op.copied = !(op.user == library);
+    op.sliceStep = sliceStep(dims, whole);
   };
   switch (pass) {
   case ConvPass::Forward:
-    setOperand(layout.batched[0], plainDesc(d.src), descs->forward.src_desc());
-    setOperand(layout.batched[1], plainDesc(d.dst), descs->forward.dst_desc());
-    setOperand(layout.whole, plainDesc(d.weights),
+    setOperand(layout.batched[0], d.src, full.src, descs->forward.src_desc());
+    setOperand(layout.batched[1], d.dst, full.dst, descs->forward.dst_desc());
+    setOperand(layout.whole, d.weights, full.weights,
                descs->forward.weights_desc());
     break;
   case ConvPass::BackwardInput:
-    setOperand(layout.batched[0], plainDesc(d.dst),
+    setOperand(layout.batched[0], d.dst, full.dst,
                descs->backwardData.diff_dst_desc());
-    setOperand(layout.batched[1], plainDesc(d.src),
+    setOperand(layout.batched[1], d.src, full.src,
                descs->backwardData.diff_src_desc());
-    setOperand(layout.whole, plainDesc(d.weights),
+    setOperand(layout.whole, d.weights, full.weights,
                descs->backwardData.weights_desc());
     break;
   case ConvPass::BackwardWeight:
-    setOperand(layout.batched[0], plainDesc(d.src),
+    setOperand(layout.batched[0], d.src, full.src,
                descs->backwardWeights.src_desc());
-    setOperand(layout.batched[1], plainDesc(d.dst),
+    setOperand(layout.batched[1], d.dst, full.dst,
                descs->backwardWeights.diff_dst_desc());
-    setOperand(layout.whole, plainDesc(d.weights),
+    setOperand(layout.whole, d.weights, full.weights,
                descs->backwardWeights.diff_weights_desc());
     // Each chunk's gradient is added to the sum of those before it, from
     // a copy of its own.
@@ -343,32 +380,45 @@ ConvLibrary::Site &ConvLibrary::getSite(int index, ConvPass pass,
     return site;
   }
   const dnnl::engine &eng = engine->engine;
+  int64_t slice = 0;
   auto fits = [&](int64_t images, size_t limit) -> std::optional<ChunkLayout> {
     const int64_t chunks = (s.n + images - 1) / images;
     std::optional<ChunkLayout> layout =
-        layOutChunk(eng, s, pass, bias, images, chunks);
+        layOutChunk(eng, s, pass, bias, images, chunks, slice);
     if (!layout || layout->bytes > limit)
       return std::nullopt;
     return layout;
   };
-  // Whether oneDNN runs the site is decided within the bytes every plan of
-  // the model gives it, im2col's rule, never the spare bytes of one plan:
-  // every build of a model (any plan, recomputation, partition) computes
-  // the same bits.
+  // Whether oneDNN runs the site, and in which slices, is decided within
+  // the bytes every plan of the model gives it, im2col's rule, never the
+  // spare bytes of one plan: every build of a model (any plan,
+  // recomputation, partition) computes the same bits.
   const size_t planned = conv2dWorkspaceElements(s, pass) * sizeof(float);
   if (workspaceBytes < planned)
     throw KernelError("convolution call site " + std::to_string(index) +
                       ": a workspace of " + std::to_string(workspaceBytes) +
                       " bytes is smaller than im2col's " +
                       std::to_string(planned));
-  std::optional<ChunkLayout> best = fits(1, planned);
+  const int64_t channels = conv2dSlicedChannels(s, pass);
+  const std::vector<int64_t> widths = conv2dChannelSlices(s, pass);
+  std::optional<ChunkLayout> best;
+  for (int64_t width : widths) {
+    slice = width;
+    if ((best = fits(1, planned)))
+      break;
+  }
   if (!best) {
-    std::optional<ChunkLayout> one = layOutChunk(eng, s, pass, bias, 1, s.n);
+    std::optional<ChunkLayout> one =
+        layOutChunk(eng, s, pass, bias, 1, s.n, widths.back());
     site.description =
         one ? "im2col (oneDNN " + std::string(one->descs.pd().impl_info_str()) +
                   " needs " + std::to_string(one->bytes) +
-                  " bytes for one image, im2col's workspace holds " +
-                  std::to_string(planned) + ")"
+                  " bytes for one image" +
+                  (widths.back() < channels
+                       ? " in slices of " + std::to_string(widths.back()) +
+                             " channels"
+                       : std::string()) +
+                  ", im2col's workspace holds " + std::to_string(planned) + ")"
             : "im2col (no fast oneDNN implementation of this shape)";
     return site;
   }
@@ -413,9 +463,16 @@ ConvLibrary::Site &ConvLibrary::getSite(int index, ConvPass pass,
     return site;
   }
   site.usable = true;
+  site.slice = slice;
+  site.slices = channels / slice;
   site.description = "oneDNN " + std::string(best->descs.pd().impl_info_str()) +
                      ", " + std::to_string(images) +
                      (images == 1 ? " image a call" : " images a call");
+  if (site.slices > 1)
+    site.description +=
+        " in " + std::to_string(site.slices) + " slices of " +
+        std::to_string(slice) +
+        (pass == ConvPass::BackwardInput ? " input" : " output") + " channels";
   return site;
 }
 
@@ -466,52 +523,64 @@ void runChunks(const ConvLibrary::Site &site, const dnnl::engine &engine,
                              {DNNL_ARG_TO, to},
                              {DNNL_ARG_SCRATCHPAD, scratchpad(chunk)}});
   };
-  // Weights in: one reorder per call, shared by the chunks (the last, smaller
-  // chunk's kernel may want another layout: reordered again then, into the
-  // same place, which every layout starts with).
-  memory wholeUser(first.whole.user, engine, whole), wholeLibrary;
-  const Chunk *wholeOf = nullptr;
-  for (int64_t b0 = 0; b0 < s.n; b0 += first.images) {
-    const Chunk &chunk = s.n - b0 < first.images ? *site.rest : first;
-    if (&chunk != wholeOf) {
-      const bool same = wholeOf &&
-                        wholeOf->whole.copied == chunk.whole.copied &&
-                        wholeOf->whole.library == chunk.whole.library;
-      if (!same) {
-        wholeLibrary = chunk.whole.copied
-                           ? memory(chunk.whole.library, engine,
-                                    workspace + chunk.whole.offset)
-                           : wholeUser;
-        if (!weightGradient && chunk.whole.copied)
-          copy(chunk.whole.reorder, wholeUser, wholeLibrary, chunk);
+  // Slice by slice (one, mostly), each with its part of the weights and of
+  // the sliced per-image operand.
+  for (int64_t k = 0; k < site.slices; ++k) {
+    // Weights in: one reorder per slice, shared by the chunks (the last,
+    // smaller chunk's kernel may want another layout: reordered again then,
+    // into the same place, which every layout starts with).
+    memory wholeUser(first.whole.user, engine,
+                     whole + k * first.whole.sliceStep),
+        wholeLibrary;
+    const Chunk *wholeOf = nullptr;
+    for (int64_t b0 = 0; b0 < s.n; b0 += first.images) {
+      const Chunk &chunk = s.n - b0 < first.images ? *site.rest : first;
+      if (&chunk != wholeOf) {
+        const bool same = wholeOf &&
+                          wholeOf->whole.copied == chunk.whole.copied &&
+                          wholeOf->whole.library == chunk.whole.library;
+        if (!same) {
+          wholeLibrary = chunk.whole.copied
+                             ? memory(chunk.whole.library, engine,
+                                      workspace + chunk.whole.offset)
+                             : wholeUser;
+          if (!weightGradient && chunk.whole.copied)
+            copy(chunk.whole.reorder, wholeUser, wholeLibrary, chunk);
+        }
+        wholeOf = &chunk;
       }
-      wholeOf = &chunk;
+      std::unordered_map<int, memory> args;
+      args[pass.whole] = wholeLibrary;
+      memory users[2], libraries[2];
+      for (int i = 0; i < 2; ++i) {
+        const Operand &op = chunk.batched[i];
+        users[i] =
+            memory(op.user, engine,
+                   batched[i] + b0 * imageElements[i] + k * op.sliceStep);
+        libraries[i] = op.copied
+                           ? memory(op.library, engine, workspace + op.offset)
+                           : users[i];
+        args[pass.batched[i]] = libraries[i];
+        const bool in = i == 0 || weightGradient;
+        // A whole-batch chunk's unsliced input is in place from the slice
+        // before.
+        const bool inPlace = k > 0 && op.sliceStep == 0 && s.n <= first.images;
+        if (in && op.copied && !inPlace)
+          copy(op.reorder, users[i], libraries[i], chunk);
+      }
+      if (bias) // the forward's: sliced with the output channels
+        args[DNNL_ARG_BIAS] =
+            memory(plainDesc({site.slice}), engine,
+                   const_cast<float *>(bias) + k * site.slice);
+      args[DNNL_ARG_SCRATCHPAD] = scratchpad(chunk);
+      chunk.conv.execute(stream, args);
+      if (!weightGradient && chunk.batched[1].copied)
+        copy(chunk.batched[1].reorder, libraries[1], users[1], chunk);
+      // The weight gradient: the first chunk's copied out, the others' added.
+      if (weightGradient && chunk.whole.copied)
+        copy(b0 == 0 ? chunk.whole.reorder : chunk.whole.accumulate,
+             wholeLibrary, wholeUser, chunk);
     }
-    std::unordered_map<int, memory> args;
-    args[pass.whole] = wholeLibrary;
-    memory users[2], libraries[2];
-    for (int i = 0; i < 2; ++i) {
-      const Operand &op = chunk.batched[i];
-      users[i] = memory(op.user, engine, batched[i] + b0 * imageElements[i]);
-      libraries[i] = op.copied
-                         ? memory(op.library, engine, workspace + op.offset)
-                         : users[i];
-      args[pass.batched[i]] = libraries[i];
-      const bool in = i == 0 || weightGradient;
-      if (in && op.copied)
-        copy(op.reorder, users[i], libraries[i], chunk);
-    }
-    if (bias)
-      args[DNNL_ARG_BIAS] =
-          memory(plainDesc({s.o}), engine, const_cast<float *>(bias));
-    args[DNNL_ARG_SCRATCHPAD] = scratchpad(chunk);
-    chunk.conv.execute(stream, args);
-    if (!weightGradient && chunk.batched[1].copied)
-      copy(chunk.batched[1].reorder, libraries[1], users[1], chunk);
-    // The weight gradient: the first chunk's copied out, the others' added.
-    if (weightGradient && chunk.whole.copied)
-      copy(b0 == 0 ? chunk.whole.reorder : chunk.whole.accumulate, wholeLibrary,
-           wholeUser, chunk);
   }
   stream.wait();
 }

@@ -10,12 +10,14 @@
 // - oneDNN's fast kernels want blocked layouts (channels in blocks of 8 or
 //   16); the call reorders its NCHW operands into them and its results back,
 //   in the workspace, and takes the batch a chunk of images at a time, the
-//   largest chunk whose blocked copies, weights and scratchpad fit;
-// - whether a site runs oneDNN, and a weight gradient's chunk, are decided
-//   within im2col's bytes, which every plan of the model gives the kernel,
-//   so that any two builds compute the same bits; the forward and input
-//   gradient, whose bits do not depend on the chunk, also use the spare
-//   bytes a plan has free above the workspace (cairn-grow-workspaces);
+//   largest chunk whose blocked copies, weights and scratchpad fit; where
+//   the weights' copy alone would not fit, it takes the channels a slice at
+//   a time (ResNet-18's last stages: 9 MiB of weights, 2.5 MiB of im2col);
+// - whether a site runs oneDNN, its slices, and a weight gradient's chunk,
+//   are decided within im2col's bytes, which every plan of the model gives
+//   the kernel, so that any two builds compute the same bits; the forward
+//   and input gradient, whose bits do not depend on the chunk, also use the
+//   spare bytes a plan has free above the workspace (cairn-grow-workspaces);
 // - the library allocates nothing while a step runs (user scratchpad);
 // - where nothing fits, or oneDNN has only its reference or GEMM kernels,
 //   the site runs Cairn's im2col + GEMM.
@@ -37,28 +39,66 @@
 
 namespace cairn::kernels {
 
+/// The channels a pass splits into slices where the weights' blocked copy
+/// outgrows the workspace, each slice one oneDNN call with its part of the
+/// weights: output channels for the forward and the weight gradient, input
+/// channels for the input gradient, so that no slice splits a sum.
+inline int64_t conv2dSlicedChannels(const Conv2dShape &s, ConvPass pass) {
+  return pass == ConvPass::BackwardInput ? s.c : s.o;
+}
+
+/// The slice widths a pass may take, widest first: all the channels, then
+/// halves while they stay whole blocks of 16 (oneDNN's). A weight gradient
+/// takes its channels whole: within its bytes (one image's column matrix)
+/// slices leave it one or a few images a call, and it loses to im2col
+/// (ResNet-18 at batch 32, two threads: 15.1 against 5.4 ms for
+/// layer3.0.conv1, a tie for the 3x3 ones after it).
+inline std::vector<int64_t> conv2dChannelSlices(const Conv2dShape &s,
+                                                ConvPass pass) {
+  std::vector<int64_t> widths = {conv2dSlicedChannels(s, pass)};
+  if (pass == ConvPass::BackwardWeight)
+    return widths;
+  while (widths.back() % 32 == 0)
+    widths.push_back(widths.back() / 2);
+  return widths;
+}
+
+/// The estimated bytes of one call's blocked copies for `images` images and
+/// a slice of `slice` channels (channels padded to blocks of 16): the
+/// per-image operands and the weights. The slice is the output's channels,
+/// or the input gradient's.
+inline int64_t conv2dLibraryCopyBytes(const Conv2dShape &s, ConvPass pass,
+                                      int64_t images, int64_t slice) {
+  auto padded = [](int64_t channels) { return (channels + 15) / 16 * 16; };
+  const bool input = pass == ConvPass::BackwardInput;
+  const int64_t c = input ? slice : s.c, o = input ? s.o : slice;
+  const int64_t in = padded(c) * s.h * s.w, out = padded(o) * s.ho * s.wo;
+  const int64_t weights = padded(o) * padded(c) * s.kh * s.kw;
+  return 4 * (images * (in + out) + weights);
+}
+
 /// The most bytes of workspace oneDNN's call of a float32 convolution can
-/// use: blocked copies of the whole batch's input and output (channels
-/// padded to blocks of 16), the weights padded alike three times over (their
-/// copy, and room for a scratchpad of partial sums), and 64 KiB of
-/// scratchpad besides. The plan gives a convolution up to this much where
-/// the bytes are free anyway (cairn-grow-workspaces); its forward and input
-/// gradient take the largest chunk of the batch that fits what they get. A
-/// weight gradient keeps to im2col's bytes (its chunks' sums would round
-/// otherwise in another plan), and so asks for none; so does a site whose
-/// one image outgrows them by this count.
+/// use: the blocked copies of the whole batch in the widest slice whose one
+/// image fits im2col's bytes (ConvLibrary decides the slice within those),
+/// room for twice the weights' copy again (a scratchpad of partial sums)
+/// and 64 KiB of scratchpad besides. The plan gives a convolution up to
+/// this much where the bytes are free anyway (cairn-grow-workspaces); its
+/// forward and input gradient take the largest chunk of the batch that fits
+/// what they get. A weight gradient keeps to im2col's bytes (its chunks'
+/// sums would round otherwise in another plan), and so asks for none; so
+/// does a site whose one image outgrows them in every slice.
 inline int64_t conv2dLibraryWorkspaceBytes(const Conv2dShape &s,
                                            ConvPass pass) {
   if (s.groups != 1 || pass == ConvPass::BackwardWeight)
     return 0; // im2col's
-  auto padded = [](int64_t channels) { return (channels + 15) / 16 * 16; };
-  const int64_t in = padded(s.c) * s.h * s.w, out = padded(s.o) * s.ho * s.wo;
-  const int64_t weights = padded(s.o) * padded(s.c) * s.kh * s.kw;
-  // A site whose one image's copies outgrow im2col's bytes runs im2col in
-  // every plan (ConvLibrary decides within those): spare bytes would idle.
-  if (4 * (in + out + weights) > conv2dWorkspaceElements(s, pass) * 4)
-    return 0;
-  return 4 * (s.n * (in + out) + 3 * weights) + (int64_t(64) << 10);
+  const int64_t planned = conv2dWorkspaceElements(s, pass) * 4;
+  for (int64_t slice : conv2dChannelSlices(s, pass))
+    if (conv2dLibraryCopyBytes(s, pass, 1, slice) <= planned)
+      return conv2dLibraryCopyBytes(s, pass, s.n, slice) +
+             2 * conv2dLibraryCopyBytes(s, pass, 0, slice) +
+             (int64_t(64) << 10);
+  // Spare bytes would idle: the site runs im2col in every plan.
+  return 0;
 }
 
 class ConvLibrary {
@@ -84,7 +124,8 @@ public:
                       const float *x, float *dw, void *workspace,
                       size_t workspaceBytes);
 
-  /// What site `site` runs: "oneDNN jit:avx512_core, 4 images a call" or
+  /// What site `site` runs: "oneDNN jit:avx512_core, 4 images a call", with
+  /// "in 4 slices of 128 output channels" where it slices, or
   /// "im2col (...why)"; empty before its first call.
   std::string describe(int site) const;
 

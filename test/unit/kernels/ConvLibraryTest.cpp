@@ -138,8 +138,8 @@ TEST(ConvLibrary, ExampleShapesRunOnOneDnnWithinThePlannedWorkspace) {
   // dilated ones; 65 images split into chunks with a shorter last one. Which
   // passes fit: cnn's first convolution (one input channel) has a column
   // matrix of 9 x 784 floats, too small for the blocked copy of one image's
-  // 32 output planes, and runs im2col; the
-  // strided one's weight gradient needs a little more than its column matrix.
+  // 16 output planes, and runs im2col; the strided ones' weight gradients
+  // need a little more than their column matrix.
   struct Expected {
     Conv2dShape s;
     bool onOneDnn[3]; // forward, input gradient, weight gradient
@@ -165,6 +165,45 @@ TEST(ConvLibrary, ExampleShapesRunOnOneDnnWithinThePlannedWorkspace) {
           << "site " << site << ": " << library.describe(site);
     expectNear(got, c.reference(), "oneDNN");
     // The same bits on every call.
+    EXPECT_EQ(c.run(library), got);
+  }
+}
+
+/// How many slices a site's calls take its channels in ("... in 8 slices of
+/// 64 output channels"; 1 without).
+int64_t slicesOf(const ConvLibrary &library, int site) {
+  const std::string text = library.describe(site);
+  const size_t in = text.rfind(" in ");
+  return !onOneDnn(library, site) || in == std::string::npos
+             ? 1
+             : std::stoll(text.substr(in + 4));
+}
+
+TEST(ConvLibrary, WideWeightsRunInSlicesOfTheirChannels) {
+  // ResNet-18's last two stages: the blocked copy of their weights (up to
+  // 9 MiB) outgrows im2col's bytes (2.5 MiB at most), so the forward takes
+  // its output channels a slice at a time, the input gradient its input
+  // channels, each slice's part of the weights and of the output strided in
+  // the NCHW tensors; they agree with the double im2col kernels. The weight
+  // gradients, which do not slice, run im2col.
+  const std::vector<Conv2dShape> shapes = {square(5, 512, 4, 512, 3, 1, 1),
+                                           square(5, 256, 8, 512, 3, 2, 1),
+                                           square(5, 256, 8, 256, 3, 1, 1)};
+  for (const Conv2dShape &s : shapes) {
+    SCOPED_TRACE(describe(s));
+    const Case c(s);
+    ConvLibrary library;
+    const Outputs got = c.run(library);
+    for (int site = 0; site < 2; ++site) {
+      EXPECT_TRUE(onOneDnn(library, site)) << library.describe(site);
+      EXPECT_GT(slicesOf(library, site), 1) << library.describe(site);
+    }
+    EXPECT_NE(library.describe(0).find(" output channels"), std::string::npos)
+        << library.describe(0);
+    EXPECT_NE(library.describe(1).find(" input channels"), std::string::npos)
+        << library.describe(1);
+    EXPECT_FALSE(onOneDnn(library, 2)) << library.describe(2);
+    expectNear(got, c.reference(), "sliced");
     EXPECT_EQ(c.run(library), got);
   }
 }
@@ -221,7 +260,9 @@ TEST(ConvLibrary, SpareBytesChangeTheChunksButNoBits) {
   // weight gradient sums over the images, chunk by chunk.)
   const std::vector<Conv2dShape> shapes = {
       square(64, 32, 14, 64, 3, 1, 1), square(13, 64, 32, 64, 3, 1, 1),
-      square(9, 16, 15, 32, 3, 2, 1), square(6, 16, 12, 16, 3, 1, 2, 2)};
+      square(9, 16, 15, 32, 3, 2, 1), square(6, 16, 12, 16, 3, 1, 2, 2),
+      // In slices: the same slices with more bytes, and whole-batch chunks.
+      square(6, 512, 4, 512, 3, 1, 1), square(7, 256, 8, 256, 3, 1, 1)};
   for (const Conv2dShape &s : shapes) {
     SCOPED_TRACE(describe(s));
     const Case c(s);
@@ -237,6 +278,8 @@ TEST(ConvLibrary, SpareBytesChangeTheChunksButNoBits) {
     EXPECT_EQ(imagesPerCall(roomy, 0), s.n) << roomy.describe(0);
     EXPECT_EQ(imagesPerCall(roomy, 1), s.n) << roomy.describe(1);
     EXPECT_EQ(roomy.describe(2), tight.describe(2));
+    EXPECT_EQ(slicesOf(roomy, 0), slicesOf(tight, 0)) << roomy.describe(0);
+    EXPECT_EQ(slicesOf(roomy, 1), slicesOf(tight, 1)) << roomy.describe(1);
     EXPECT_EQ(conv2dLibraryWorkspaceBytes(s, ConvPass::BackwardWeight), 0);
     for (size_t t = 0; t < want.size(); ++t)
       EXPECT_EQ(got[t], want[t]) << "output " << t;
@@ -244,10 +287,11 @@ TEST(ConvLibrary, SpareBytesChangeTheChunksButNoBits) {
 }
 
 TEST(ConvLibrary, SpareBytesDoNotBringASiteOntoOneDnn) {
-  // ResNet-18's widest convolution: its blocked weights alone outgrow
-  // im2col's bytes. With far more, it still runs im2col, as it must in
-  // every plan, and writes nothing from the library.
-  const Conv2dShape s = square(4, 512, 4, 512, 3, 1, 1);
+  // cnn's first convolution: one image's blocked output, even in a slice of
+  // 16 channels, outgrows im2col's bytes (a 9 x 784 column matrix). With
+  // far more, it still runs im2col, as it must in every plan, and writes
+  // nothing from the library.
+  const Conv2dShape s = square(4, 1, 28, 32, 3, 1, 1);
   ConvLibrary library;
   std::vector<float> x(xSize(s), 1), w(wSize(s), 1), y(ySize(s), -7);
   std::vector<float> workspace(1 << 24, -7);
