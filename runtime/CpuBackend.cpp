@@ -37,8 +37,18 @@ absl::StatusOr<std::unique_ptr<Executor>> open(const ProgramSpec &spec,
   if (conv && *conv && !im2col && std::string(conv) != "onednn")
     return absl::InvalidArgumentError(absl::StrFormat(
         "CAIRN_CPU_CONV=%s: expected 'onednn' (the default) or 'im2col'", conv));
+  // CAIRN_CPU_GEMM=openblas: float GEMMs on OpenBLAS instead of oneDNN's
+  // sgemm (to compare the two).
+  const char *gemm = std::getenv("CAIRN_CPU_GEMM");
+  const bool openblas = gemm && std::string(gemm) == "openblas";
+  if (gemm && *gemm && !openblas && std::string(gemm) != "onednn")
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "CAIRN_CPU_GEMM=%s: expected 'onednn' (the default) or 'openblas'", gemm));
+  kernels::setGemmLibrary(openblas ? kernels::GemmLibrary::OpenBlas
+                                   : kernels::GemmLibrary::OneDnn);
   return HostExecutor::open(spec,
-                            absl::StrFormat("CPU, OpenBLAS core %s, %d threads%s",
+                            absl::StrFormat("CPU, GEMM %s, OpenBLAS core %s, %d threads%s",
+                                            kernels::getGemmLibraryName(kernels::getGemmLibrary()),
                                             kernels::blasCoreName(), kernels::blasThreads(),
                                             im2col ? ", convolutions im2col" : ""),
                             std::string(kernels::blasCoreName()), kernels::blasThreads(),

@@ -1,7 +1,8 @@
 //===- Gemm.cpp - Matrix products through BLAS ----------------------------===//
 //
-// Thin wrappers over cblas_sgemm / cblas_dgemm (OpenBLAS). Sizes arrive as
-// int64_t and go to the BLAS as blasint, so they are range-checked first.
+// Thin wrappers over dnnl_sgemm (oneDNN) or cblas_sgemm, and cblas_dgemm
+// (OpenBLAS). Sizes arrive as int64_t and go to the BLAS as blasint, so they
+// are range-checked first.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Gemm.h"
@@ -10,7 +11,10 @@
 #include "runtime/kernels/Parallel.h"
 
 #include <cblas.h>
+#include <dnnl.h>
 #include <omp.h>
+
+#include <atomic>
 
 #include <limits>
 #include <string>
@@ -19,6 +23,8 @@
 namespace cairn::kernels {
 
 namespace {
+
+std::atomic<GemmLibrary> gemmLibrary{GemmLibrary::OneDnn};
 
 blasint toBlasInt(int64_t v, const char *what) {
   if (v < 0 || v > std::numeric_limits<blasint>::max())
@@ -30,6 +36,16 @@ blasint toBlasInt(int64_t v, const char *what) {
 void blasGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
               blasint k, float alpha, const float *a, blasint lda,
               const float *b, blasint ldb, float beta, float *c, blasint ldc) {
+  if (gemmLibrary.load(std::memory_order_relaxed) == GemmLibrary::OneDnn) {
+    // Row-major, as CBLAS is called here.
+    const dnnl_status_t status =
+        dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N',
+                   m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (status != dnnl_success)
+      throw KernelError("gemm: oneDNN's sgemm failed (dnnl_status_t " +
+                        std::to_string(int(status)) + ")");
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
               ldc);
 }
@@ -74,8 +90,12 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
     throw KernelError("batchedGemm: strideC is 0, outputs would alias");
   // Every matrix has the same sizes: checked here, so that no gemm below
   // throws inside the parallel region.
-  for (auto [value, name] : {std::pair{m, "m"}, {n, "n"}, {k, "k"},
-                             {lda, "lda"}, {ldb, "ldb"}, {ldc, "ldc"}})
+  for (auto [value, name] : {std::pair{m, "m"},
+                             {n, "n"},
+                             {k, "k"},
+                             {lda, "lda"},
+                             {ldb, "ldb"},
+                             {ldc, "ldc"}})
     toBlasInt(value, name);
   // Matrices split across threads, each product on one thread (OpenBLAS's
   // OpenMP build does not thread inside a parallel region): many small
@@ -86,6 +106,14 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
                   gemm(transA, transB, m, n, k, alpha, a + i * strideA, lda,
                        b + i * strideB, ldb, beta, c + i * strideC, ldc);
               });
+}
+
+void setGemmLibrary(GemmLibrary library) { gemmLibrary.store(library); }
+
+GemmLibrary getGemmLibrary() { return gemmLibrary.load(); }
+
+const char *getGemmLibraryName(GemmLibrary library) {
+  return library == GemmLibrary::OneDnn ? "oneDNN" : "OpenBLAS";
 }
 
 const char *blasCoreName() { return openblas_get_corename(); }

@@ -1,7 +1,14 @@
-//===- Gemm.h - Matrix products through BLAS ---------------------*- C++ -*-===//
+//===- Gemm.h - Matrix products through BLAS ---------------------*- C++
+//-*-===//
 //
-// Row-major GEMM on the CPU through CBLAS (OpenBLAS). T is float (sgemm) or
-// double (dgemm, for gradient checks).
+// Row-major GEMM on the CPU. T is float or double (dgemm, for gradient
+// checks). Float products run on oneDNN's sgemm (its JIT kernels, the
+// library PyTorch's CPU convolutions use) unless OpenBLAS is chosen: on the
+// small products of the examples' linear layers (batch 64 or 256 against
+// 512 features) it is faster than OpenBLAS's on one thread and two, the
+// more so on two (bench/results/cpu-step-*.md against the runs before it).
+// Double products, and the BLAS core and thread settings below, are
+// OpenBLAS's (CBLAS).
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_GEMM_H
@@ -27,6 +34,16 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
                  int64_t k, T alpha, const T *a, int64_t lda, int64_t strideA,
                  const T *b, int64_t ldb, int64_t strideB, T beta, T *c,
                  int64_t ldc, int64_t strideC);
+
+/// The library float GEMMs run on (CAIRN_CPU_GEMM, runtime/CpuBackend.cpp).
+/// Both leave every element of C to one thread where a kernel splits a
+/// product (Conv.cpp, batchedGemm): inside an OpenMP parallel region each
+/// call runs on its thread alone.
+enum class GemmLibrary { OneDnn, OpenBlas };
+void setGemmLibrary(GemmLibrary library);
+GemmLibrary getGemmLibrary();
+/// "oneDNN" or "OpenBLAS".
+const char *getGemmLibraryName(GemmLibrary library);
 
 /// The BLAS core in use, e.g. "SkylakeX" (for reports and benchmarks).
 const char *blasCoreName();
