@@ -74,6 +74,19 @@ template <typename T> void checkAllTransposes() {
 }
 
 TEST(Gemm, AllTransposesFloat) { checkAllTransposes<float>(); }
+
+TEST(Gemm, AllTransposesFloatOnEitherLibrary) {
+  // oneDNN's sgemm (the default) and OpenBLAS's (CAIRN_CPU_GEMM=openblas).
+  const GemmLibrary before = getGemmLibrary();
+  for (GemmLibrary library : {GemmLibrary::OneDnn, GemmLibrary::OpenBlas}) {
+    SCOPED_TRACE(getGemmLibraryName(library));
+    setGemmLibrary(library);
+    EXPECT_EQ(getGemmLibrary(), library);
+    checkAllTransposes<float>();
+  }
+  setGemmLibrary(before);
+  EXPECT_EQ(getGemmLibrary(), GemmLibrary::OneDnn);
+}
 TEST(Gemm, AllTransposesDouble) { checkAllTransposes<double>(); }
 
 TEST(Gemm, BetaZeroOverwritesNaN) {
