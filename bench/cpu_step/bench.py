@@ -313,7 +313,8 @@ class Cairn:
         for k in kernels["kernels"]:
             kinds[k["kind"]] = kinds.get(k["kind"], 0.0) + k["seconds"]
         return {"ms": 1000 * kernels["step_seconds"], "steps": kernels["steps"], "kinds": kinds,
-                "run_seconds": seconds["seconds"], "blas_core": seconds.get("blas_core")}
+                "run_seconds": seconds["seconds"], "blas_core": seconds.get("blas_core"),
+                "device": seconds.get("device")}
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -545,6 +546,12 @@ def write_results(out, results, started=None):
     torch_version = results["torch"]
     blas = sorted({r["blas_core"] for e in entries for r in e["systems"]["cairn"]["rounds"]
                    if r.get("blas_core")})
+    # The executables' own words ("CPU, GEMM oneDNN, OpenBLAS core SkylakeX, 2 threads"),
+    # where their metrics say it (since 9824ea7).
+    devices = sorted({r["device"] for e in entries for r in e["systems"]["cairn"]["rounds"]
+                      if r.get("device")})
+    cairn_text = ("Cairn's executables: " + "; ".join(devices) if devices else
+                  f"Cairn's BLAS: OpenBLAS (OpenMP), core {', '.join(blas) or '?'}")
     env = ", ".join(f"{k}={v}" for k, v in sorted(results["blas_env"].items())) or "none"
     env = (f"inherited by both: {env}" if results["inherit_blas_env"] else
            f"both run without this shell's OpenBLAS/MKL/OpenMP variables ({env}), so each "
@@ -558,8 +565,7 @@ def write_results(out, results, started=None):
         "the machine skews every number)",
         f"- date: {results['date']}, {results['seconds'] / 60:.0f} min; commit "
         f"{results['commit']}",
-        f"- PyTorch {torch_version} from PyPI (build/bench-torch-venv); Cairn's BLAS: OpenBLAS "
-        f"(OpenMP), core {', '.join(blas) or '?'}; threads "
+        f"- PyTorch {torch_version} from PyPI (build/bench-torch-venv); {cairn_text}; threads "
         f"{', '.join(map(str, results['threads']))}"
         f" (Cairn `--threads T`, PyTorch `torch.set_num_threads(T)`, both OMP_NUM_THREADS=T); "
         f"{env}",
