@@ -22,6 +22,20 @@ void noteInProfile(void *profile, const std::string &description) {
   static_cast<KernelProfile *>(profile)->note(description);
 }
 
+/// A CPU switch in the environment: true for `alternative`, false for
+/// `standard` or when unset (or empty), an error for anything else.
+absl::StatusOr<bool> readSwitch(const char *name, const char *standard,
+                                const char *alternative) {
+  const char *value = std::getenv(name);
+  if (!value || !*value || std::string(value) == standard)
+    return false;
+  if (std::string(value) == alternative)
+    return true;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s=%s: expected '%s' (the default) or '%s'", name,
+                      value, standard, alternative));
+}
+
 std::string describeBuild() {
   return absl::StrFormat("BLAS core %s", kernels::blasCoreName());
 }
@@ -31,28 +45,24 @@ absl::StatusOr<std::unique_ptr<Executor>> open(const ProgramSpec &spec,
   if (options.threads > 0)
     kernels::setBlasThreads(options.threads);
   // CAIRN_CPU_CONV=im2col: every convolution runs Cairn's im2col + GEMM
-  // instead of oneDNN where it fits (to compare the two).
-  const char *conv = std::getenv("CAIRN_CPU_CONV");
-  const bool im2col = conv && std::string(conv) == "im2col";
-  if (conv && *conv && !im2col && std::string(conv) != "onednn")
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CAIRN_CPU_CONV=%s: expected 'onednn' (the default) or 'im2col'", conv));
-  // CAIRN_CPU_GEMM=openblas: float GEMMs on OpenBLAS instead of oneDNN's
-  // sgemm (to compare the two).
-  const char *gemm = std::getenv("CAIRN_CPU_GEMM");
-  const bool openblas = gemm && std::string(gemm) == "openblas";
-  if (gemm && *gemm && !openblas && std::string(gemm) != "onednn")
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CAIRN_CPU_GEMM=%s: expected 'onednn' (the default) or 'openblas'", gemm));
-  kernels::setGemmLibrary(openblas ? kernels::GemmLibrary::OpenBlas
-                                   : kernels::GemmLibrary::OneDnn);
+  // instead of oneDNN where it fits; CAIRN_CPU_GEMM=openblas: float GEMMs on
+  // OpenBLAS instead of oneDNN's sgemm (to compare the two).
+  absl::StatusOr<bool> im2col = readSwitch("CAIRN_CPU_CONV", "onednn", "im2col");
+  if (!im2col.ok())
+    return im2col.status();
+  absl::StatusOr<bool> openblas = readSwitch("CAIRN_CPU_GEMM", "onednn", "openblas");
+  if (!openblas.ok())
+    return openblas.status();
+  const kernels::GemmLibrary gemm =
+      *openblas ? kernels::GemmLibrary::OpenBlas : kernels::GemmLibrary::OneDnn;
+  kernels::setGemmLibrary(gemm);
   return HostExecutor::open(spec,
                             absl::StrFormat("CPU, GEMM %s, OpenBLAS core %s, %d threads%s",
-                                            kernels::getGemmLibraryName(kernels::getGemmLibrary()),
+                                            kernels::getGemmLibraryName(gemm),
                                             kernels::blasCoreName(), kernels::blasThreads(),
-                                            im2col ? ", convolutions im2col" : ""),
+                                            *im2col ? ", convolutions im2col" : ""),
                             std::string(kernels::blasCoreName()), kernels::blasThreads(),
-                            std::make_shared<kernels::ConvLibrary>(!im2col));
+                            std::make_shared<kernels::ConvLibrary>(!*im2col));
 }
 
 } // namespace

@@ -117,13 +117,6 @@ struct ConvLibrary::Site {
 
 namespace {
 
-/// The convolution one slice of `slice` channels computes.
-Conv2dShape slicedShape(const Conv2dShape &s, ConvPass pass, int64_t slice) {
-  Conv2dShape sliced = s;
-  (pass == ConvPass::BackwardInput ? sliced.c : sliced.o) = slice;
-  return sliced;
-}
-
 struct Dims {
   memory::dims src, weights, bias, dst, strides, dilates, padL, padR;
 };
@@ -218,7 +211,7 @@ std::optional<ChunkLayout> layOutChunk(const dnnl::engine &engine,
                                        const Conv2dShape &s, ConvPass pass,
                                        bool bias, int64_t images,
                                        int64_t chunks, int64_t slice) {
-  const Conv2dShape sliced = slicedShape(s, pass, slice);
+  const Conv2dShape sliced = conv2dSlicedShape(s, pass, slice);
   std::optional<ChunkDescs> descs =
       describeChunk(engine, sliced, pass, bias, images);
   if (!descs)

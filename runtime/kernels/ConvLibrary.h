@@ -47,12 +47,19 @@ inline int64_t conv2dSlicedChannels(const Conv2dShape &s, ConvPass pass) {
   return pass == ConvPass::BackwardInput ? s.c : s.o;
 }
 
+/// The convolution one slice of `slice` of those channels computes.
+inline Conv2dShape conv2dSlicedShape(const Conv2dShape &s, ConvPass pass,
+                                     int64_t slice) {
+  Conv2dShape sliced = s;
+  (pass == ConvPass::BackwardInput ? sliced.c : sliced.o) = slice;
+  return sliced;
+}
+
 /// The slice widths a pass may take, widest first: all the channels, then
 /// halves while they stay whole blocks of 16 (oneDNN's). A weight gradient
 /// takes its channels whole: within its bytes (one image's column matrix)
-/// slices leave it one or a few images a call, and it loses to im2col
-/// (ResNet-18 at batch 32, two threads: 15.1 against 5.4 ms for
-/// layer3.0.conv1, a tie for the 3x3 ones after it).
+/// slices leave it one or a few images a call, and it lost to im2col on
+/// ResNet-18's profile (483870d's message has the figures).
 inline std::vector<int64_t> conv2dChannelSlices(const Conv2dShape &s,
                                                 ConvPass pass) {
   std::vector<int64_t> widths = {conv2dSlicedChannels(s, pass)};
@@ -70,10 +77,10 @@ inline std::vector<int64_t> conv2dChannelSlices(const Conv2dShape &s,
 inline int64_t conv2dLibraryCopyBytes(const Conv2dShape &s, ConvPass pass,
                                       int64_t images, int64_t slice) {
   auto padded = [](int64_t channels) { return (channels + 15) / 16 * 16; };
-  const bool input = pass == ConvPass::BackwardInput;
-  const int64_t c = input ? slice : s.c, o = input ? s.o : slice;
-  const int64_t in = padded(c) * s.h * s.w, out = padded(o) * s.ho * s.wo;
-  const int64_t weights = padded(o) * padded(c) * s.kh * s.kw;
+  const Conv2dShape sliced = conv2dSlicedShape(s, pass, slice);
+  const int64_t in = padded(sliced.c) * s.h * s.w,
+                out = padded(sliced.o) * s.ho * s.wo;
+  const int64_t weights = padded(sliced.o) * padded(sliced.c) * s.kh * s.kw;
   return 4 * (images * (in + out) + weights);
 }
 

@@ -15,7 +15,6 @@
 #include <omp.h>
 
 #include <atomic>
-
 #include <limits>
 #include <string>
 #include <utility>
@@ -90,12 +89,8 @@ void batchedGemm(int64_t batch, bool transA, bool transB, int64_t m, int64_t n,
     throw KernelError("batchedGemm: strideC is 0, outputs would alias");
   // Every matrix has the same sizes: checked here, so that no gemm below
   // throws inside the parallel region.
-  for (auto [value, name] : {std::pair{m, "m"},
-                             {n, "n"},
-                             {k, "k"},
-                             {lda, "lda"},
-                             {ldb, "ldb"},
-                             {ldc, "ldc"}})
+  for (auto [value, name] : {std::pair{m, "m"}, {n, "n"}, {k, "k"},
+                             {lda, "lda"}, {ldb, "ldb"}, {ldc, "ldc"}})
     toBlasInt(value, name);
   // Matrices split across threads, each product on one thread (OpenBLAS's
   // OpenMP build does not thread inside a parallel region): many small

@@ -1,5 +1,4 @@
-//===- Gemm.h - Matrix products through BLAS ---------------------*- C++
-//-*-===//
+//===- Gemm.h - Matrix products through BLAS ---------------------*- C++ -*-===//
 //
 // Row-major GEMM on the CPU. T is float or double (dgemm, for gradient
 // checks). Float products run on oneDNN's sgemm (its JIT kernels, the
