@@ -22,8 +22,10 @@
 // copies would add more than the step's own modelled time, is set aside;
 // when nothing at the peak is left, the search ends. Short of the
 // budget, a second search makes every mark per use; square-root
-// checkpointing's family competes; the winner is pruned. The smallest arena
-// is what the driver reports when nothing fits (exit 2).
+// checkpointing's family competes; the winner is pruned. Then an exchange
+// (local) search undoes one of its dearest moves, forbids it, refills with
+// the greedy search and prunes again, while that finds a cheaper choice.
+// The smallest arena is what the driver reports when nothing fits (exit 2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +47,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace cairn {
 #define GEN_PASS_DEF_CHOOSERECOMPUTATIONPASS
@@ -58,6 +61,18 @@ namespace {
 
 /// At most this many rounds of the greedy search, each one plan in the loop.
 constexpr int kMaxRounds = 1024;
+
+/// The exchange search (local search after the greedy one): at most this
+/// many improvements, each trying at most this many of the choice's dearest
+/// moves undone.
+constexpr int kMaxExchangeRounds = 4;
+constexpr int kExchangeMoves = 6;
+/// A refill dearer than this many times the choice is not pruned: pruning
+/// it rarely wins that much back.
+constexpr double kExchangeSlack = 1.5;
+/// How many of a refilled choice's dearest marks (and copies per use)
+/// pruning tries.
+constexpr size_t kExchangePrunes = 12;
 
 /// The forward kernels of the training step that may be marked, by the
 /// name of the per-step buffer they write: those before the loss that
@@ -261,6 +276,8 @@ struct ChooseRecomputationPass
       return fail();
     if (failed(prune(best, *bestEval)))
       return fail();
+    if (failed(exchange(rankings.front(), best, *bestEval)))
+      return fail();
 
     program->setAttr(
         CairnDialect::kMemoryBudgetAttrName,
@@ -409,18 +426,20 @@ private:
     });
   }
 
+  /// A move's name in the sets of moves tried or forbidden.
+  static std::string key(const Move &m) {
+    return m.perUse ? m.name + " per use" : m.name;
+  }
+
   /// Greedy, with the plan in the loop: of the moves at the peak, the one
   /// that frees the most bytes per unit of time (measured where known,
   /// unless `rankByModel`; a mark: its chain's; per use: what the copy is
   /// computed from, computed once more) is tried; it stays when the plan makes
   /// progress (below), else it is set aside. A round that tries nothing new
   /// ends the search.
-  FailureOr<Evaluation> greedy(bool allPerUse, bool rankByModel,
-                               Choice &chosen) {
+  FailureOr<Evaluation> greedy(bool allPerUse, bool rankByModel, Choice &chosen,
+                               const llvm::StringSet<> &forbidden = {}) {
     llvm::StringSet<> tried; // "name" or "name per use"
-    auto key = [](const Move &m) {
-      return m.perUse ? m.name + " per use" : m.name;
-    };
     SmallVector<Move> atPeak;
     FailureOr<Evaluation> current = evaluate(chosen, atPeak);
     // What a move marks (its chain) or copies per use (what the copy is
@@ -431,8 +450,14 @@ private:
     for (int round = 0;
          succeeded(current) && current->arena > budget && round < kMaxRounds;
          ++round) {
-      llvm::erase_if(atPeak,
-                     [&](const Move &m) { return tried.contains(key(m)); });
+      llvm::erase_if(atPeak, [&](const Move &m) {
+        if (tried.contains(key(m)) || forbidden.contains(key(m)))
+          return true;
+        // Nor may a mark bring a forbidden one back in its chain.
+        return !m.perUse && llvm::any_of(chainOf(m.name), [&](StringRef k) {
+          return forbidden.contains(k);
+        });
+      });
       if (atPeak.empty())
         break;
       // The most bytes per operation first; ties by name, so the choice
@@ -514,27 +539,33 @@ private:
     return success();
   }
 
+  /// The names in `set`, the costliest kernel first (ties by name).
+  SmallVector<std::string> costliestFirst(const llvm::StringSet<> &set) const {
+    SmallVector<std::string> names;
+    for (const auto &name : set)
+      names.push_back(name.getKey().str());
+    llvm::sort(names, [&](const std::string &a, const std::string &b) {
+      int64_t ca = costOf(a), cb = costOf(b);
+      return ca != cb ? ca > cb : a < b;
+    });
+    return names;
+  }
+
   /// Pruning: a mark the winner does not need (the arena stays under the
   /// budget, or does not grow when nothing fits) is dropped, the costliest
   /// first: an early choice can recompute a value too soon for a later one.
   /// Then each per-use mark is tried shared, which computes it once: kept
-  /// where that costs less and the arena still does.
-  LogicalResult prune(Choice &best, Evaluation &bestEval) {
+  /// where that costs less and the arena still does. Only the `tries`
+  /// dearest of each are tried.
+  LogicalResult prune(Choice &best, Evaluation &bestEval,
+                      size_t tries = std::numeric_limits<size_t>::max()) {
     auto keeps = [&](const Evaluation &e) {
       return bestEval.arena <= budget ? e.arena <= budget
                                       : e.arena <= bestEval.arena;
     };
-    auto costliestFirst = [&](const llvm::StringSet<> &set) {
-      SmallVector<std::string> names;
-      for (const auto &name : set)
-        names.push_back(name.getKey().str());
-      llvm::sort(names, [&](const std::string &a, const std::string &b) {
-        int64_t ca = costOf(a), cb = costOf(b);
-        return ca != cb ? ca > cb : a < b;
-      });
-      return names;
-    };
-    for (const std::string &name : costliestFirst(best.marked)) {
+    SmallVector<std::string> marked = costliestFirst(best.marked);
+    marked.truncate(std::min(tries, marked.size()));
+    for (const std::string &name : marked) {
       Choice trial = best;
       trial.marked.erase(name);
       trial.perUse.erase(name);
@@ -546,7 +577,9 @@ private:
         bestEval = *pruned;
       }
     }
-    for (const std::string &name : costliestFirst(best.perUse)) {
+    SmallVector<std::string> perUse = costliestFirst(best.perUse);
+    perUse.truncate(std::min(tries, perUse.size()));
+    for (const std::string &name : perUse) {
       Choice trial = best;
       trial.perUse.erase(name);
       FailureOr<Evaluation> shared = evaluate(trial);
@@ -556,6 +589,68 @@ private:
         best = std::move(trial);
         bestEval = *shared;
       }
+    }
+    return success();
+  }
+
+  /// Exchange, a local search from a choice under the budget: one of its
+  /// dearest moves (a mark, or a copy per use, the costliest kernel first)
+  /// is undone and forbidden, and the greedy search refills the bytes from
+  /// the rest, then prunes. The result replaces the choice where it fits at
+  /// less extra time, and the search starts again from it. The greedy path
+  /// takes the best ratio at each peak, and an early move can make a later
+  /// one dear: ResNet-18's first block, copied for the second block's
+  /// backward, is copied again for its own unless something else is kept.
+  LogicalResult exchange(bool rankByModel, Choice &best, Evaluation &bestEval) {
+    if (bestEval.arena > budget)
+      return success();
+    for (int round = 0; round < kMaxExchangeRounds; ++round) {
+      SmallVector<Move> undo;
+      for (const std::string &name : costliestFirst(best.perUse))
+        undo.push_back({name, 0, true});
+      for (const std::string &name : costliestFirst(best.marked))
+        if (!best.perUse.contains(name))
+          undo.push_back({name, 0, false});
+      // The dearest first: per-use copies cost their kernel twice or more.
+      llvm::stable_sort(undo, [&](const Move &a, const Move &b) {
+        return costOf(a.name) * (a.perUse ? 2 : 1) >
+               costOf(b.name) * (b.perUse ? 2 : 1);
+      });
+      if (undo.size() > size_t(kExchangeMoves))
+        undo.resize(kExchangeMoves);
+      bool improved = false;
+      for (const Move &move : undo) {
+        Choice trial = best;
+        if (!move.perUse)
+          trial.marked.erase(move.name);
+        trial.perUse.erase(move.name);
+        llvm::StringSet<> forbidden;
+        forbidden.insert(key(move));
+        FailureOr<Evaluation> eval =
+            greedy(/*allPerUse=*/false, rankByModel, trial, forbidden);
+        if (failed(eval))
+          return failure();
+        if (eval->arena > budget)
+          continue;
+        // The refill may have made earlier marks needless: the dearest marks
+        // are pruned, unless the refill is far dearer than the choice
+        // (pruning takes a plan a mark).
+        if (double(eval->extraCost) >
+            kExchangeSlack * double(bestEval.extraCost))
+          continue;
+        Evaluation trialEval = *eval;
+        if (failed(prune(trial, trialEval, kExchangePrunes)))
+          return failure();
+        if (trialEval.arena <= budget &&
+            trialEval.extraCost < bestEval.extraCost) {
+          best = std::move(trial);
+          bestEval = trialEval;
+          improved = true;
+          break;
+        }
+      }
+      if (!improved)
+        break;
     }
     return success();
   }

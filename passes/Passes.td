@@ -298,8 +298,10 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
     budget wins, else the smallest arena, which the driver reports (exit 2).
     Then each of its marks is dropped, the costliest first, where the arena
     stays under the budget (or, when nothing fits, does not grow), and each
-    per-use mark is tried shared where that costs less. A budget of 0 does
-    nothing.
+    per-use mark is tried shared where that costs less. Last, an exchange
+    search undoes one of the winner's dearest moves at a time, forbids it,
+    lets the greedy search refill the bytes and prunes again, keeping a
+    result that fits for less. A budget of 0 does nothing.
   }];
   let options = [
     Option<"budget", "budget", "int64_t", /*default=*/"0",
