@@ -309,18 +309,26 @@ void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
   });
   if (!dgamma && !dbeta)
     return;
+  // A thread's columns are summed together, row after row: each row's
+  // run of them is contiguous (one column at a time strode through all of
+  // x and dy per column), and each column still adds its rows in order.
   parallelFor(cols, 3 * rows, [&](int64_t begin, int64_t end) {
-    for (int64_t j = begin; j < end; ++j) {
-      double gammaAcc = 0, betaAcc = 0;
-      for (int64_t r = 0; r < rows; ++r) {
-        const double g = double(dy[r * cols + j]);
-        gammaAcc += g * ((double(x[r * cols + j]) - means[r]) * invStds[r]);
-        betaAcc += g;
+    const int64_t width = end - begin;
+    std::vector<double> gammaAcc(width, 0.0), betaAcc(width, 0.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *gr = dy + r * cols + begin, *xr = x + r * cols + begin;
+      const double mean = means[r], invStd = invStds[r];
+      for (int64_t j = 0; j < width; ++j) {
+        const double g = double(gr[j]);
+        gammaAcc[j] += g * ((double(xr[j]) - mean) * invStd);
+        betaAcc[j] += g;
       }
+    }
+    for (int64_t j = 0; j < width; ++j) {
       if (dgamma)
-        dgamma[j] = T(gammaAcc);
+        dgamma[begin + j] = T(gammaAcc[j]);
       if (dbeta)
-        dbeta[j] = T(betaAcc);
+        dbeta[begin + j] = T(betaAcc[j]);
     }
   });
 }
@@ -328,16 +336,16 @@ void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
 #define CAIRN_INSTANTIATE_NORM(T)                                              \
   template void batchNormTrainingForward<T>(int64_t, int64_t, int64_t,         \
                                             const T *, const T *, const T *,   \
-                                            double, T *, const RankSum &);  \
+                                            double, T *, const RankSum &);     \
   template void batchNormInferenceForward<T>(                                  \
       int64_t, int64_t, int64_t, const T *, const T *, const T *, const T *,   \
       const T *, double, T *);                                                 \
   template void batchNormBackward<T>(int64_t, int64_t, int64_t, const T *,     \
                                      const T *, const T *, double, T *, T *,   \
-                                     T *, const RankSum &);                 \
-  template void batchNormUpdateRunningStats<T>(                                \
-      int64_t, int64_t, int64_t, const T *, double, T *, T *, int64_t *,       \
-      const RankSum &);                                                     \
+                                     T *, const RankSum &);                    \
+  template void batchNormUpdateRunningStats<T>(int64_t, int64_t, int64_t,      \
+                                               const T *, double, T *, T *,    \
+                                               int64_t *, const RankSum &);    \
   template void layerNormForward<T>(int64_t, int64_t, const T *, const T *,    \
                                     const T *, double, T *);                   \
   template void layerNormBackward<T>(int64_t, int64_t, const T *, const T *,   \

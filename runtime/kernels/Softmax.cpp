@@ -6,7 +6,8 @@
 // contiguous row. Sums are taken in double; exponentials too, but for a
 // float row (inner == 1, the common last-dimension softmax), whose
 // exponentials are FastMath.h's float exp, and whose backward sums run in
-// independent double lanes, so both vectorise.
+// independent double lanes, so both vectorise; short float rows go several
+// at a time, their chains interleaved.
 // Every pass reads x (or y) at an element before writing that element, so y
 // may alias x and dx may alias dy.
 //
@@ -56,6 +57,44 @@ void forwardFloatRow(bool log, int64_t dim, const float *x, float *y) {
   const double inv = 1 / sum;
   for (int64_t r = 0; r < dim; ++r)
     y[r] = float(double(y[r]) * inv);
+}
+
+/// Rows this short go kRows at a time (forwardShortFloatRows).
+constexpr int64_t kShortRow = 64;
+constexpr int64_t kRows = 8;
+
+/// `count` (at most kRows) contiguous float rows of `dim` (at most
+/// kShortRow) elements, the same bits as forwardFloatRow on each: in a short
+/// row the max and the double sum are chains of dependent adds, which one
+/// row at a time leaves waiting on each other; kRows rows interleaved keep
+/// kRows chains in flight, each in its row's own order.
+void forwardShortFloatRows(bool log, int64_t dim, int64_t count, const float *x,
+                           float *y) {
+  float mx[kRows];
+  double sum[kRows];
+  std::fill(mx, mx + count, -std::numeric_limits<float>::infinity());
+  std::fill(sum, sum + count, 0.0);
+  for (int64_t r = 0; r < dim; ++r)
+    for (int64_t k = 0; k < count; ++k)
+      mx[k] = std::max(mx[k], x[k * dim + r]);
+  float e[kRows * kShortRow];
+  for (int64_t k = 0; k < count; ++k)
+    for (int64_t r = 0; r < dim; ++r)
+      e[k * dim + r] = fastmath::exp(x[k * dim + r] - mx[k]);
+  for (int64_t r = 0; r < dim; ++r)
+    for (int64_t k = 0; k < count; ++k)
+      sum[k] += double(e[k * dim + r]);
+  for (int64_t k = 0; k < count; ++k) {
+    if (log) {
+      const double shift = double(mx[k]) + std::log(sum[k]);
+      for (int64_t r = 0; r < dim; ++r)
+        y[k * dim + r] = float(double(x[k * dim + r]) - shift);
+      continue;
+    }
+    const double inv = 1 / sum[k];
+    for (int64_t r = 0; r < dim; ++r)
+      y[k * dim + r] = float(double(e[k * dim + r]) * inv);
+  }
 }
 
 /// One block: `cols` columns of `dim` rows each, row r starting at
@@ -163,6 +202,18 @@ void softmaxForward(bool log, int64_t outer, int64_t dim, int64_t inner,
                     const T *x, T *y) {
   if (dim == 0)
     return;
+  if constexpr (std::is_same_v<T, float>)
+    if (inner == 1 && dim <= kShortRow) {
+      const int64_t groups = (outer + kRows - 1) / kRows;
+      parallelFor(groups, 8 * dim * kRows, [&](int64_t begin, int64_t end) {
+        for (int64_t g = begin; g < end; ++g) {
+          const int64_t row = g * kRows;
+          forwardShortFloatRows(log, dim, std::min(kRows, outer - row),
+                                x + row * dim, y + row * dim);
+        }
+      });
+      return;
+    }
   forEachBlock(outer, dim, inner, [&](int64_t base, int64_t cols) {
     forwardBlock(log, dim, inner, cols, x + base, y + base);
   });

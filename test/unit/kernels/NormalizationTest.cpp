@@ -452,4 +452,32 @@ TEST(LayerNorm, BackwardMatchesFiniteDifferences) {
     }
 }
 
+TEST(LayerNorm, ParameterGradientsOfManyRowsAcrossThreads) {
+  // Enough rows and columns that the columns are split across threads and
+  // each thread sums its columns row after row: dgamma and dbeta against a
+  // column-by-column sum in double.
+  const int64_t rows = 1201, cols = 67;
+  auto x = randomVector(rows * cols, 98), dy = randomVector(rows * cols, 99);
+  auto gamma = randomVector(cols, 100, 0.5, 1.5);
+  std::vector<double> dx(x.size()), dg(cols, std::nan("")),
+      db(cols, std::nan(""));
+  layerNormBackward<double>(rows, cols, dy.data(), x.data(), gamma.data(), kEps,
+                            dx.data(), dg.data(), db.data());
+  std::vector<double> wantG(cols, 0.0), wantB(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      mean += x[r * cols + j] / double(cols);
+    for (int64_t j = 0; j < cols; ++j)
+      var += (x[r * cols + j] - mean) * (x[r * cols + j] - mean) / double(cols);
+    for (int64_t j = 0; j < cols; ++j) {
+      const double xhat = (x[r * cols + j] - mean) / std::sqrt(var + kEps);
+      wantG[j] += dy[r * cols + j] * xhat;
+      wantB[j] += dy[r * cols + j];
+    }
+  }
+  expectNear(dg, wantG, "dgamma");
+  expectNear(db, wantB, "dbeta");
+}
+
 } // namespace

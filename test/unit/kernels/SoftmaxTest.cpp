@@ -8,6 +8,7 @@
 #include "runtime/kernels/Softmax.h"
 
 #include "GradCheck.h"
+#include "runtime/kernels/FastMath.h"
 
 #include <cmath>
 
@@ -43,6 +44,41 @@ std::vector<double> naiveSoftmax(bool log, Layout l,
 }
 
 int64_t size(Layout l) { return l.outer * l.dim * l.inner; }
+
+/// Rows of up to 64 floats go eight at a time, interleaved; each must keep
+/// the bits of one row alone: its max, FastMath's exp, the sum in double in
+/// the row's order, and the normaliser (or the log-sum) in double.
+TEST(Softmax, ShortFloatRowsKeepTheBitsOfOneRowAlone) {
+  for (int64_t dim : {1, 5, 28, 64})
+    for (int64_t outer : {1, 13, 1000})
+      for (bool log : {false, true}) {
+        SCOPED_TRACE(std::to_string(outer) + " rows of " + std::to_string(dim) +
+                     (log ? " log" : ""));
+        std::vector<double> xd =
+            randomVector(outer * dim, uint32_t(dim * 7 + outer), -8, 8);
+        std::vector<float> x(xd.begin(), xd.end()), y(x.size());
+        softmaxForward(log, outer, dim, 1, x.data(), y.data());
+        for (int64_t o = 0; o < outer; ++o) {
+          const float *row = x.data() + o * dim;
+          float mx = -std::numeric_limits<float>::infinity();
+          for (int64_t r = 0; r < dim; ++r)
+            mx = std::max(mx, row[r]);
+          double sum = 0;
+          for (int64_t r = 0; r < dim; ++r)
+            sum += double(fastmath::exp(row[r] - mx));
+          for (int64_t r = 0; r < dim; ++r) {
+            float want =
+                log ? float(double(row[r]) - (double(mx) + std::log(sum)))
+                    : float(double(fastmath::exp(row[r] - mx)) * (1 / sum));
+            ASSERT_EQ(y[o * dim + r], want) << "row " << o << " element " << r;
+          }
+        }
+        // In place, the same bits.
+        std::vector<float> inPlace = x;
+        softmaxForward(log, outer, dim, 1, inPlace.data(), inPlace.data());
+        EXPECT_EQ(inPlace, y);
+      }
+}
 
 TEST(Softmax, ForwardMatchesNaive) {
   uint32_t seed = 1;
