@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <climits>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -178,9 +179,11 @@ void applySplit(ModuleOp module, const StageSplit &split) {
 /// fastest by the plans themselves (`plan`: the rest of the pipeline on a
 /// copy): the device most over the memory gives its first or last op (up to
 /// the next place a cut may go) to the neighbour with more room, and the
-/// split is planned again, at most 32 times. Without a fit, the split
-/// whose largest arena was smallest, whose plan then says what each device
-/// needs.
+/// split is planned again, at most 32 times. On three devices or more, where
+/// that finds no fit, a second search gives to the neighbour on the side of
+/// the device with the most room (at most 64 times). Without a fit, the
+/// split whose largest arena was smallest, whose plan then says what each
+/// device needs.
 FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
                                   int64_t devices, int64_t deviceMemory,
                                   const PlanPlacement &plan) {
@@ -195,46 +198,78 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
   if (deviceMemory <= 0 || !plan)
     return *fastest;
   int n = stages.ops.size();
-  std::vector<int> starts = fastest->starts;
-  std::vector<int> closest = starts;
-  int64_t closestArena = INT64_MAX;
-  std::set<std::vector<int>> tried;
-  for (int round = 0; round < 32 && tried.insert(starts).second; ++round) {
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    StageSplit split{starts, 0};
-    applySplit(*copy, split);
-    FailureOr<std::vector<int64_t>> arenas = plan(*copy);
-    if (failed(arenas))
-      return failure();
-    if (arenas->size() != size_t(devices))
-      break;
-    int worst = 0;
-    for (int k = 1; k < devices; ++k)
-      if ((*arenas)[k] > (*arenas)[worst])
-        worst = k;
-    if ((*arenas)[worst] <= deviceMemory)
-      return split;
-    if ((*arenas)[worst] < closestArena) {
-      closestArena = (*arenas)[worst];
-      closest = starts;
+  // One local search from the fastest split: whether a split fitting the
+  // memory was found, and else the one whose largest arena was smallest.
+  struct Found {
+    bool fits = false;
+    std::vector<int> starts;
+    int64_t largest = INT64_MAX;
+  };
+  auto search = [&](bool towardRoomiest, int rounds) -> FailureOr<Found> {
+    std::vector<int> starts = fastest->starts;
+    Found closest{false, starts, INT64_MAX};
+    std::set<std::vector<int>> tried;
+    for (int round = 0; round < rounds && tried.insert(starts).second;
+         ++round) {
+      OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+      applySplit(*copy, StageSplit{starts, 0});
+      FailureOr<std::vector<int64_t>> arenas = plan(*copy);
+      if (failed(arenas))
+        return failure();
+      if (arenas->size() != size_t(devices))
+        break;
+      int worst = 0;
+      for (int k = 1; k < devices; ++k)
+        if ((*arenas)[k] > (*arenas)[worst])
+          worst = k;
+      if ((*arenas)[worst] <= deviceMemory)
+        return Found{true, starts, (*arenas)[worst]};
+      if ((*arenas)[worst] < closest.largest)
+        closest = Found{false, starts, (*arenas)[worst]};
+      // The cut between `worst` and a neighbour moves: towards the
+      // neighbour with more room, or towards the device with the most room
+      // anywhere, so that bytes flow to it over the rounds through full
+      // devices in between (which the first rule sends back and forth
+      // between two full neighbours).
+      auto room = [&](int k) {
+        return k < 0 || k >= devices ? INT64_MIN : deviceMemory - (*arenas)[k];
+      };
+      bool toNext = room(worst + 1) >= room(worst - 1);
+      if (towardRoomiest) {
+        int roomiest = worst == 0 ? 1 : 0;
+        for (int k = 0; k < devices; ++k)
+          if (k != worst &&
+              (room(k) > room(roomiest) ||
+               (room(k) == room(roomiest) &&
+                std::abs(k - worst) < std::abs(roomiest - worst))))
+            roomiest = k;
+        toNext = roomiest > worst;
+      }
+      int cut = toNext ? worst + 1 : worst;
+      int step = toNext ? -1 : 1;
+      int lower = starts[cut - 1] + 1;
+      int upper = cut + 1 < devices ? starts[cut + 1] - 1 : n - 1;
+      int b = starts[cut] + step;
+      while (b >= lower && b <= upper && !problem.allowed[b])
+        b += step;
+      if (b < lower || b > upper)
+        break;
+      starts[cut] = b;
     }
-    // Move the cut between `worst` and the neighbour with more room.
-    auto room = [&](int k) {
-      return k < 0 || k >= devices ? INT64_MIN : deviceMemory - (*arenas)[k];
-    };
-    bool toNext = room(worst + 1) >= room(worst - 1);
-    int cut = toNext ? worst + 1 : worst;
-    int step = toNext ? -1 : 1;
-    int lower = starts[cut - 1] + 1;
-    int upper = cut + 1 < devices ? starts[cut + 1] - 1 : n - 1;
-    int b = starts[cut] + step;
-    while (b >= lower && b <= upper && !problem.allowed[b])
-      b += step;
-    if (b < lower || b > upper)
-      break;
-    starts[cut] = b;
-  }
-  return StageSplit{closest, 0};
+    return closest;
+  };
+  FailureOr<Found> neighbour = search(/*towardRoomiest=*/false, 32);
+  if (failed(neighbour))
+    return failure();
+  if (neighbour->fits || devices < 3)
+    return StageSplit{neighbour->starts, 0};
+  FailureOr<Found> flow = search(/*towardRoomiest=*/true, 64);
+  if (failed(flow))
+    return failure();
+  return StageSplit{flow->fits || flow->largest < neighbour->largest
+                        ? flow->starts
+                        : neighbour->starts,
+                    0};
 }
 
 struct PlaceDevicesPass
