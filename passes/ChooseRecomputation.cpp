@@ -454,9 +454,9 @@ private:
         if (tried.contains(key(m)) || forbidden.contains(key(m)))
           return true;
         // Nor may a mark bring a forbidden one back in its chain.
-        return !m.perUse && llvm::any_of(chainOf(m.name), [&](StringRef k) {
-          return forbidden.contains(k);
-        });
+        return !forbidden.empty() && !m.perUse &&
+               llvm::any_of(chainOf(m.name),
+                            [&](StringRef k) { return forbidden.contains(k); });
       });
       if (atPeak.empty())
         break;
@@ -605,16 +605,21 @@ private:
     if (bestEval.arena > budget)
       return success();
     for (int round = 0; round < kMaxExchangeRounds; ++round) {
+      // Each mark, or its copies per use; the dearest first (per-use copies
+      // cost their kernel twice or more), ties copies per use first, then
+      // by name.
       SmallVector<Move> undo;
-      for (const std::string &name : costliestFirst(best.perUse))
-        undo.push_back({name, 0, true});
-      for (const std::string &name : costliestFirst(best.marked))
-        if (!best.perUse.contains(name))
-          undo.push_back({name, 0, false});
-      // The dearest first: per-use copies cost their kernel twice or more.
-      llvm::stable_sort(undo, [&](const Move &a, const Move &b) {
-        return costOf(a.name) * (a.perUse ? 2 : 1) >
-               costOf(b.name) * (b.perUse ? 2 : 1);
+      for (const auto &name : best.marked)
+        undo.push_back(
+            {name.getKey().str(), 0, best.perUse.contains(name.getKey())});
+      auto dearness = [&](const Move &m) {
+        return costOf(m.name) * (m.perUse ? 2 : 1);
+      };
+      llvm::sort(undo, [&](const Move &a, const Move &b) {
+        int64_t da = dearness(a), db = dearness(b);
+        if (da != db)
+          return da > db;
+        return a.perUse != b.perUse ? a.perUse : a.name < b.name;
       });
       if (undo.size() > size_t(kExchangeMoves))
         undo.resize(kExchangeMoves);

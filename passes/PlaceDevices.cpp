@@ -198,16 +198,15 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
   if (deviceMemory <= 0 || !plan)
     return *fastest;
   int n = stages.ops.size();
-  // One local search from the fastest split: whether a split fitting the
-  // memory was found, and else the one whose largest arena was smallest.
+  // One local search from the fastest split: the first split that fits the
+  // memory, else the one whose largest arena was smallest.
   struct Found {
-    bool fits = false;
     std::vector<int> starts;
     int64_t largest = INT64_MAX;
   };
   auto search = [&](bool towardRoomiest, int rounds) -> FailureOr<Found> {
     std::vector<int> starts = fastest->starts;
-    Found closest{false, starts, INT64_MAX};
+    Found closest{starts, INT64_MAX};
     std::set<std::vector<int>> tried;
     for (int round = 0; round < rounds && tried.insert(starts).second;
          ++round) {
@@ -223,9 +222,9 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
         if ((*arenas)[k] > (*arenas)[worst])
           worst = k;
       if ((*arenas)[worst] <= deviceMemory)
-        return Found{true, starts, (*arenas)[worst]};
+        return Found{starts, (*arenas)[worst]};
       if ((*arenas)[worst] < closest.largest)
-        closest = Found{false, starts, (*arenas)[worst]};
+        closest = Found{starts, (*arenas)[worst]};
       // The cut between `worst` and a neighbour moves: towards the
       // neighbour with more room, or towards the device with the most room
       // anywhere, so that bytes flow to it over the rounds through full
@@ -234,17 +233,17 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
       auto room = [&](int k) {
         return k < 0 || k >= devices ? INT64_MIN : deviceMemory - (*arenas)[k];
       };
-      bool toNext = room(worst + 1) >= room(worst - 1);
-      if (towardRoomiest) {
-        int roomiest = worst == 0 ? 1 : 0;
+      auto roomiest = [&] {
+        int best = worst == 0 ? 1 : 0;
         for (int k = 0; k < devices; ++k)
-          if (k != worst &&
-              (room(k) > room(roomiest) ||
-               (room(k) == room(roomiest) &&
-                std::abs(k - worst) < std::abs(roomiest - worst))))
-            roomiest = k;
-        toNext = roomiest > worst;
-      }
+          if (k != worst && (room(k) > room(best) ||
+                             (room(k) == room(best) &&
+                              std::abs(k - worst) < std::abs(best - worst))))
+            best = k;
+        return best;
+      };
+      bool toNext = towardRoomiest ? roomiest() > worst
+                                   : room(worst + 1) >= room(worst - 1);
       int cut = toNext ? worst + 1 : worst;
       int step = toNext ? -1 : 1;
       int lower = starts[cut - 1] + 1;
@@ -261,15 +260,13 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
   FailureOr<Found> neighbour = search(/*towardRoomiest=*/false, 32);
   if (failed(neighbour))
     return failure();
-  if (neighbour->fits || devices < 3)
+  if (neighbour->largest <= deviceMemory || devices < 3)
     return StageSplit{neighbour->starts, 0};
   FailureOr<Found> flow = search(/*towardRoomiest=*/true, 64);
   if (failed(flow))
     return failure();
-  return StageSplit{flow->fits || flow->largest < neighbour->largest
-                        ? flow->starts
-                        : neighbour->starts,
-                    0};
+  return StageSplit{
+      flow->largest < neighbour->largest ? flow->starts : neighbour->starts, 0};
 }
 
 struct PlaceDevicesPass

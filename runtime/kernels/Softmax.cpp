@@ -29,6 +29,22 @@ namespace {
 
 constexpr int64_t kBlock = 64;
 
+/// The end of one float row's softmax, given its max and the double sum of
+/// its exponentials `e`: y = e / sum, or for a log-softmax x - (max +
+/// log(sum)). `e` may be y itself.
+void finishFloatRow(bool log, int64_t dim, const float *x, const float *e,
+                    float mx, double sum, float *y) {
+  if (log) {
+    const double shift = double(mx) + std::log(sum);
+    for (int64_t r = 0; r < dim; ++r)
+      y[r] = float(double(x[r]) - shift);
+    return;
+  }
+  const double inv = 1 / sum;
+  for (int64_t r = 0; r < dim; ++r)
+    y[r] = float(double(e[r]) * inv);
+}
+
 /// One contiguous float row: the exponentials vectorise; their sum, the
 /// normaliser and the log stay in double.
 void forwardFloatRow(bool log, int64_t dim, const float *x, float *y) {
@@ -48,15 +64,7 @@ void forwardFloatRow(bool log, int64_t dim, const float *x, float *y) {
     if (!log)
       std::copy(e, e + len, y + r0);
   }
-  if (log) {
-    const double shift = double(mx) + std::log(sum);
-    for (int64_t r = 0; r < dim; ++r)
-      y[r] = float(double(x[r]) - shift);
-    return;
-  }
-  const double inv = 1 / sum;
-  for (int64_t r = 0; r < dim; ++r)
-    y[r] = float(double(y[r]) * inv);
+  finishFloatRow(log, dim, x, y, mx, sum, y);
 }
 
 /// Rows this short go kRows at a time (forwardShortFloatRows).
@@ -84,17 +92,9 @@ void forwardShortFloatRows(bool log, int64_t dim, int64_t count, const float *x,
   for (int64_t r = 0; r < dim; ++r)
     for (int64_t k = 0; k < count; ++k)
       sum[k] += double(e[k * dim + r]);
-  for (int64_t k = 0; k < count; ++k) {
-    if (log) {
-      const double shift = double(mx[k]) + std::log(sum[k]);
-      for (int64_t r = 0; r < dim; ++r)
-        y[k * dim + r] = float(double(x[k * dim + r]) - shift);
-      continue;
-    }
-    const double inv = 1 / sum[k];
-    for (int64_t r = 0; r < dim; ++r)
-      y[k * dim + r] = float(double(e[k * dim + r]) * inv);
-  }
+  for (int64_t k = 0; k < count; ++k)
+    finishFloatRow(log, dim, x + k * dim, e + k * dim, mx[k], sum[k],
+                   y + k * dim);
 }
 
 /// One block: `cols` columns of `dim` rows each, row r starting at
