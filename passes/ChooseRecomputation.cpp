@@ -276,7 +276,7 @@ struct ChooseRecomputationPass
       return fail();
     if (failed(prune(best, *bestEval)))
       return fail();
-    if (failed(exchange(rankings.front(), best, *bestEval)))
+    if (exchangeSearch && failed(exchange(rankings.front(), best, *bestEval)))
       return fail();
 
     program->setAttr(

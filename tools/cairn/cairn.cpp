@@ -839,6 +839,9 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
       PipelineOptions options = getPipelineOptions(
           PipelineStage::Verify, first ? timeLimit.getValue() : kProbeSeconds);
       options.memoryBudget = memoryBudget;
+      // Whether a batch fits is the greedy searches' answer: the exchange
+      // search only lowers the extra time of a choice that fits.
+      options.recomputeExchange = false;
       mlir::OwningOpRef<mlir::ModuleOp> module =
           compileModel(source, filename, context, batch, options);
       if (!module)
