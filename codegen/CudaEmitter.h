@@ -4,7 +4,9 @@
 // `cairn build --target cuda`: `trainStep` and `forward` as host code that
 // launches the CUDA runtime's kernels (runtime/cuda/Kernels.h) and library
 // calls (runtime/cuda/Library.h: cuBLASLt, cuDNN) on pointers into the device
-// arena, the ProgramSpec naming the CUDA backend, and main() -> runMain.
+// arena, the ProgramSpec naming the CUDA backend, and main() -> runMain; a
+// model split across GPUs or replicated runs one process per GPU
+// (runPartitionedMain, runReplicatedMain), its steps' traffic NCCL's.
 //
 // It prints the kernels the passes left, as the CPU emitter does: a fused
 // element-wise chain is one launch, a linear with `relu` gets the GEMM's
@@ -18,6 +20,11 @@
 
 #include "passes/KernelGraphIR.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
+#include <optional>
+#include <string>
+
 #include "llvm/Support/raw_ostream.h"
 
 namespace cairn::codegen {
@@ -28,6 +35,19 @@ namespace cairn::codegen {
 /// a comment with its location and that line.
 void emitCudaProgram(const ProgramGraph &graph, llvm::StringRef modelSource,
                      llvm::raw_ostream &os);
+
+/// Prints a model split across devices (one program each, device d at
+/// index d) as one file whose main runs the program of its MPI rank, on
+/// that rank's GPU; the values that cross devices go through NCCL
+/// (runtime/cuda/DeviceCollectives.h).
+void emitCudaProgram(llvm::ArrayRef<const ProgramGraph *> devices,
+                     llvm::StringRef modelSource, llvm::raw_ostream &os);
+
+/// Why the CUDA target cannot print kernel `op` yet, or nothing: a batch
+/// norm of --sync-batchnorm, and the gradient norm of a model split across
+/// devices, sum numbers over the processes in rank order on the host,
+/// which only the CPU transport does. The driver asks before emitting.
+std::optional<std::string> findCudaUnsupported(mlir::Operation *op);
 
 } // namespace cairn::codegen
 

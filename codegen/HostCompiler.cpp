@@ -220,11 +220,6 @@ LogicalResult
 cairn::codegen::compileCudaExecutable(StringRef source, StringRef outputPath,
                                       const HostCompileOptions &options) {
 #if CAIRN_ENABLE_CUDA
-  if (options.linkMpi) {
-    error() << "a model partitioned across devices or replicated runs on the "
-               "CPU only for now\n";
-    return failure();
-  }
   if (failed(checkOutputPath(outputPath)))
     return failure();
   std::optional<std::string> nvcc =
@@ -261,6 +256,10 @@ cairn::codegen::compileCudaExecutable(StringRef source, StringRef outputPath,
         for (const char *dir : config::kCudaIncludeDirs)
           args.push_back((Twine("-I") + dir).str());
         args.append({sourcePath.str(), "-o", executable.str()});
+        // Before the runtime's archives: CairnCudaCollectives uses them.
+        if (options.linkMpi)
+          for (const char *arg : config::kCudaCollectiveLinkArguments)
+            args.push_back(arg);
         for (const char *arg : config::kCudaLinkArguments)
           args.push_back(arg);
         return args;

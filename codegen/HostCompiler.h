@@ -27,8 +27,8 @@ struct HostCompileOptions {
   bool keepTemps = false;
   /// The source's main runs several processes over openMpiTransport (a
   /// model partitioned across devices, or data-parallel replicas): link the
-  /// MPI transport (CairnMpi) and MPI's C library too (CPU executables
-  /// only).
+  /// MPI transport (CairnMpi) and MPI's C library too, and for CUDA the
+  /// executor's NCCL side (CairnCudaCollectives) and libnccl.
   bool linkMpi = false;
 };
 

@@ -29,6 +29,9 @@ struct ExecutorOptions {
   bool deterministic = false; // --deterministic: same bits on every run (CUDA)
   bool benchmark = true;      // cuDNN algorithms chosen by timing them (CUDA)
   bool graphs = true;         // replay the step as a CUDA graph (CUDA)
+  /// The run's processes (one for a model on one device): a CUDA step of
+  /// several opens its NCCL communicator through it (DeviceCollectives.h).
+  Transport *transport = nullptr;
 };
 
 class Executor {
@@ -45,6 +48,11 @@ public:
   virtual absl::Status pushState() = 0;
   /// Before the runtime reads the persistent state from the host arena.
   virtual absl::Status pullState() = 0;
+  /// The same for one tensor of the state (the replicas' buffers, which
+  /// rank 0 broadcasts before each step); nothing to do where the host
+  /// arena is the step's.
+  virtual absl::Status pullTensor(const TensorInfo &) { return absl::OkStatus(); }
+  virtual absl::Status pushTensor(const TensorInfo &) { return absl::OkStatus(); }
   /// One step: takes the step's inputs from the host arena, runs, and
   /// leaves its output ("loss" or "output") in the host arena. Gradients
   /// reach ctx.observe as host bytes. Errors inside a kernel become

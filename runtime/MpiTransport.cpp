@@ -68,9 +68,10 @@ private:
 class MpiTransport : public Transport {
 public:
   MpiTransport(MPI_Comm steps, MPI_Comm control, MPI_Comm exchanges, MPI_Comm gathers,
-               MPI_Comm statistics, int rank, int size, int tagUpperBound)
+               MPI_Comm statistics, int rank, int size, int localRank, int tagUpperBound)
       : steps(steps), control(control), exchanges(exchanges), gathers(gathers),
-        statistics(statistics), myRank(rank), mySize(size), tagUpperBound(tagUpperBound) {}
+        statistics(statistics), myRank(rank), mySize(size), myLocalRank(localRank),
+        tagUpperBound(tagUpperBound) {}
 
   ~MpiTransport() override {
     for (BucketSum &sum : sums)
@@ -83,6 +84,7 @@ public:
 
   int rank() const override { return myRank; }
   int size() const override { return mySize; }
+  int localRank() const override { return myLocalRank; }
 
   absl::Status send(const void *data, size_t bytes, int peer, int tag) override {
     if (absl::Status status = checkPeer(peer, tag); !status.ok())
@@ -447,7 +449,7 @@ private:
   /// The gradient buckets being summed (startSum to finishSum), in the
   /// order they were started.
   std::vector<BucketSum> sums;
-  int myRank, mySize;
+  int myRank, mySize, myLocalRank;
   double waited = 0; // waitSeconds()
   int tagUpperBound;
 };
@@ -485,11 +487,20 @@ absl::StatusOr<std::unique_ptr<Transport>> openMpiTransport(int *argc, char ***a
     MPI_Finalize();
     return status;
   }
+  // The ranks that share this host's memory (and its GPUs), in rank order.
+  int localRank = rank;
+  MPI_Comm host = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host) ==
+      MPI_SUCCESS) {
+    MPI_Comm_rank(host, &localRank);
+    MPI_Comm_free(&host);
+  }
   int *upperBound = nullptr, found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upperBound, &found);
   int tagUpperBound = found && upperBound ? *upperBound : 32767; // the standard's least
   return std::unique_ptr<Transport>(
-      new MpiTransport(steps, control, exchanges, gathers, statistics, rank, size, tagUpperBound));
+      new MpiTransport(steps, control, exchanges, gathers, statistics, rank, size, localRank,
+                       tagUpperBound));
 }
 
 } // namespace cairn::runtime

@@ -37,13 +37,16 @@ absl::StatusOr<int> findOutput(const PartitionLayout &partition, const char *nam
   return found;
 }
 
-/// What a model on several devices cannot do yet, with device `d`'s spec.
-absl::Status checkSupported(const ProgramSpec &spec, int d) {
-  if (spec.backend && std::string(spec.backend->name) != "cpu")
-    return absl::UnimplementedError(absl::StrFormat(
-        "model %s on %d devices: device %d runs on %s; a partitioned model runs on the CPU "
-        "only for now",
-        spec.model, spec.devices, d, spec.backend->name));
+/// Every device of one model runs on the same backend as device 0 (one
+/// executable, one kind of device per process).
+absl::Status checkSameBackend(const ProgramSpec &spec, const ProgramSpec &first, int d) {
+  auto name = [](const ProgramSpec &s) {
+    return std::string(s.backend ? s.backend->name : "cpu");
+  };
+  if (name(spec) != name(first))
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "model %s on %d devices: device %d runs on %s and device 0 on %s; expected one backend",
+        spec.model, spec.devices, d, name(spec), name(first)));
   return absl::OkStatus();
 }
 
@@ -85,7 +88,7 @@ absl::StatusOr<PartitionLayout> describePartition(const ProgramSpec *const *spec
     if (!layout.ok())
       return absl::Status(layout.status().code(),
                           absl::StrFormat("device %d: %s", d, layout.status().message()));
-    if (absl::Status status = checkSupported(spec, d); !status.ok())
+    if (absl::Status status = checkSameBackend(spec, *specs[0], d); !status.ok())
       return status;
     if (spec.batch != specs[0]->batch)
       return partitionError(absl::StrFormat("device %d's batch is %d, device 0's %d", d,

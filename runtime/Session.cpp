@@ -22,7 +22,8 @@ namespace cairn::runtime {
 namespace {
 
 absl::StatusOr<std::unique_ptr<Executor>> openExecutor(const ProgramSpec &spec,
-                                                       const Options &options) {
+                                                       const Options &options,
+                                                       Transport &transport) {
   bool cuda = spec.backend && std::string(spec.backend->name) == "cuda";
   for (auto [flag, given] : {std::pair{"--deterministic", options.deterministic},
                              std::pair{"--no-graph", options.noGraph}})
@@ -36,6 +37,7 @@ absl::StatusOr<std::unique_ptr<Executor>> openExecutor(const ProgramSpec &spec,
   executorOptions.deterministic = options.deterministic;
   executorOptions.benchmark = !options.deterministic;
   executorOptions.graphs = !options.noGraph;
+  executorOptions.transport = &transport;
   if (spec.backend && spec.backend->open)
     return spec.backend->open(spec, executorOptions);
   return HostExecutor::open(spec, "CPU", std::nullopt, std::nullopt);
@@ -118,12 +120,21 @@ absl::Status Session::saveState(const std::string &path, bool optimizerState,
 absl::Status shareBuffers(Session &session) {
   if (!session.replicated())
     return absl::OkStatus();
-  for (const TensorInfo *tensor : session.layout.state)
-    if (tensor->role == TensorRole::Buffer)
-      if (absl::Status status =
-              session.transport.broadcast(session.at(*tensor), tensorBytes(*tensor), 0);
-          !status.ok())
+  // On a GPU the buffers live in the device arena: rank 0's come out, and
+  // every rank's go back in.
+  for (const TensorInfo *tensor : session.layout.state) {
+    if (tensor->role != TensorRole::Buffer)
+      continue;
+    if (session.rank() == 0)
+      if (absl::Status status = session.executor->pullTensor(*tensor); !status.ok())
         return status;
+    if (absl::Status status =
+            session.transport.broadcast(session.at(*tensor), tensorBytes(*tensor), 0);
+        !status.ok())
+      return status;
+    if (absl::Status status = session.executor->pushTensor(*tensor); !status.ok())
+      return status;
+  }
   return absl::OkStatus();
 }
 
@@ -153,7 +164,7 @@ absl::StatusOr<Session> openSession(const PartitionLayout &partition, Transport 
   // Replicas all run the one device's spec.
   const ModelLayout &layout = partition.devices[partition.size() > 1 ? transport.rank() : 0];
   const ProgramSpec &spec = *layout.spec;
-  absl::StatusOr<std::unique_ptr<Executor>> executor = openExecutor(spec, options);
+  absl::StatusOr<std::unique_ptr<Executor>> executor = openExecutor(spec, options, transport);
   if (!executor.ok())
     return executor.status();
   Session session{spec, options, partition, transport, layout, std::move(*executor)};

@@ -46,6 +46,9 @@ public:
   virtual int rank() const = 0;
   /// The number of ranks.
   virtual int size() const = 0;
+  /// This process's rank among the ranks on its host: the GPU it takes
+  /// (runtime/cuda/DeviceCollectives.h).
+  virtual int localRank() const { return rank(); }
 
   /// Step messages: `bytes` bytes to or from rank `peer`, matched by `tag`
   /// (>= 0). Both block until the bytes are sent or received.

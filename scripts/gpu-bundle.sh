@@ -29,7 +29,9 @@
 #                     in each half precision --precisions names for the model; the
 #                     CPU executable at the agreement batch (the reference; a half entry's
 #                     float32 one too);
-#                     cairn-cuda-kernel-tests when it was built.
+#                     cairn-cuda-kernel-tests and cairn-cuda-collective-tests when they
+#                     were built (the latter loads libnccl.so.2, which the GPU machine has
+#                     in its nvidia-nccl wheel: it does not travel);
 #                     lib/: the CPU executables' libraries that a machine without our Debian
 #                     packages lacks (OpenBLAS, libgfortran, libquadmath, zlib); the CUDA
 #                     executables need only the driver, libcublasLt.so.13 and libcudnn.so.9
@@ -231,13 +233,14 @@ for entry in $bench; do
   done
 done
 if [[ "$target" == cuda ]]; then
-  kernel_tests=build/test/unit/cuda/cairn-cuda-kernel-tests
-  if [[ -x $kernel_tests ]]; then
-    cp "$kernel_tests" "$stage/payload/bin/"
-    echo "  bin/cairn-cuda-kernel-tests     $(stat -c %s "$kernel_tests") bytes"
-  else
-    echo "  (no $kernel_tests: the suite will report the kernel tests as skipped)"
-  fi
+  for tests in cairn-cuda-kernel-tests cairn-cuda-collective-tests; do
+    if [[ -x build/test/unit/cuda/$tests ]]; then
+      cp "build/test/unit/cuda/$tests" "$stage/payload/bin/"
+      echo "  bin/$tests     $(stat -c %s "build/test/unit/cuda/$tests") bytes"
+    else
+      echo "  (no build/test/unit/cuda/$tests: the suite will report it as skipped)"
+    fi
+  done
 fi
 
 # Libraries the executables load that are neither the C/C++ runtime (every Linux has those)
@@ -248,6 +251,8 @@ for exe in "$stage"/payload/bin/* "$stage"/payload/bin/cpu/*; do
     case "$soname" in
       libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
       libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libnvrtc*|libnvJitLink*) ;;
+      # NCCL (218 MB) is the GPU machine's too: its nvidia-nccl wheel.
+      libnccl.so*) ;;
       *) [[ -f "$stage/payload/lib/$soname" ]] || cp -L "$path" "$stage/payload/lib/$soname" ;;
     esac
   done
@@ -329,6 +334,8 @@ manifest = {
                 "files": int(count), "packed_bytes": int(packed)},
     "kernel_tests": ("bin/cairn-cuda-kernel-tests" if os.path.exists(
         os.path.join(stage, "payload", "bin", "cairn-cuda-kernel-tests")) else None),
+    "collective_tests": ("bin/cairn-cuda-collective-tests" if os.path.exists(
+        os.path.join(stage, "payload", "bin", "cairn-cuda-collective-tests")) else None),
     "models": {}, "bench": {},
 }
 for m in models:

@@ -41,6 +41,9 @@ struct StepScalars {
   double lossScale = 1; // the loss scaler's scale (StepContext::lossScale)
 };
 
+/// The NCCL side of a step run by several processes (DeviceCollectives.h).
+class Collectives;
+
 /// Per call-site state a library wrapper keeps between steps (an algorithm,
 /// descriptors); Gemm.cu, Convolution.cu, BatchNorm.cu and Pooling.cu define
 /// the concrete kinds.
@@ -67,6 +70,10 @@ public:
   /// synchronise or choose an algorithm then (the executor runs one step
   /// eagerly first, so every site has decided).
   bool capturing = false;
+  /// A step run by several processes (a model split across GPUs, or
+  /// data-parallel replicas): its NCCL communicator, opened and owned by
+  /// the executor; null for a model on one GPU.
+  Collectives *collectives = nullptr;
 
   /// The state of call site `site` (a number the emitter gives every
   /// library call, unique in the program); null until set.

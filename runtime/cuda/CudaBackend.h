@@ -17,8 +17,11 @@
 //    device memory just past the arena (the same cudaMalloc);
 //  - runs the step eagerly whenever StepContext::observe is set (the
 //    gradients are copied to the host mirror after their kernel) or with
-//    --no-graph.
+//    --no-graph, or when the step has collectives.
 // The step functions get their Context through StepContext::device.
+// A program of several processes (DeviceCollectives.h) names
+// kCudaCollectiveBackend, the same executor on the GPU of its rank among
+// its host's ranks, with an NCCL communicator.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_CUDA_CUDABACKEND_H
@@ -26,9 +29,35 @@
 
 #include "runtime/Executor.h"
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <memory>
+#include <string>
+
 namespace cairn::cuda {
 
+class Context;
+
 extern const runtime::Backend kCudaBackend;
+
+/// What a program of several processes adds to the executor: its NCCL
+/// communicator (DeviceCollectives.h's openCollectives and
+/// closeCollectives), kept out of the one-GPU executables.
+struct CollectiveHooks {
+  absl::Status (*open)(Context &cx, runtime::Transport &transport);
+  void (*close)(Context &cx);
+};
+
+/// kCudaBackend's executor; with `collectives`, on the GPU of the
+/// process's rank among its host's ranks (ExecutorOptions::transport), with
+/// the communicator open.
+absl::StatusOr<std::unique_ptr<runtime::Executor>>
+openCudaExecutor(const runtime::ProgramSpec &spec, const runtime::ExecutorOptions &options,
+                 const CollectiveHooks *collectives);
+
+/// For --version: the CUDA runtime and the architectures.
+std::string describeCudaBuild();
 
 } // namespace cairn::cuda
 

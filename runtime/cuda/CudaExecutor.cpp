@@ -69,14 +69,17 @@ absl::Status noDeviceError(cudaError_t status, int count) {
 
 class CudaExecutor : public runtime::Executor {
 public:
-  static absl::StatusOr<std::unique_ptr<runtime::Executor>> open(const ProgramSpec &spec,
-                                                                 const ExecutorOptions &options);
+  static absl::StatusOr<std::unique_ptr<runtime::Executor>>
+  open(const ProgramSpec &spec, const ExecutorOptions &options,
+       const CollectiveHooks *collectives);
   ~CudaExecutor() override;
 
   const char *backend() const override { return "cuda"; }
   unsigned char *hostArena() override { return mirror; }
   absl::Status pushState() override;
   absl::Status pullState() override;
+  absl::Status pullTensor(const TensorInfo &tensor) override { return copyOne(tensor, false); }
+  absl::Status pushTensor(const TensorInfo &tensor) override { return copyOne(tensor, true); }
   absl::Status run(StepKind step, const StepContext &ctx) override;
   void fillReport(runtime::RunReport &report) const override;
 
@@ -104,6 +107,7 @@ private:
   /// Copies the persistent state in (toDevice) or out.
   void copyState(bool toDevice);
   void copyTensor(const TensorInfo &tensor, bool toDevice);
+  absl::Status copyOne(const TensorInfo &tensor, bool toDevice);
   void runStep(StepKind step, const StepContext &ctx);
   /// The step with ctx.observe: eager, each gradient copied to the mirror
   /// and handed on as host bytes.
@@ -127,6 +131,8 @@ private:
   StepScalars *hostScalars = nullptr;   // pinned: written before each step
   StepScalars *deviceScalars = nullptr; // past the arena: what the kernels read
   Context cx;
+  /// Closes cx.collectives (a program of several processes).
+  void (*closeCollectives)(Context &) = nullptr;
   bool graphs = true;
   /// By step kind, then poison off/on: the first run is eager, the second
   /// captures, later ones replay.
@@ -138,14 +144,27 @@ private:
 };
 
 absl::StatusOr<std::unique_ptr<runtime::Executor>>
-CudaExecutor::open(const ProgramSpec &spec, const ExecutorOptions &options) {
+CudaExecutor::open(const ProgramSpec &spec, const ExecutorOptions &options,
+                   const CollectiveHooks *collectives) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
     return noDeviceError(status, count);
   std::unique_ptr<CudaExecutor> executor(new CudaExecutor(spec));
+  // One GPU per process: the k-th rank on a host takes its k-th GPU.
+  runtime::Transport *transport = options.transport;
+  const bool several = collectives && transport && transport->size() > 1;
+  if (several) {
+    executor->device = transport->localRank();
+    if (executor->device >= count)
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "rank %d is rank %d among the processes on its host, which has %d CUDA device%s: "
+          "launch at most %d process%s per host (one per GPU)",
+          transport->rank(), executor->device, count, count == 1 ? "" : "s", count,
+          count == 1 ? "" : "es"));
+  }
   cudaDeviceProp properties;
-  if (cudaGetDeviceProperties(&properties, 0) != cudaSuccess)
+  if (cudaGetDeviceProperties(&properties, executor->device) != cudaSuccess)
     return noDeviceError(cudaGetLastError(), count);
   int capability = properties.major * 10 + properties.minor;
   if (capability < kMinComputeCapability)
@@ -187,6 +206,14 @@ CudaExecutor::open(const ProgramSpec &spec, const ExecutorOptions &options) {
           guarded("setting up CUDA", [&] { executor->initialize(options); });
       !initialized.ok())
     return initialized;
+  if (several) {
+    // Every rank reaches this point once, in the same order of the run.
+    if (absl::Status opened = collectives->open(executor->cx, *transport); !opened.ok())
+      return opened;
+    executor->closeCollectives = collectives->close;
+    // NCCL's calls stay out of graph captures.
+    executor->graphs = false;
+  }
   return std::unique_ptr<runtime::Executor>(std::move(executor));
 }
 
@@ -211,6 +238,8 @@ void CudaExecutor::initialize(const ExecutorOptions &options) {
 CudaExecutor::~CudaExecutor() {
   // Errors are ignored here: the process is ending, and a sticky CUDA error
   // has been reported already.
+  if (closeCollectives)
+    closeCollectives(cx);
   for (auto &byPoison : stepGraphs)
     for (StepGraph &graph : byPoison)
       if (graph.exec)
@@ -248,6 +277,13 @@ void CudaExecutor::copyState(bool toDevice) {
 
 absl::Status CudaExecutor::pushState() {
   return guarded("copying the model's state to the GPU", [&] { copyState(true); });
+}
+
+absl::Status CudaExecutor::copyOne(const TensorInfo &tensor, bool toDevice) {
+  return guarded(toDevice ? "copying a tensor to the GPU" : "copying a tensor from the GPU", [&] {
+    copyTensor(tensor, toDevice);
+    CAIRN_CUDA_CHECK(cudaStreamSynchronize(cx.stream));
+  });
 }
 
 absl::Status CudaExecutor::pullState() {
@@ -355,15 +391,30 @@ void CudaExecutor::fillReport(runtime::RunReport &report) const {
   cudaGetLastError();
 }
 
-std::string describeBuild() {
+} // namespace
+
+std::string describeCudaBuild() {
   int runtimeVersion = 0;
   cudaRuntimeGetVersion(&runtimeVersion);
   return absl::StrFormat("CUDA runtime %d.%d (sm_80, sm_90)", runtimeVersion / 1000,
                          runtimeVersion % 1000 / 10);
 }
 
+absl::StatusOr<std::unique_ptr<runtime::Executor>>
+openCudaExecutor(const ProgramSpec &spec, const ExecutorOptions &options,
+                 const CollectiveHooks *collectives) {
+  return CudaExecutor::open(spec, options, collectives);
+}
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<runtime::Executor>> openAlone(const ProgramSpec &spec,
+                                                             const ExecutorOptions &options) {
+  return CudaExecutor::open(spec, options, nullptr);
+}
+
 } // namespace
 
-const runtime::Backend kCudaBackend = {"cuda", nullptr, describeBuild, CudaExecutor::open};
+const runtime::Backend kCudaBackend = {"cuda", nullptr, describeCudaBuild, openAlone};
 
 } // namespace cairn::cuda

@@ -14,7 +14,9 @@ compute-sanitizer, is not a pass), 1 otherwise, and 77 when
 there is no GPU (no nvidia-smi, no device listed, or an executable saying "no CUDA device").
 
 The checks (each example of the bundle, examples/*.cairn):
-  a  the GPU kernel tests (cairn-cuda-kernel-tests: every CUDA kernel against its CPU twin)
+  a  the GPU kernel tests (cairn-cuda-kernel-tests: every CUDA kernel against its CPU twin), and
+     cairn-cuda-collective-tests: every NCCL call of a step of several processes on a
+     communicator of one rank (libnccl.so.2 from the machine's nvidia-nccl wheel)
   b  `EXE step` on the GPU against the CPU executable, from the same initial weights and batch
      (the batch of test/reference/check_step_agreement.py, at its batch sizes): loss, output,
      gradients, buffers, updated weights and optimizer state agree to 1e-4 relative to
@@ -200,24 +202,30 @@ class Suite:
     # -- a
 
     def check_a(self):
-        rel = self.bundle.manifest.get("kernel_tests")
         if self.host:
             return self.add("a", "-", "SKIP", "CUDA only (--host-run)")
-        if not rel:
-            return self.add("a", "-", "SKIP", "cairn-cuda-kernel-tests is not in the bundle "
-                            "(it was not built where the bundle was made)")
-        rc, out, seconds = self.run([self.bundle.exe(rel), "--gtest_color=no"], timeout=500,
-                                    check_device=False)
-        passed = _count(out, "[  PASSED  ]")
-        failed = _count(out, "[  FAILED  ]")
-        names = [l.split("]", 1)[1].strip() for l in out.splitlines()
-                 if l.startswith("[  FAILED  ]") and not l.split("]", 1)[1].strip()[:1].isdigit()]
-        numbers = f"{passed} passed, {failed} failed, {seconds:.0f} s"
-        if rc == 0 and failed == 0 and passed > 0:
-            self.add("a", "-", "PASS", numbers)
-        else:
-            self.add("a", "-", "FAIL", f"exit {rc}; {numbers}",
-                     "\n".join(names[:30]) or gc.tail(out, 20))
+        # The kernels against their CPU twins; NCCL's calls of the steps of several processes
+        # on a communicator of one rank (libnccl from the machine's nvidia-nccl wheel).
+        for key, row, name in (("kernel_tests", "-", "cairn-cuda-kernel-tests"),
+                               ("collective_tests", "nccl", "cairn-cuda-collective-tests")):
+            rel = self.bundle.manifest.get(key)
+            if not rel:
+                self.add("a", row, "SKIP", f"{name} is not in the bundle "
+                         "(it was not built where the bundle was made)")
+                continue
+            rc, out, seconds = self.run([self.bundle.exe(rel), "--gtest_color=no"],
+                                        timeout=500, check_device=False)
+            passed = _count(out, "[  PASSED  ]")
+            failed = _count(out, "[  FAILED  ]")
+            names = [l.split("]", 1)[1].strip() for l in out.splitlines()
+                     if l.startswith("[  FAILED  ]")
+                     and not l.split("]", 1)[1].strip()[:1].isdigit()]
+            numbers = f"{passed} passed, {failed} failed, {seconds:.0f} s"
+            if rc == 0 and failed == 0 and passed > 0:
+                self.add("a", row, "PASS", numbers)
+            else:
+                self.add("a", row, "FAIL", f"exit {rc}; {numbers}",
+                         "\n".join(names[:30]) or gc.tail(out, 20))
 
     # -- b
 
@@ -586,8 +594,9 @@ def main():
     env["LD_LIBRARY_PATH"] = ":".join(
         [suite.bundle.lib_dir] + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
     exes = [suite.exe(m, role) for m in models for role in ("normal", "cpu_agree")]
-    if suite.bundle.manifest.get("kernel_tests"):
-        exes.append(suite.bundle.exe(suite.bundle.manifest["kernel_tests"]))
+    for tests in ("kernel_tests", "collective_tests"):
+        if suite.bundle.manifest.get(tests):
+            exes.append(suite.bundle.exe(suite.bundle.manifest[tests]))
     env, found, missing = gc.resolve_libraries(exes, env)
     suite.run = gc.Runner(suite.log_path, env)
     suite.machine = machine_lines(suite, info)

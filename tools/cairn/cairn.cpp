@@ -181,8 +181,9 @@ cl::opt<unsigned> replicasFlag(
              "(`mpirun -np R EXE train ...`): each takes batch/R examples of "
              "every batch, and the step sums the gradients of all R in "
              "buckets (--bucket) while its backward runs, so every replica "
-             "applies the update of the whole batch. CPU only; batch norm "
-             "uses each replica's statistics (see --sync-batchnorm)"),
+             "applies the update of the whole batch. On --target cuda, one "
+             "process per GPU, the sums NCCL's; batch norm uses each "
+             "replica's statistics (see --sync-batchnorm)"),
     cl::value_desc("R"), cl::init(1), cl::sub(buildCommand),
     cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> syncBatchNormFlag(
@@ -470,12 +471,6 @@ bool readDevices() {
         << (replicasFlag < 1
                 ? "--replicas expects a number >= 1\n"
                 : "--fit searches batch sizes; it takes no --replicas\n");
-    return false;
-  }
-  if (replicasFlag > 1 && isCudaTarget()) {
-    llvm::WithColor::error(llvm::errs(), "cairn")
-        << "--replicas runs on CPUs over MPI; replicas on GPUs (NCCL) are not "
-           "supported yet\n";
     return false;
   }
   if (syncBatchNormFlag && replicasFlag < 2) {
@@ -770,21 +765,24 @@ llvm::LogicalResult processModel(llvm::StringRef source,
   std::vector<ArenaLiveness> plans = readPlans(*module, timer, llvm::errs());
   if (plans.empty())
     return llvm::failure();
-  if (isCudaTarget()) {
-    if (plans.size() > 1) {
-      llvm::WithColor::error(llvm::errs(), "cairn")
-          << "a model split across devices builds for the CPU target only "
-             "for now (its transfers are MPI messages between processes; "
-             "NCCL between GPUs is not there yet)\n";
-      return llvm::failure();
-    }
-    codegen::emitCudaProgram(plans.front().getProgramGraph(), source, os);
-    return llvm::success();
-  }
   std::vector<const ProgramGraph *> programs;
   for (const ArenaLiveness &plan : plans)
     programs.push_back(&plan.getProgramGraph());
   devices = programs.size();
+  if (isCudaTarget()) {
+    // What the CUDA target cannot print yet, at its place in the model.
+    mlir::WalkResult unsupported = module->walk([](mlir::Operation *op) {
+      if (std::optional<std::string> why = codegen::findCudaUnsupported(op)) {
+        op->emitError() << *why;
+        return mlir::WalkResult::interrupt();
+      }
+      return mlir::WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return llvm::failure();
+    codegen::emitCudaProgram(programs, source, os);
+    return llvm::success();
+  }
   codegen::emitCpuProgram(programs, source, os);
   return llvm::success();
 }

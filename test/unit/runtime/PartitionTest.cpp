@@ -160,13 +160,23 @@ TEST(Partition, LossScalingChecksOnEveryDevice) {
   EXPECT_NE(partition->devices[1].foundInf, nullptr);
 }
 
-TEST(Partition, RefusesWhatItCannotRunYet) {
+TEST(Partition, EveryDeviceRunsOnOneBackend) {
+  static const Backend kCuda = {"cuda"};
+  {
+    // One executable, one kind of device: a CPU device beside a CUDA one is no model.
+    TwoDevices model;
+    model.first.backend = &kCuda;
+    EXPECT_EQ(model.describe().status().message(),
+              "model Split on 2 devices: device 1 runs on cpu and device 0 on cuda; expected "
+              "one backend");
+  }
   {
     TwoDevices model;
-    static const Backend kCuda = {"cuda"};
     model.first.backend = &kCuda;
-    EXPECT_NE(model.describe().status().message().find("runs on the CPU only"),
-              std::string::npos);
+    model.second.backend = &kCuda;
+    absl::StatusOr<PartitionLayout> partition = model.describe();
+    ASSERT_TRUE(partition.ok()) << partition.status();
+    EXPECT_EQ(partition->size(), 2);
   }
 }
 
