@@ -2,10 +2,12 @@
 //
 // `cairn plan MODEL --fit SIZE`: plan the model at its batch size, say
 // whether the arena fits, then find the largest batch size that does. The
-// arena grows with the batch (every activation does), so a doubling search
-// brackets the answer and a bisection closes in on it, each probe a full
-// plan (an estimate is not the plan). Plain C++ over a probe function, so
-// the search is tested on its own.
+// arena grows with the batch (every activation does), about linearly, so a
+// doubling search brackets the answer and each probe then aims where the
+// line through the probes so far meets the size (with a bisection when that
+// stalls); each probe is a full plan (an estimate is not the plan), and the
+// line only chooses which. Plain C++ over a probe function, so the search is
+// tested on its own.
 //
 //===----------------------------------------------------------------------===//
 

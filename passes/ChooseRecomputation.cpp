@@ -272,12 +272,17 @@ struct ChooseRecomputationPass
           bestEval = eval;
         }
       }
-    if (failed(squareRootFamily(best, *bestEval)))
-      return fail();
-    if (failed(prune(best, *bestEval)))
-      return fail();
-    if (exchangeSearch && failed(exchange(rankings.front(), best, *bestEval)))
-      return fail();
+    // Only whether it fits is asked (--fit's probes): a greedy choice that
+    // fits is the answer.
+    const bool answered = !lowerCost && bestEval->arena <= budget;
+    if (!answered) {
+      if (failed(squareRootFamily(best, *bestEval)))
+        return fail();
+      if (failed(prune(best, *bestEval)))
+        return fail();
+      if (lowerCost && failed(exchange(rankings.front(), best, *bestEval)))
+        return fail();
+    }
 
     program->setAttr(
         CairnDialect::kMemoryBudgetAttrName,

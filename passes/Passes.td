@@ -322,10 +322,10 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
            "Evaluate as one of this many replicas (its gradient buckets)">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
            "The replicas' gradient buckets">,
-    Option<"exchangeSearch", "exchange", "bool", /*default=*/"true",
-           "Run the exchange search after a choice fits (it only lowers the "
-           "extra time: --fit's probes, which ask whether a batch fits, skip "
-           "it)">,
+    Option<"lowerCost", "lower-cost", "bool", /*default=*/"true",
+           "Once a greedy choice fits, search for cheaper ones (square-root "
+           "checkpointing's family, pruning, the exchange search); --fit's "
+           "probes, which ask only whether a batch fits, skip them">,
   ];
 }
 

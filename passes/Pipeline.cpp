@@ -138,7 +138,7 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
       pm.addPass(createChooseRecomputationPass(
           {options.memoryBudget, options.fuse, options.reuse, options.reorder,
            options.planSeconds, options.kernelTimes, options.replicas,
-           options.bucketBytes, options.recomputeExchange}));
+           options.bucketBytes, options.recomputeLowerCost}));
     pm.addPass(createRecomputeCheckpointsPass());
   }
   if (runs(PipelineStage::Partition) && options.partition)

@@ -86,10 +86,10 @@ struct PipelineOptions {
   /// A kernel profile whose measured times price recomputation (empty: the
   /// roofline model).
   std::string kernelTimes;
-  /// cairn-choose-recomputation's exchange search, which lowers the extra
-  /// time of a choice that fits (false in --fit's probes: whether a batch
-  /// fits does not depend on it).
-  bool recomputeExchange = true;
+  /// cairn-choose-recomputation's searches for a cheaper choice once one
+  /// fits (false in --fit's probes: whether a batch fits does not depend
+  /// on them).
+  bool recomputeLowerCost = true;
   /// cairn-choose-half-weight-copies (false inside the evaluations of
   /// the passes that plan in the loop).
   bool chooseHalfWeightCopies = true;

@@ -837,9 +837,10 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
       PipelineOptions options = getPipelineOptions(
           PipelineStage::Verify, first ? timeLimit.getValue() : kProbeSeconds);
       options.memoryBudget = memoryBudget;
-      // Whether a batch fits is the greedy searches' answer: the exchange
-      // search only lowers the extra time of a choice that fits.
-      options.recomputeExchange = false;
+      // Whether a batch fits is the greedy searches' answer (with the
+      // square-root family where they fall short): the rest only lowers the
+      // extra time of a choice that fits.
+      options.recomputeLowerCost = false;
       mlir::OwningOpRef<mlir::ModuleOp> module =
           compileModel(source, filename, context, batch, options);
       if (!module)

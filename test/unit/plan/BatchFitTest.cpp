@@ -44,10 +44,38 @@ TEST(BatchFitTest, FindsTheLargestBatchThatFits) {
   EXPECT_EQ(fit->largestFittingArena, 50000);
   EXPECT_EQ(fit->smallestFailing, 491);
   EXPECT_EQ(fit->smallestFailingArena, 50100);
-  // Doubling to 512 then bisecting: a handful of plans, none twice.
+  // 64, 128, 256 (doubling: the line through 64 and 128 meets 50000 at
+  // 490, past 256), 491 (one past where the line through 128 and 256 meets
+  // it), 490: five plans, none twice, where bisection took eleven.
   for (auto [batch, count] : model.plans)
     EXPECT_EQ(count, 1) << "batch " << batch << " planned twice";
-  EXPECT_LE(model.plans.size(), 12u);
+  EXPECT_EQ(model.plans.size(), 5u);
+  EXPECT_EQ(model.plans.count(491), 1u);
+}
+
+/// An arena that grows faster than the batch (quadratically), where the
+/// line through two probes always aims short: the search must still end
+/// at the exact answer, in no more plans than doubling and bisecting (8,
+/// 10 and 17 here, where those took up to 25).
+TEST(BatchFitTest, ACurvedArenaStillEndsAtTheAnswer) {
+  for (int64_t budget : {int64_t(1) << 20, int64_t(123456789), int64_t(5000)}) {
+    std::map<int64_t, int> plans;
+    auto arena = [](int64_t b) { return 3000 + b * b; };
+    std::optional<BatchFit> fit = findLargestBatch(
+        8, budget, kMaxBatch, [&](int64_t batch, bool) -> std::optional<PlannedBatch> {
+          ++plans[batch];
+          return PlannedBatch{batch, arena(batch)};
+        });
+    ASSERT_TRUE(fit);
+    int64_t expected = 0;
+    while (arena(expected + 1) <= budget)
+      ++expected;
+    EXPECT_EQ(fit->largestFitting, expected) << "budget " << budget;
+    EXPECT_EQ(fit->smallestFailing, expected + 1) << "budget " << budget;
+    for (auto [batch, count] : plans)
+      EXPECT_EQ(count, 1) << "batch " << batch << " planned twice";
+    EXPECT_LE(plans.size(), 20u) << "budget " << budget;
+  }
 }
 
 TEST(BatchFitTest, SearchesDownWhenTheModelBatchDoesNotFit) {
@@ -58,6 +86,10 @@ TEST(BatchFitTest, SearchesDownWhenTheModelBatchDoesNotFit) {
   EXPECT_FALSE(fit->fits);
   EXPECT_EQ(fit->largestFitting, 40); // 1000 + 4000
   EXPECT_EQ(fit->smallestFailing, 41);
+  // Down from 256 by the line through the origin (48, 41, 35: the fixed
+  // bytes make it aim high), then through 35 and 41: 40. Five plans where
+  // bisecting 256 took nine.
+  EXPECT_EQ(model.plans.size(), 5u);
 }
 
 TEST(BatchFitTest, NoBatchFits) {
