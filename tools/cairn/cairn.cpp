@@ -193,7 +193,8 @@ cl::opt<bool> syncBatchNormFlag(
              "SyncBatchNorm), and updates the running statistics with them: "
              "the replicas sum a few numbers per channel as each batch norm "
              "runs, forward and backward. Without it, each replica uses its "
-             "own examples' statistics, as PyTorch DDP does"),
+             "own examples' statistics, as PyTorch DDP does. CPU target only, "
+             "for now"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> bucketSize(
     "bucket",
