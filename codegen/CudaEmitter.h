@@ -22,32 +22,19 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
-#include <optional>
-#include <string>
-
 #include "llvm/Support/raw_ostream.h"
 
 namespace cairn::codegen {
 
-/// Prints `program`, lowered for the CUDA target (getCudaTarget()) and
-/// planned.
-/// `modelSource` is the text of program.sourceFile: each call is preceded by
-/// a comment with its location and that line.
-void emitCudaProgram(const ProgramGraph &graph, llvm::StringRef modelSource,
-                     llvm::raw_ostream &os);
-
-/// Prints a model split across devices (one program each, device d at
-/// index d) as one file whose main runs the program of its MPI rank, on
-/// that rank's GPU; the values that cross devices go through NCCL
-/// (runtime/cuda/DeviceCollectives.h).
+/// Prints a program lowered for the CUDA target (getCudaTarget()) and
+/// planned: one device's, or a model split across devices (one program
+/// each, device d at index d) as one file whose main runs the program of
+/// its MPI rank on that rank's GPU, the values that cross devices going
+/// through NCCL (runtime/cuda/DeviceCollectives.h). `modelSource` is the
+/// text of program.sourceFile: each call is preceded by a comment with its
+/// location and that line.
 void emitCudaProgram(llvm::ArrayRef<const ProgramGraph *> devices,
                      llvm::StringRef modelSource, llvm::raw_ostream &os);
-
-/// Why the CUDA target cannot print kernel `op` yet, or nothing: a batch
-/// norm of --sync-batchnorm, and the gradient norm of a model split across
-/// devices, sum numbers over the processes in rank order on the host,
-/// which only the CPU transport does. The driver asks before emitting.
-std::optional<std::string> findCudaUnsupported(mlir::Operation *op);
 
 } // namespace cairn::codegen
 

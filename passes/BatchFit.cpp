@@ -27,7 +27,7 @@ int64_t clampFloor(double x, int64_t lo, int64_t hi) {
     return lo;
   if (x >= double(hi))
     return hi;
-  return std::clamp<int64_t>(static_cast<int64_t>(std::floor(x)), lo, hi);
+  return static_cast<int64_t>(std::floor(x));
 }
 
 } // namespace

@@ -51,12 +51,27 @@ struct SyncBatchNormPass
       }
       program->setAttr(CairnDialect::kSyncBatchNormAttrName,
                        UnitAttr::get(program.getContext()));
-      program.walk([](Operation *op) {
+      // The sums over the replicas are the CPU transport's, in rank order;
+      // the CUDA target has no twin of them yet.
+      const bool cuda = program.getTarget() == "cuda";
+      WalkResult walked = program.walk([&](Operation *op) {
+        if (!isa<BatchNormTrainingKernelOp, BatchNormGradKernelOp,
+                 BatchNormRunningUpdateKernelOp>(op))
+          return WalkResult::advance();
+        if (cuda) {
+          op->emitError() << "--sync-batchnorm builds for the CPU target only "
+                             "for now: its statistics are summed over the "
+                             "replicas by the CPU transport";
+          return WalkResult::interrupt();
+        }
         llvm::TypeSwitch<Operation *>(op)
             .Case<BatchNormTrainingKernelOp, BatchNormGradKernelOp,
                   BatchNormRunningUpdateKernelOp>(
                 [](auto kernel) { kernel.setSyncReplicas(true); });
+        return WalkResult::advance();
       });
+      if (walked.wasInterrupted())
+        return signalPassFailure();
     }
   }
 };

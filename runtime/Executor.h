@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cairn::runtime {
 
@@ -48,11 +49,15 @@ public:
   virtual absl::Status pushState() = 0;
   /// Before the runtime reads the persistent state from the host arena.
   virtual absl::Status pullState() = 0;
-  /// The same for one tensor of the state (the replicas' buffers, which
+  /// The same for some tensors of the state (the replicas' buffers, which
   /// rank 0 broadcasts before each step); nothing to do where the host
   /// arena is the step's.
-  virtual absl::Status pullTensor(const TensorInfo &) { return absl::OkStatus(); }
-  virtual absl::Status pushTensor(const TensorInfo &) { return absl::OkStatus(); }
+  virtual absl::Status pullTensors(const std::vector<const TensorInfo *> &) {
+    return absl::OkStatus();
+  }
+  virtual absl::Status pushTensors(const std::vector<const TensorInfo *> &) {
+    return absl::OkStatus();
+  }
   /// One step: takes the step's inputs from the host arena, runs, and
   /// leaves its output ("loss" or "output") in the host arena. Gradients
   /// reach ctx.observe as host bytes. Errors inside a kernel become

@@ -121,20 +121,23 @@ absl::Status shareBuffers(Session &session) {
   if (!session.replicated())
     return absl::OkStatus();
   // On a GPU the buffers live in the device arena: rank 0's come out, and
-  // every rank's go back in.
-  for (const TensorInfo *tensor : session.layout.state) {
-    if (tensor->role != TensorRole::Buffer)
-      continue;
-    if (session.rank() == 0)
-      if (absl::Status status = session.executor->pullTensor(*tensor); !status.ok())
-        return status;
+  // every rank's go back in, each way in one synchronisation.
+  std::vector<const TensorInfo *> buffers;
+  for (const TensorInfo *tensor : session.layout.state)
+    if (tensor->role == TensorRole::Buffer)
+      buffers.push_back(tensor);
+  if (buffers.empty())
+    return absl::OkStatus();
+  if (session.rank() == 0)
+    if (absl::Status status = session.executor->pullTensors(buffers); !status.ok())
+      return status;
+  for (const TensorInfo *tensor : buffers)
     if (absl::Status status =
             session.transport.broadcast(session.at(*tensor), tensorBytes(*tensor), 0);
         !status.ok())
       return status;
-    if (absl::Status status = session.executor->pushTensor(*tensor); !status.ok())
-      return status;
-  }
+  if (absl::Status status = session.executor->pushTensors(buffers); !status.ok())
+    return status;
   return absl::OkStatus();
 }
 

@@ -78,8 +78,12 @@ public:
   unsigned char *hostArena() override { return mirror; }
   absl::Status pushState() override;
   absl::Status pullState() override;
-  absl::Status pullTensor(const TensorInfo &tensor) override { return copyOne(tensor, false); }
-  absl::Status pushTensor(const TensorInfo &tensor) override { return copyOne(tensor, true); }
+  absl::Status pullTensors(const std::vector<const TensorInfo *> &tensors) override {
+    return copySome(tensors, false);
+  }
+  absl::Status pushTensors(const std::vector<const TensorInfo *> &tensors) override {
+    return copySome(tensors, true);
+  }
   absl::Status run(StepKind step, const StepContext &ctx) override;
   void fillReport(runtime::RunReport &report) const override;
 
@@ -107,7 +111,8 @@ private:
   /// Copies the persistent state in (toDevice) or out.
   void copyState(bool toDevice);
   void copyTensor(const TensorInfo &tensor, bool toDevice);
-  absl::Status copyOne(const TensorInfo &tensor, bool toDevice);
+  /// Copies `tensors` in or out, with one synchronisation.
+  absl::Status copySome(const std::vector<const TensorInfo *> &tensors, bool toDevice);
   void runStep(StepKind step, const StepContext &ctx);
   /// The step with ctx.observe: eager, each gradient copied to the mirror
   /// and handed on as host bytes.
@@ -279,9 +284,11 @@ absl::Status CudaExecutor::pushState() {
   return guarded("copying the model's state to the GPU", [&] { copyState(true); });
 }
 
-absl::Status CudaExecutor::copyOne(const TensorInfo &tensor, bool toDevice) {
-  return guarded(toDevice ? "copying a tensor to the GPU" : "copying a tensor from the GPU", [&] {
-    copyTensor(tensor, toDevice);
+absl::Status CudaExecutor::copySome(const std::vector<const TensorInfo *> &tensors,
+                                   bool toDevice) {
+  return guarded(toDevice ? "copying tensors to the GPU" : "copying tensors from the GPU", [&] {
+    for (const TensorInfo *tensor : tensors)
+      copyTensor(*tensor, toDevice);
     CAIRN_CUDA_CHECK(cudaStreamSynchronize(cx.stream));
   });
 }

@@ -771,16 +771,6 @@ llvm::LogicalResult processModel(llvm::StringRef source,
     programs.push_back(&plan.getProgramGraph());
   devices = programs.size();
   if (isCudaTarget()) {
-    // What the CUDA target cannot print yet, at its place in the model.
-    mlir::WalkResult unsupported = module->walk([](mlir::Operation *op) {
-      if (std::optional<std::string> why = codegen::findCudaUnsupported(op)) {
-        op->emitError() << *why;
-        return mlir::WalkResult::interrupt();
-      }
-      return mlir::WalkResult::advance();
-    });
-    if (unsupported.wasInterrupted())
-      return llvm::failure();
     codegen::emitCudaProgram(programs, source, os);
     return llvm::success();
   }
