@@ -30,7 +30,9 @@ using namespace cairn::codegen;
 namespace {
 
 /// How this emitter spells runtime calls (KernelCalls.h, emitTableKernel).
-const CallStyle kCallStyle = {"cairn::kernels::", ""};
+const CallStyle kCallStyle = {
+    "cairn::kernels::", "", "cairn::runtime::replicaSum(ctx)",
+    "cairn::runtime::devicesSum(ctx, \"the gradients' norm\")"};
 
 class CpuEmitter {
 public:

@@ -40,7 +40,9 @@ using namespace cairn::codegen;
 namespace {
 
 /// How this emitter spells runtime calls (emitTableKernel).
-const CallStyle kCallStyle = {"cairn::cuda::", "cx, "};
+const CallStyle kCallStyle = {"cairn::cuda::", "cx, ",
+                               "cairn::cuda::sumOverRanks(cx)",
+                               "cairn::cuda::sumOverRanks(cx)"};
 
 /// The local names the CUDA code declares besides those of both emitters:
 /// a tensor named like one gets a suffix.
@@ -531,11 +533,6 @@ void CudaEmitter::emitConstant(ConstantKernelOp op) {
 
 void CudaEmitter::emitKernel(Operation *op) {
   auto pointer = [&](Value value) { return ptr(value); };
-  // Synchronized batch norm and a split model's gradient norm sum numbers
-  // over the processes in rank order on the host (the CPU transport's):
-  // cairn-sync-batch-norm and cairn-partition-devices refuse them on CUDA.
-  if (op->hasAttr("sync_replicas") || op->hasAttr("device_chunks"))
-    reportMissingBody(op, "CUDA");
   // The kinds both targets call alike (KernelCalls.h).
   if (std::optional<KernelCall> kernelCall = describeKernelCall(op, pointer)) {
     // A half convolution calls its tensor-core twin, typed by its half type

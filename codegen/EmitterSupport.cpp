@@ -599,11 +599,9 @@ void cairn::codegen::emitTableKernel(
                << ", kGrads, kSizes, " << formatDouble(k.getMaxNorm()) << ", "
                << formatDouble(k.getNormType()) << ", "
                << pointer(k.getWorkspace()) << ", " << out;
-        // A device of a split model: every device's norm (CPU only: the
-        // CUDA emitter refuses it before this).
+        // A device of a split model: every device's norm.
         if (deviceChunks)
-          os << ", kDeviceChunks, cairn::runtime::devicesSum(ctx, "
-                "\"the gradients' norm\")";
+          os << ", kDeviceChunks, " << style.devicesSum;
         os << ");\n";
         line() << "}\n";
       })

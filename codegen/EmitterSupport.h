@@ -102,11 +102,16 @@ std::string describeKernel(const Kernel &kernel, const KernelGraph &program,
                            llvm::ArrayRef<llvm::StringRef> sourceLines);
 
 /// How an emitter spells a runtime call: the namespace
-/// ("cairn::kernels::" or "cairn::cuda::") and the arguments every call
-/// starts with ("" on the CPU, "cx, " on CUDA).
+/// ("cairn::kernels::" or "cairn::cuda::"), the arguments every call
+/// starts with ("" on the CPU, "cx, " on CUDA), and the kernels::RankSum
+/// over the replicas (synchronised batch norm) and over the devices of a
+/// split model (the gradients' norm): the MPI transport's on the CPU,
+/// NCCL's on CUDA (runtime/cuda/DeviceCollectives.h).
 struct CallStyle {
   llvm::StringRef ns;
   llvm::StringRef context;
+  llvm::StringRef replicaSum;
+  llvm::StringRef devicesSum;
 };
 
 /// Declares `kGrads`, the addresses (`pointer`) of `grads` as `type`, and

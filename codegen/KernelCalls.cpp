@@ -82,6 +82,10 @@ public:
     call.args.push_back({CallArg::Kind::Workspace, "", value});
     return *this;
   }
+  CallBuilder &replicaSum() {
+    call.args.push_back({CallArg::Kind::ReplicaSum, "", {}});
+    return *this;
+  }
   KernelCall take() { return std::move(call); }
 
 private:
@@ -89,11 +93,12 @@ private:
   KernelCall call;
 };
 
-/// A batch norm kernel of a replica with --sync-batchnorm takes the sum of
-/// its statistics over the replicas last (runtime/Transport.h; CPU only).
-void syncReplicas(CallBuilder &c, bool sync) {
+/// A batch norm kernel of a replica with --sync-batchnorm takes the
+/// workspace its sums go in and the sum over the replicas last
+/// (runtime/kernels/Normalization.h).
+void syncReplicas(CallBuilder &c, bool sync, Value workspace) {
   if (sync)
-    c.arg("cairn::runtime::replicaSum(ctx)");
+    c.ptr(workspace).replicaSum();
 }
 
 /// The runtime's Activation enumerator of an activation kernel.
@@ -215,7 +220,7 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.arg(k.getN()).arg(k.getC()).arg(k.getSpatial());
             c.ptr(k.getInput()).ptr(k.getWeight()).ptr(k.getBias());
             c.real(k.getEps()).ptr(k.getResult());
-            syncReplicas(c, k.getSyncReplicas());
+            syncReplicas(c, k.getSyncReplicas(), k.getWorkspace());
             return true;
           })
           .Case([&](BatchNormInferenceKernelOp k) {
@@ -232,7 +237,7 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.ptr(k.getDy()).ptr(k.getInput()).ptr(k.getWeight());
             c.real(k.getEps()).ptr(k.getGradInput()).ptr(k.getGradWeight());
             c.ptr(k.getGradBias());
-            syncReplicas(c, k.getSyncReplicas());
+            syncReplicas(c, k.getSyncReplicas(), k.getWorkspace());
             return true;
           })
           .Case([&](BatchNormRunningUpdateKernelOp k) {
@@ -241,7 +246,7 @@ cairn::codegen::describeKernelCall(Operation *op,
             c.ptr(k.getInput()).real(k.getMomentum());
             c.ptr(k.getRunningMean()).ptr(k.getRunningVar());
             c.ptr(k.getNumBatchesTracked());
-            syncReplicas(c, k.getSyncReplicas());
+            syncReplicas(c, k.getSyncReplicas(), k.getWorkspace());
             return true;
           })
           .Case([&](LayerNormKernelOp k) {
@@ -356,6 +361,9 @@ void cairn::codegen::printKernelCall(
       return;
     case CallArg::Kind::Workspace:
       os << workspace(arg.workspace);
+      return;
+    case CallArg::Kind::ReplicaSum:
+      os << style.replicaSum;
       return;
     }
   });

@@ -30,9 +30,10 @@ struct CallStyle;
 
 /// One argument of a call: text, an enum constant of the runtime's
 /// namespace ("Activation::Sigmoid", printed after the style's namespace),
-/// or the kernel's workspace (each target passes scratch its own way).
+/// the kernel's workspace (each target passes scratch its own way), or the
+/// sum over the replicas (the style's).
 struct CallArg {
-  enum class Kind { Text, Enum, Workspace };
+  enum class Kind { Text, Enum, Workspace, ReplicaSum };
   Kind kind = Kind::Text;
   std::string text;
   mlir::Value workspace;

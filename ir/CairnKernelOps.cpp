@@ -7,6 +7,7 @@
 
 #include "ir/CairnKernelOps.h"
 
+#include "runtime/kernels/Normalization.h"
 #include "runtime/kernels/Optimizer.h"
 
 #include "mlir/IR/Builders.h"
@@ -67,8 +68,9 @@ void cairn::detail::printKernelOp(OpAsmPrinter &printer, Operation *op,
 }
 
 /// Parses `keyword(entries : types)` into `numGroups` groups: one entry per
-/// group (`_` for an empty one), or any number of operands for a single
-/// group. Appends the group sizes to `sizes`.
+/// group (`_` for an empty one), or more operands than groups, the extra
+/// ones the last group's (a single group's, or a variadic group after single
+/// ones). Appends the group sizes to `sizes`.
 static ParseResult parseGroups(OpAsmParser &parser, OperationState &result,
                                StringRef keyword, unsigned numGroups,
                                SmallVectorImpl<int32_t> &sizes) {
@@ -101,8 +103,11 @@ static ParseResult parseGroups(OpAsmParser &parser, OperationState &result,
   if (entries.size() == numGroups) {
     for (auto &entry : entries)
       sizes.push_back(entry ? 1 : 0);
-  } else if (numGroups == 1 && operands.size() == entries.size()) {
-    sizes.push_back(entries.size());
+  } else if (operands.size() == entries.size() && entries.size() > numGroups) {
+    // More entries than groups: the last group is the variadic one, every
+    // other a single operand (all_reduce_wait's bucket, then its gradients).
+    sizes.append(numGroups - 1, 1);
+    sizes.push_back(entries.size() - (numGroups - 1));
   } else {
     return parser.emitError(loc)
            << "expected " << numGroups << " entries in '" << keyword
@@ -445,7 +450,40 @@ LogicalResult AllReduceWaitKernelOp::verify() {
   return verifyBucket(*this, getBucket(), getGrads());
 }
 
+/// A batch norm kernel synchronised over the replicas sums its statistics
+/// in its f64 workspace (runtime/kernels/Normalization.h); one of a single
+/// replica has none.
+static LogicalResult verifyReplicaSums(Operation *op, bool sync, Value workspace,
+                                       int64_t c, bool backward) {
+  if (!sync) {
+    if (workspace)
+      return op->emitOpError() << "has a workspace but is not sync_replicas";
+    return success();
+  }
+  const int64_t need = kernels::batchNormReplicaSumElements(c, backward);
+  auto type = workspace ? cast<MemRefType>(workspace.getType()) : MemRefType();
+  if (!type || !type.getElementType().isF64() || type.getNumElements() < need)
+    return op->emitOpError()
+           << "is sync_replicas: expected an f64 workspace of at least "
+           << need << " elements for its sums over the replicas but got "
+           << describe(workspace);
+  return success();
+}
+
+LogicalResult BatchNormTrainingKernelOp::verify() {
+  return verifyReplicaSums(*this, getSyncReplicas(), getWorkspace(), getC(),
+                           /*backward=*/false);
+}
+
+LogicalResult BatchNormGradKernelOp::verify() {
+  return verifyReplicaSums(*this, getSyncReplicas(), getWorkspace(), getC(),
+                           /*backward=*/true);
+}
+
 LogicalResult BatchNormRunningUpdateKernelOp::verify() {
+  if (failed(verifyReplicaSums(*this, getSyncReplicas(), getWorkspace(),
+                               getC(), /*backward=*/false)))
+    return failure();
   return verifyTied(*this, {1, 2, 3});
 }
 

@@ -514,18 +514,22 @@ def Cairn_Conv2dGradWeightKernelOp : Cairn_KernelOp<"conv2d_grad_weight", 2, 1, 
 //===----------------------------------------------------------------------===//
 
 // `sync_replicas` (cairn-sync-batch-norm): the statistics are every data-
-// parallel replica's examples', summed across them as the kernel runs.
-def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1, 0, 1, "1??1"> {
+// parallel replica's examples', summed across them as the kernel runs, in
+// the f64 workspace (batchNormReplicaSumElements, runtime/kernels/
+// Normalization.h) that pass adds; a kernel of one replica has none.
+def Cairn_BatchNormTrainingKernelOp : Cairn_KernelOp<"batch_norm_training", 3, 1, 1, 1, "1??1?"> {
   let summary = "batch norm on the batch statistics";
   let arguments = (ins Cairn_MemRef:$input,
                        Optional<Cairn_MemRef>:$weight,
                        Optional<Cairn_MemRef>:$bias,
                        Cairn_MemRef:$result,
+                       Optional<Cairn_MemRef>:$workspace,
                        Cairn_I64Attr:$n,
                        Cairn_I64Attr:$c,
                        Cairn_I64Attr:$spatial,
                        Cairn_F64Attr:$eps,
                        UnitAttr:$sync_replicas);
+  let hasVerifier = 1;
 }
 
 def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5, 1, 0, 1, "1????1"> {
@@ -542,7 +546,7 @@ def Cairn_BatchNormInferenceKernelOp : Cairn_KernelOp<"batch_norm_inference", 5,
                        Cairn_F64Attr:$eps);
 }
 
-def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1, "11?1??"> {
+def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 1, 1, "11?1???"> {
   let summary = "batch norm's gradients, the batch statistics recomputed from the input";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$input,
@@ -550,14 +554,16 @@ def Cairn_BatchNormGradKernelOp : Cairn_KernelOp<"batch_norm_grad", 3, 3, 0, 1, 
                        Cairn_MemRef:$grad_input,
                        Optional<Cairn_MemRef>:$grad_weight,
                        Optional<Cairn_MemRef>:$grad_bias,
+                       Optional<Cairn_MemRef>:$workspace,
                        Cairn_I64Attr:$n,
                        Cairn_I64Attr:$c,
                        Cairn_I64Attr:$spatial,
                        Cairn_F64Attr:$eps,
                        UnitAttr:$sync_replicas);
+  let hasVerifier = 1;
 }
 
-def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_update", 4, 3, 0, 0, "1111111"> {
+def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_update", 4, 3, 1, 0, "1111111?"> {
   let summary = "the running statistics updated in place from a batch";
   let arguments = (ins Cairn_MemRef:$input,
                        Cairn_MemRef:$running_mean,
@@ -566,6 +572,7 @@ def Cairn_BatchNormRunningUpdateKernelOp : Cairn_KernelOp<"batch_norm_running_up
                        Cairn_MemRef:$new_running_mean,
                        Cairn_MemRef:$new_running_var,
                        Cairn_MemRef:$new_num_batches_tracked,
+                       Optional<Cairn_MemRef>:$workspace,
                        Cairn_I64Attr:$n,
                        Cairn_I64Attr:$c,
                        Cairn_I64Attr:$spatial,

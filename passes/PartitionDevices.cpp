@@ -77,8 +77,6 @@ public:
   /// to partition, or failure after an error.
   FailureOr<int64_t> place();
   /// The transfers of every step, after place().
-  /// What the target cannot run split yet (an error at the kernel).
-  LogicalResult checkTarget();
   LogicalResult findTransfers();
   /// Replaces the program by one per device.
   void write();
@@ -231,21 +229,6 @@ LogicalResult Partitioner::checkState() {
                   "shared across `on device` regions are not supported)";
       }
   }
-  return success();
-}
-
-LogicalResult Partitioner::checkTarget() {
-  // A device's share of the gradients' norm is summed over the devices in
-  // rank order by the CPU transport; the CUDA target has no twin of it yet.
-  if (graph.target != "CUDA")
-    return success();
-  for (StepKind step : kAllSteps)
-    for (size_t k = 0; k < graph.getStep(step).kernels.size(); ++k)
-      if (auto clip = dyn_cast<ClipCoefficientKernelOp>(getKernelOp(step, k)))
-        return clip->emitError()
-               << "clipping the gradients of a model split across devices "
-                  "builds for the CPU target only for now: their norm is "
-                  "summed over the devices by the CPU transport";
   return success();
 }
 
@@ -439,8 +422,6 @@ struct PartitionDevicesPass
       return signalPassFailure();
     if (*devices < 2)
       return;
-    if (failed(partitioner.checkTarget()))
-      return signalPassFailure();
     if (failed(partitioner.findTransfers()))
       return signalPassFailure();
     partitioner.write();

@@ -538,12 +538,14 @@ def SyncBatchNormPass : Pass<"cairn-sync-batch-norm", "mlir::ModuleOp"> {
     kernels (batch_norm_training, batch_norm_grad,
     batch_norm_running_update) `sync_replicas`, so that their statistics
     are those of every replica's examples, summed across the replicas as
-    the kernel runs, as PyTorch's SyncBatchNorm's are. The parameter
-    gradients stay each replica's share. A program that is not a replica's
-    is refused.
+    the kernel runs, as PyTorch's SyncBatchNorm's are, in a workspace of a
+    few doubles per channel that it adds to the step (so the plan holds
+    them). The parameter gradients stay each replica's share. A program
+    that is not a replica's is refused.
 
     ```mlir
-    cairn.kernel.batch_norm_training ins(%x, %bn.weight, %bn.bias : ...) outs(%y : ...) {c = 8 : i64, eps = 1.000000e-05 : f64, n = 2 : i64, spatial = 16 : i64, sync_replicas}
+    %ws = cairn.buffer workspace "bn.batch_norm.replica_sums" : memref<17xf64>
+    cairn.kernel.batch_norm_training ins(%x, %bn.weight, %bn.bias : ...) outs(%y : ...) workspace(%ws : memref<17xf64>) {c = 8 : i64, eps = 1.000000e-05 : f64, n = 2 : i64, spatial = 16 : i64, sync_replicas}
     ```
   }];
 }

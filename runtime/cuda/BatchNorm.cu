@@ -20,11 +20,16 @@
 // order (each thread a fixed stride of elements, then a fixed tree), so the
 // bits are the same on every run.
 //
+// With a sum over the replicas (--sync-batchnorm), SyncBatchNorm.cu's
+// kernels take the statistics of every replica's examples.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Library.h"
 
 #include "runtime/cuda/Check.h"
+#include "runtime/cuda/BatchNormChannels.h"
 #include "runtime/cuda/Launch.h"
+#include "runtime/cuda/SyncBatchNorm.h"
 
 #include <cudnn.h>
 
@@ -93,17 +98,6 @@ BatchNormSite &siteFor(Context &cx, int siteId, int64_t n, int64_t c, int64_t sp
 
 // Our own kernels.
 
-/// Channels at or beyond which blocks of 256 threads fill the GPU; fewer
-/// channels get 1024 threads each.
-constexpr int64_t kManyChannels = 2 * 132;
-
-/// Element k of channel ch, k in [0, n * spatial): x[b, ch, i] with
-/// k = b * spatial + i.
-__device__ __forceinline__ int64_t channelIndex(int64_t k, int64_t c, int64_t spatial, int64_t ch) {
-  const int64_t b = k / spatial;
-  return (b * c + ch) * spatial + (k - b * spatial);
-}
-
 struct Moments {
   double mean, var; // biased
 };
@@ -167,15 +161,8 @@ __global__ void __launch_bounds__(Threads)
   for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
     const Moments m = channelMoments<T, Threads>(n, c, spatial, x, ch, shared);
     const double invStd = 1.0 / sqrt(m.var + eps);
-    double sumDy = 0, sumDyXc = 0;
-    for (int64_t k = threadIdx.x; k < count; k += Threads) {
-      const int64_t i = channelIndex(k, c, spatial, ch);
-      const double g = static_cast<double>(dy[i]);
-      sumDy += g;
-      sumDyXc += g * (static_cast<double>(x[i]) - m.mean);
-    }
-    sumDy = groupSum<Threads>(sumDy, shared);
-    sumDyXc = groupSum<Threads>(sumDyXc, shared);
+    double sumDy, sumDyXc;
+    channelGradientSums<T, Threads>(n, c, spatial, dy, x, ch, m.mean, shared, sumDy, sumDyXc);
     if (threadIdx.x == 0) {
       if (dgamma)
         dgamma[ch] = T(sumDyXc * invStd);
@@ -191,15 +178,16 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-unsigned channelBlocks(int64_t c) {
-  return static_cast<unsigned>(std::min<int64_t>(c, kMaxBlocks));
-}
 
 } // namespace
 
 template <typename T>
 void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                              const T *x, const T *gamma, const T *beta, double eps, T *y) {
+                              const T *x, const T *gamma, const T *beta, double eps, T *y,
+                              double *workspace, const kernels::RankSum &replicas) {
+  if (replicas)
+    return syncBatchNormTrainingForward(cx, n, c, spatial, x, gamma, beta, eps, y, workspace,
+                                        replicas);
   if (n * c * spatial == 0)
     return;
   if (gamma && beta && fitsCudnn(n, c, spatial)) {
@@ -243,7 +231,11 @@ void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int6
 
 template <typename T>
 void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial, const T *dy,
-                       const T *x, const T *gamma, double eps, T *dx, T *dgamma, T *dbeta) {
+                       const T *x, const T *gamma, double eps, T *dx, T *dgamma, T *dbeta,
+                       double *workspace, const kernels::RankSum &replicas) {
+  if (replicas)
+    return syncBatchNormBackward(cx, n, c, spatial, dy, x, gamma, eps, dx, dgamma, dbeta,
+                                 workspace, replicas);
   if (n * c * spatial == 0)
     return;
   if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
@@ -266,12 +258,14 @@ void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spat
 
 #define CAIRN_INSTANTIATE(T)                                                                       \
   template void batchNormTrainingForward<T>(Context &, int, int64_t, int64_t, int64_t, const T *,  \
-                                            const T *, const T *, double, T *);                    \
+                                            const T *, const T *, double, T *, double *,           \
+                                            const kernels::RankSum &);                             \
   template void batchNormInferenceForward<T>(Context &, int, int64_t, int64_t, int64_t, const T *, \
                                              const T *, const T *, const T *, const T *, double,   \
                                              T *);                                                 \
   template void batchNormBackward<T>(Context &, int, int64_t, int64_t, int64_t, const T *,         \
-                                     const T *, const T *, double, T *, T *, T *);
+                                     const T *, const T *, double, T *, T *, T *, double *,        \
+                                     const kernels::RankSum &);
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE

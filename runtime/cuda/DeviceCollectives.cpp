@@ -205,4 +205,16 @@ template <typename T> void maxOverRanks(Context &cx, T *values, size_t count) {
 template void maxOverRanks<float>(Context &, float *, size_t);
 template void maxOverRanks<double>(Context &, double *, size_t);
 
+kernels::RankSum sumOverRanks(Context &cx) {
+  return [&cx](double *values, int64_t count) {
+    Collectives &c = collectivesOf(cx, "a sum over the processes");
+    if (count < 0)
+      throw kernels::KernelError(absl::StrFormat("a sum over the processes of %d values", count));
+    if (count == 0)
+      return;
+    CAIRN_NCCL_CHECK(c.comm, ncclAllReduce(values, values, static_cast<size_t>(count), ncclFloat64,
+                                           ncclSum, c.comm, cx.stream));
+  };
+}
+
 } // namespace cairn::cuda

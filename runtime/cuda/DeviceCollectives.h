@@ -39,6 +39,7 @@
 #define CAIRN_RUNTIME_CUDA_DEVICECOLLECTIVES_H
 
 #include "runtime/Executor.h"
+#include "runtime/kernels/RankSum.h"
 
 #include "absl/status/status.h"
 
@@ -84,6 +85,16 @@ void allReduceWait(Context &cx, int64_t bucket);
 /// over every rank, on the step's stream: the overflow flag of a split
 /// model's loss scaler.
 template <typename T> void maxOverRanks(Context &cx, T *values, size_t count);
+
+/// The kernels' sum over the processes (kernels::RankSum) on a GPU: `count`
+/// doubles in device memory summed in place over every rank by one
+/// ncclAllReduce on the step's stream. NCCL chooses the order of the
+/// terms, the same for every element on every rank (each sum is reduced
+/// once and copied), so the ranks keep equal bits. Synchronised batch
+/// norm's statistics (the sums differ from one process's by rounding) and
+/// a split model's gradient norm (one nonzero term per element: exact)
+/// take it.
+kernels::RankSum sumOverRanks(Context &cx);
 
 } // namespace cairn::cuda
 

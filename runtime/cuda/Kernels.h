@@ -20,6 +20,7 @@
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Pool.h"
+#include "runtime/kernels/RankSum.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -153,11 +154,13 @@ template <typename T>
 void dropout(Context &cx, int64_t n, double p, uint64_t stream, const T *x, T *y);
 
 // Normalization kernels cuDNN does not cover as we need them.
-/// Running mean and (unbiased) variance, as kernels::batchNormUpdateRunningStats.
+/// Running mean and (unbiased) variance, as kernels::batchNormUpdateRunningStats;
+/// `workspace` and `replicas` as batchNormTrainingForward's (Library.h).
 template <typename T>
 void batchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x,
                                  double momentum, T *runningMean, T *runningVar,
-                                 int64_t *numBatchesTracked);
+                                 int64_t *numBatchesTracked, double *workspace = nullptr,
+                                 const kernels::RankSum &replicas = kernels::RankSum());
 template <typename T>
 void layerNormForward(Context &cx, int64_t rows, int64_t cols, const T *x, const T *gamma,
                       const T *beta, double eps, T *y);
@@ -216,10 +219,17 @@ struct UpdateTensor {
 };
 /// As kernels::clipCoefficient, `grads` the device addresses of the
 /// gradients (a host array); `workspace` (device) holds
-/// kernels::clipCoefficientWorkspaceElements doubles.
+/// kernels::clipCoefficientWorkspaceElements doubles. A device of a split
+/// model passes its own gradients, `deviceChunks` (host) and `devices`
+/// (sumOverRanks, DeviceCollectives.h) as on the CPU: its partials go at
+/// their places among every device's, the others 0, and the sum over the
+/// devices gives each partial its one device's value exactly (x + 0 is x,
+/// in any order), so every device gets the one-GPU coefficient's bits.
 template <typename T>
 void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_t *sizes,
-                     double maxNorm, double normType, double *workspace, T *coefficient);
+                     double maxNorm, double normType, double *workspace, T *coefficient,
+                     const int64_t *deviceChunks = nullptr,
+                     const kernels::RankSum &devices = kernels::RankSum());
 /// As kernels::sgdUpdate; the first step (momentum from the gradient) is
 /// cx.scalars->step == 0. With `skip` (device, the loss scaler's found-inf
 /// flag), nothing is written when *skip is nonzero.

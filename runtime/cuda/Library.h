@@ -22,6 +22,7 @@
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/Pool.h"
+#include "runtime/kernels/RankSum.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -86,9 +87,15 @@ void halfConv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &
 /// Batch normalisation over (n, c, spatial) as kernels::batchNorm*: batch
 /// statistics with the biased variance; gamma/beta may be null (no affine).
 /// The backward recomputes the batch statistics (the plan keeps none).
+/// With `replicas` (--sync-batchnorm: DeviceCollectives.h's sumOverRanks),
+/// the statistics are every replica's examples', summed in `workspace`
+/// (device memory, kernels::batchNormReplicaSumElements doubles) by our
+/// own kernels (SyncBatchNorm.h), not cuDNN.
 template <typename T>
 void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                              const T *x, const T *gamma, const T *beta, double eps, T *y);
+                              const T *x, const T *gamma, const T *beta, double eps, T *y,
+                              double *workspace = nullptr,
+                              const kernels::RankSum &replicas = kernels::RankSum());
 template <typename T>
 void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
                                const T *x, const T *gamma, const T *beta,
@@ -96,7 +103,8 @@ void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int6
 template <typename T>
 void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
                        const T *dy, const T *x, const T *gamma, double eps, T *dx, T *dgamma,
-                       T *dbeta);
+                       T *dbeta, double *workspace = nullptr,
+                       const kernels::RankSum &replicas = kernels::RankSum());
 
 /// Pooling forward through cuDNN (the backward is in Kernels.h).
 template <typename T>

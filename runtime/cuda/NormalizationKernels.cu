@@ -23,6 +23,7 @@
 #include "runtime/cuda/Kernels.h"
 
 #include "runtime/cuda/Launch.h"
+#include "runtime/cuda/SyncBatchNorm.h"
 #include "runtime/kernels/KernelError.h"
 
 #include <cstdint>
@@ -281,7 +282,11 @@ template <typename Launch> void launchRows(int64_t groups, int64_t cols, Launch 
 template <typename T>
 void batchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x,
                                  double momentum, T *runningMean, T *runningVar,
-                                 int64_t *numBatchesTracked) {
+                                 int64_t *numBatchesTracked, double *workspace,
+                                 const kernels::RankSum &replicas) {
+  if (replicas)
+    return syncBatchNormUpdateRunningStats(cx, n, c, spatial, x, momentum, runningMean,
+                                           runningVar, numBatchesTracked, workspace, replicas);
   // At least one block, so numBatchesTracked moves even with no channels.
   const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min(c, kMaxBlocks)));
   if (c >= kManyGroups)
@@ -369,7 +374,8 @@ void layerNormBackward(Context &cx, int64_t rows, int64_t cols, const T *dy, con
 
 #define CAIRN_INSTANTIATE(T)                                                                 \
   template void batchNormUpdateRunningStats<T>(Context &, int64_t, int64_t, int64_t,         \
-                                               const T *, double, T *, T *, int64_t *);      \
+                                               const T *, double, T *, T *, int64_t *,       \
+                                               double *, const kernels::RankSum &);          \
   template void layerNormForward<T>(Context &, int64_t, int64_t, const T *, const T *,       \
                                     const T *, double, T *);                                 \
   template void layerNormBackward<T>(Context &, int64_t, int64_t, const T *, const T *,      \

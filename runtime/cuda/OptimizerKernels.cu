@@ -242,36 +242,62 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 template <typename T>
 void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_t *sizes,
-                     double maxNorm, double normType, double *workspace, T *coefficient) {
-  int64_t done = 0; // chunks of the launches so far: where the next writes
-  for (int first = 0; first < count; first += kMaxUpdateTensorsPerLaunch) {
+                     double maxNorm, double normType, double *workspace, T *coefficient,
+                     const int64_t *deviceChunks, const kernels::RankSum &devices) {
+  auto chunksOf = [&](int t) {
+    return (std::max<int64_t>(0, sizes[t]) + kernels::kGradNormChunk - 1) /
+           kernels::kGradNormChunk;
+  };
+  // Every device's partials: 0 but where this device writes its own.
+  const int64_t partials = deviceChunks ? deviceChunks[count] : [&] {
+    int64_t all = 0;
+    for (int t = 0; t < count; ++t)
+      all += chunksOf(t);
+    return all;
+  }();
+  if (deviceChunks && partials > 0)
+    CAIRN_CUDA_CHECK(
+        cudaMemsetAsync(workspace, 0, static_cast<size_t>(partials) * sizeof(double), cx.stream));
+  // A launch takes gradients whose partials follow each other in the
+  // workspace (all of them on one device; a split model's own runs).
+  int64_t next = 0; // where gradient `first`'s partials go
+  for (int first = 0; first < count;) {
     NormBatch batch;
-    batch.count = std::min(kMaxUpdateTensorsPerLaunch, count - first);
+    const int64_t at = deviceChunks ? deviceChunks[first] : next;
     int64_t chunks = 0;
-    for (int t = 0; t < batch.count; ++t) {
-      batch.grad[t] = grads[first + t];
-      batch.n[t] = std::max<int64_t>(0, sizes[first + t]);
-      batch.firstChunk[t] = chunks;
-      chunks += (batch.n[t] + kernels::kGradNormChunk - 1) / kernels::kGradNormChunk;
+    while (batch.count < kMaxUpdateTensorsPerLaunch && first + batch.count < count) {
+      const int t = first + batch.count;
+      if (batch.count > 0 && deviceChunks && deviceChunks[t] != at + chunks)
+        break;
+      batch.grad[batch.count] = grads[t];
+      batch.n[batch.count] = std::max<int64_t>(0, sizes[t]);
+      batch.firstChunk[batch.count] = chunks;
+      chunks += chunksOf(t);
+      ++batch.count;
     }
     batch.firstChunk[batch.count] = chunks;
+    first += batch.count;
+    next = at + chunks;
     if (chunks == 0)
       continue;
     gradNormPartialsKernel<T>
         <<<static_cast<unsigned>(std::min(chunks, kMaxBlocks)), kThreadsPerBlock, 0, cx.stream>>>(
-            batch, normType, workspace + done);
+            batch, normType, workspace + at);
     CAIRN_CUDA_CHECK_LAUNCH();
-    done += chunks;
   }
+  if (devices && partials > 0)
+    devices(workspace, partials);
   clipCoefficientKernel<T>
-      <<<1, kThreadsPerBlock, 0, cx.stream>>>(workspace, done, normType, maxNorm, coefficient);
+      <<<1, kThreadsPerBlock, 0, cx.stream>>>(workspace, partials, normType, maxNorm, coefficient);
   CAIRN_CUDA_CHECK_LAUNCH();
 }
 
 template void clipCoefficient<float>(Context &, int, const float *const *, const int64_t *, double,
-                                     double, double *, float *);
+                                     double, double *, float *, const int64_t *,
+                                     const kernels::RankSum &);
 template void clipCoefficient<double>(Context &, int, const double *const *, const int64_t *,
-                                      double, double, double *, double *);
+                                      double, double, double *, double *, const int64_t *,
+                                      const kernels::RankSum &);
 
 template <typename T>
 void sgdUpdate(Context &cx, int count, const UpdateTensor *tensors, double lr, double momentum,

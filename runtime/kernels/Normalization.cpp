@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Normalization.h"
 
+#include "runtime/kernels/KernelError.h"
 #include "runtime/kernels/LaneSum.h"
 #include "runtime/kernels/Parallel.h"
 
@@ -65,35 +66,39 @@ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
 /// they are asked for when the batch is this process's alone; over every
 /// replica's examples, up front, when `replicas` sums across them (the sums
 /// of x and the example count, then the squared deviations from the mean
-/// they give, the same two passes as one process takes).
+/// they give, the same two passes as one process takes), in `workspace`
+/// (ReplicaSumLayout).
 template <typename T> class BatchMoments {
 public:
   BatchMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
-               const RankSum &replicas)
+               double *workspace, const RankSum &replicas)
       : n(n), c(c), spatial(spatial), x(x), total(double(n * spatial)) {
     if (!replicas)
       return;
-    std::vector<double> sums(c + 1);
+    if (!workspace)
+      throw KernelError("batch norm synchronised over the replicas needs its "
+                        "workspace for the sums");
+    const ReplicaSumLayout at{c};
+    means = workspace + at.means();
+    squares = workspace + at.squares();
     parallelForEach(c, n * spatial, [&](int64_t ch) {
-      sums[ch] = channelSum(n, c, spatial, x, ch);
+      means[ch] = channelSum(n, c, spatial, x, ch);
     });
-    sums[c] = total;
-    replicas(sums.data(), c + 1);
-    total = sums[c];
-    all.resize(c);
+    workspace[at.count()] = total;
+    replicas(workspace, c + 1);
+    total = workspace[at.count()];
     for (int64_t ch = 0; ch < c; ++ch)
-      all[ch].mean = sums[ch] / total;
+      means[ch] /= total;
     parallelForEach(c, n * spatial, [&](int64_t ch) {
-      sums[ch] = channelSquares(n, c, spatial, x, ch, all[ch].mean);
+      squares[ch] = channelSquares(n, c, spatial, x, ch, means[ch]);
     });
-    replicas(sums.data(), c);
-    for (int64_t ch = 0; ch < c; ++ch)
-      all[ch].var = sums[ch] / total;
+    replicas(squares, c);
   }
 
   /// Channel ch's mean and biased variance. Thread-safe.
   Moments operator()(int64_t ch) const {
-    return all.empty() ? channelMoments(n, c, spatial, x, ch) : all[ch];
+    return means ? Moments{means[ch], squares[ch] / total}
+                 : channelMoments(n, c, spatial, x, ch);
   }
   /// How many examples (times spatial) the statistics are over.
   double count() const { return total; }
@@ -102,7 +107,8 @@ private:
   int64_t n, c, spatial;
   const T *x;
   double total;
-  std::vector<Moments> all; // with replicas
+  // Over every replica (in the workspace); null for this process alone.
+  double *means = nullptr, *squares = nullptr;
 };
 
 /// x - mean in T, with the mean split into a rounded head and its rounding
@@ -145,8 +151,8 @@ template <typename T> Moments rowMoments(int64_t cols, const T *row) {
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
                               const T *gamma, const T *beta, double eps, T *y,
-                              const RankSum &replicas) {
-  const BatchMoments<T> moments(n, c, spatial, x, replicas);
+                              double *workspace, const RankSum &replicas) {
+  const BatchMoments<T> moments(n, c, spatial, x, workspace, replicas);
   parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
     const Moments m = moments(ch);
     const double scale =
@@ -172,8 +178,8 @@ void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
 template <typename T>
 void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx, T *dgamma,
-                       T *dbeta, const RankSum &replicas) {
-  const BatchMoments<T> moments(n, c, spatial, x, replicas);
+                       T *dbeta, double *workspace, const RankSum &replicas) {
+  const BatchMoments<T> moments(n, c, spatial, x, workspace, replicas);
   const double count = moments.count();
   // sum(dy) and sum(dy * (x - mean)) over channel ch of this process's
   // batch; with them, sum(dy * xhat), xhat = (x - mean) * invStd.
@@ -223,11 +229,11 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
   }
   // The parameter gradients keep this replica's sums (the gradient sums add
   // the replicas'); dx needs every replica's.
-  std::vector<double> sums(2 * c);
+  double *sums = workspace + ReplicaSumLayout{c}.gradientSums();
   parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
     sumGradients(ch, moments(ch), sums[ch], sums[c + ch]);
   });
-  replicas(sums.data(), 2 * c);
+  replicas(sums, 2 * c);
   parallelForEach(c, 3 * n * spatial, [&](int64_t ch) {
     writeDx(ch, moments(ch), sums[ch], sums[c + ch]);
   });
@@ -237,8 +243,8 @@ template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
                                  T *runningVar, int64_t *numBatchesTracked,
-                                 const RankSum &replicas) {
-  const BatchMoments<T> moments(n, c, spatial, x, replicas);
+                                 double *workspace, const RankSum &replicas) {
+  const BatchMoments<T> moments(n, c, spatial, x, workspace, replicas);
   const double count = moments.count();
   parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
     const Moments m = moments(ch);
@@ -336,16 +342,18 @@ void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
 #define CAIRN_INSTANTIATE_NORM(T)                                              \
   template void batchNormTrainingForward<T>(int64_t, int64_t, int64_t,         \
                                             const T *, const T *, const T *,   \
-                                            double, T *, const RankSum &);     \
+                                            double, T *, double *,             \
+                                            const RankSum &);                  \
   template void batchNormInferenceForward<T>(                                  \
       int64_t, int64_t, int64_t, const T *, const T *, const T *, const T *,   \
       const T *, double, T *);                                                 \
   template void batchNormBackward<T>(int64_t, int64_t, int64_t, const T *,     \
                                      const T *, const T *, double, T *, T *,   \
-                                     T *, const RankSum &);                    \
+                                     T *, double *, const RankSum &);          \
   template void batchNormUpdateRunningStats<T>(int64_t, int64_t, int64_t,      \
                                                const T *, double, T *, T *,    \
-                                               int64_t *, const RankSum &);    \
+                                               int64_t *, double *,            \
+                                               const RankSum &);               \
   template void layerNormForward<T>(int64_t, int64_t, const T *, const T *,    \
                                     const T *, double, T *);                   \
   template void layerNormBackward<T>(int64_t, int64_t, const T *, const T *,   \

@@ -7,12 +7,14 @@
 // part. Outputs and gradients are overwritten.
 //
 // Data-parallel replicas with synchronized batch norm (`cairn build
-// --replicas R --sync-batchnorm`) pass a RankSum over the replicas: the
-// statistics are then those of every replica's examples, as PyTorch's
-// SyncBatchNorm's, and the kernels call it between their passes (so every
-// replica must call the same kernels in the same order). The parameter
-// gradients stay this replica's sums; the replicas' gradient sums
-// (cairn-all-reduce-gradients) add them.
+// --replicas R --sync-batchnorm`) pass a RankSum over the replicas and a
+// workspace of batchNormReplicaSumElements doubles, a buffer of the plan
+// (cairn-sync-batch-norm): the statistics are then those of every replica's
+// examples, as PyTorch's SyncBatchNorm's, and the kernels call the sum
+// between their passes (so every replica must call the same kernels in the
+// same order). The parameter gradients stay this replica's sums; the
+// replicas' gradient sums (cairn-all-reduce-gradients) add them. The CUDA
+// twins (runtime/cuda/Library.h) take the same workspace in device memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_NORMALIZATION_H
@@ -24,11 +26,29 @@
 
 namespace cairn::kernels {
 
+/// The doubles a batch norm kernel of c channels sums over the replicas in:
+/// the channels' sums (then means) and the example count, the squared
+/// deviations, and for the backward the sums of dy and dy * (x - mean).
+constexpr int64_t batchNormReplicaSumElements(int64_t c, bool backward) {
+  return (backward ? 4 : 2) * c + 1;
+}
+
+/// Where those go in the workspace: [0, c) the sums, then the means; [c]
+/// the count; [c + 1, 2c + 1) the squared deviations; then the backward's
+/// sums of dy and of dy * (x - mean), c each.
+struct ReplicaSumLayout {
+  int64_t c;
+  constexpr int64_t means() const { return 0; }
+  constexpr int64_t count() const { return c; }
+  constexpr int64_t squares() const { return c + 1; }
+  constexpr int64_t gradientSums() const { return 2 * c + 1; }
+};
+
 /// Training mode: batch statistics.
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial,
                               const T *x, const T *gamma, const T *beta,
-                              double eps, T *y,
+                              double eps, T *y, double *workspace = nullptr,
                               const RankSum &replicas = RankSum());
 
 /// Eval mode: running statistics.
@@ -42,7 +62,7 @@ void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
 template <typename T>
 void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
                        const T *x, const T *gamma, double eps, T *dx,
-                       T *dgamma, T *dbeta,
+                       T *dgamma, T *dbeta, double *workspace = nullptr,
                        const RankSum &replicas = RankSum());
 
 /// running = (1 - momentum) * running + momentum * batch statistic, with the
@@ -52,6 +72,7 @@ template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
                                  const T *x, double momentum, T *runningMean,
                                  T *runningVar, int64_t *numBatchesTracked,
+                                 double *workspace = nullptr,
                                  const RankSum &replicas = RankSum());
 
 /// x is [rows, cols]; normalizes each row (cols = product of the normalized

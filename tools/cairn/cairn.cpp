@@ -192,9 +192,9 @@ cl::opt<bool> syncBatchNormFlag(
              "the whole batch, every replica's examples (PyTorch's "
              "SyncBatchNorm), and updates the running statistics with them: "
              "the replicas sum a few numbers per channel as each batch norm "
-             "runs, forward and backward. Without it, each replica uses its "
-             "own examples' statistics, as PyTorch DDP does. CPU target only, "
-             "for now"),
+             "runs, forward and backward (MPI's sums on the CPU, NCCL's on "
+             "GPUs). Without it, each replica uses its own examples' "
+             "statistics, as PyTorch DDP does"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> bucketSize(
     "bucket",

@@ -5,13 +5,18 @@
 // takes one rank per GPU. The communicator is opened as an executable opens
 // it, through a transport (a LocalTransport, whose broadcast of NCCL's id
 // has no one to reach); a sum or a maximum over one rank is the rank's own
-// values, bit for bit, and the misuses a generated step cannot make but a
-// hand-written one could are errors, not hangs.
+// values, bit for bit (through the kernels that take the sum too), and the
+// misuses a generated step cannot make but a hand-written one could are
+// errors, not hangs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Transport.h"
 #include "runtime/cuda/DeviceCollectives.h"
+#include "runtime/cuda/Kernels.h"
+#include "runtime/cuda/Library.h"
+#include "runtime/kernels/Normalization.h"
+#include "runtime/kernels/Optimizer.h"
 
 #include "TestContext.h"
 
@@ -88,6 +93,47 @@ TEST_F(OneRankCollectives, MaxOfOneRankIsItsFlag) {
   EXPECT_EQ(flags.download(), (std::vector<double>{0, 1, -2.5}));
 }
 
+TEST_F(OneRankCollectives, SumOverOneRankIsItsValues) {
+  const std::vector<double> host = randomVector<double>(77, -1e300, 1e300, 4);
+  DeviceBuffer<double> values(host);
+  const kernels::RankSum sum = sumOverRanks(test.cx);
+  sum(values.get(), int64_t(values.size()));
+  sum(values.get(), 0);
+  test.sync();
+  EXPECT_TRUE(allEqual(values.download(), host));
+}
+
+/// The kernels that take the sum: a split model's clipping on its one
+/// device gives the plain coefficient's bits, and batch norm synchronised
+/// over one replica normalises by its own batch.
+TEST_F(OneRankCollectives, KernelsSumThroughNccl) {
+  const std::vector<float> g0 = randomVector<float>(70000, -1, 1, 5),
+                           g1 = randomVector<float>(300, -1, 1, 6);
+  DeviceBuffer<float> dG0(g0), dG1(g1), plain(1), split(1);
+  const float *grads[] = {dG0.get(), dG1.get()};
+  const int64_t sizes[] = {70000, 300};
+  const int64_t partials = kernels::clipCoefficientWorkspaceElements(sizes, 2);
+  const int64_t chunks[] = {0, kernels::clipCoefficientWorkspaceElements(sizes, 1), partials};
+  DeviceBuffer<double> w0(partials), w1(partials);
+  clipCoefficient<float>(test.cx, 2, grads, sizes, 0.5, 2.0, w0.get(), plain.get());
+  clipCoefficient<float>(test.cx, 2, grads, sizes, 0.5, 2.0, w1.get(), split.get(), chunks,
+                         sumOverRanks(test.cx));
+  test.sync();
+  EXPECT_TRUE(allEqual(split.download(), plain.download()));
+
+  const int64_t n = 4, c = 3, spatial = 5;
+  const std::vector<float> x = randomVector<float>(n * c * spatial, -2, 2, 7);
+  DeviceBuffer<float> dX(x), alone(x.size()), synced(x.size());
+  DeviceBuffer<double> workspace(kernels::batchNormReplicaSumElements(c, false));
+  // No gamma or beta: Cairn's own kernels, no cuDNN handle needed.
+  batchNormTrainingForward<float>(test.cx, 0, n, c, spatial, dX.get(), nullptr, nullptr, 1e-5,
+                                  alone.get());
+  batchNormTrainingForward<float>(test.cx, 1, n, c, spatial, dX.get(), nullptr, nullptr, 1e-5,
+                                  synced.get(), workspace.get(), sumOverRanks(test.cx));
+  test.sync();
+  EXPECT_TRUE(allClose(synced.download(), alone.download(), 1e-6, 1e-6));
+}
+
 TEST_F(OneRankCollectives, MisusesAreErrors) {
   DeviceBuffer<float> grad(std::vector<float>{1, 2, 3});
   expectKernelError([&] { allReduceWait(test.cx, 5); }, "gradient bucket 5 is waited for");
@@ -112,6 +158,9 @@ TEST(Collectives, StepsWithoutACommunicatorSaySo) {
                     "a value sent to another device needs the NCCL communicator");
   expectKernelError([&] { maxOverRanks(test.cx, none, 1); },
                     "the overflow check over the devices needs the NCCL communicator");
+  double *values = nullptr;
+  expectKernelError([&] { sumOverRanks(test.cx)(values, 1); },
+                    "a sum over the processes needs the NCCL communicator");
 }
 
 /// A transport whose broadcast fails, as MPI's does when a rank is gone.

@@ -300,6 +300,82 @@ TYPED_TEST(OptimizerKernels, ClipCoefficientAsOnTheCpu) {
     }
 }
 
+/// A model split across two GPUs: each device passes its own gradients and
+/// their places among the one-GPU partials (cairn-partition-devices'
+/// device_chunks), and the sum over the devices (here device 0's partials
+/// handed to device 1 by the host, as NCCL's sum would give them) makes
+/// device 1's partials and coefficient the one GPU's, to the bit. Device 1
+/// holds a middle run and every ninth gradient, so its gradients' partials
+/// are not one run (several launches).
+TYPED_TEST(OptimizerKernels, ClipCoefficientOfASplitModelIsTheOneGpuBits) {
+  using T = TypeParam;
+  TestContext tc;
+  TensorSet<T> s(800);
+  s.newGradients(9100);
+  const int count = int(s.sizes.size());
+  std::vector<const T *> all;
+  std::vector<int64_t> sizes, firstChunk;
+  int64_t partials = 0;
+  for (int t = 0; t < count; ++t) {
+    all.push_back(s.dGrad[t].get());
+    sizes.push_back(int64_t(s.sizes[t]));
+    firstChunk.push_back(partials);
+    partials += kernels::clipCoefficientWorkspaceElements(&sizes.back(), 1);
+  }
+  auto onDevice1 = [](int t) { return (t >= 30 && t < 70) || t % 9 == 0; };
+  struct Device {
+    std::vector<const T *> grads;
+    std::vector<int64_t> sizes, chunks;
+  } devices[2];
+  for (int t = 0; t < count; ++t) {
+    Device &d = devices[onDevice1(t) ? 1 : 0];
+    d.grads.push_back(all[t]);
+    d.sizes.push_back(sizes[t]);
+    d.chunks.push_back(firstChunk[t]);
+  }
+  for (Device &d : devices)
+    d.chunks.push_back(partials);
+  DeviceBuffer<double> oneWorkspace(partials), workspace0(partials), workspace1(partials);
+  DeviceBuffer<T> one(1), coefficient0(1), coefficient1(1);
+  std::vector<double> fromDevice0;
+  const kernels::RankSum keep = [&](double *values, int64_t n) {
+    tc.sync();
+    fromDevice0.resize(n);
+    CAIRN_CUDA_CHECK(
+        cudaMemcpy(fromDevice0.data(), values, n * sizeof(double), cudaMemcpyDeviceToHost));
+  };
+  const kernels::RankSum add = [&](double *values, int64_t n) {
+    tc.sync();
+    ASSERT_EQ(size_t(n), fromDevice0.size());
+    std::vector<double> mine(n);
+    CAIRN_CUDA_CHECK(cudaMemcpy(mine.data(), values, n * sizeof(double), cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < n; ++i)
+      mine[i] += fromDevice0[i];
+    CAIRN_CUDA_CHECK(cudaMemcpyAsync(values, mine.data(), n * sizeof(double),
+                                     cudaMemcpyHostToDevice, tc.cx.stream));
+    tc.sync();
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double normType : {2.0, 1.0, inf}) {
+    SCOPED_TRACE("norm " + std::to_string(normType));
+    cuda::clipCoefficient<T>(tc.cx, count, all.data(), sizes.data(), 0.5, normType,
+                             oneWorkspace.get(), one.get());
+    cuda::clipCoefficient<T>(tc.cx, int(devices[0].grads.size()), devices[0].grads.data(),
+                             devices[0].sizes.data(), 0.5, normType, workspace0.get(),
+                             coefficient0.get(), devices[0].chunks.data(), keep);
+    cuda::clipCoefficient<T>(tc.cx, int(devices[1].grads.size()), devices[1].grads.data(),
+                             devices[1].sizes.data(), 0.5, normType, workspace1.get(),
+                             coefficient1.get(), devices[1].chunks.data(), add);
+    tc.sync();
+    EXPECT_TRUE(allEqual(workspace1.download(), oneWorkspace.download()));
+    EXPECT_TRUE(allEqual(coefficient1.download(), one.download()));
+    // Device 0 saw only its own partials: a smaller norm (the largest
+    // magnitude may be its own, so not for the infinity norm).
+    if (!std::isinf(normType))
+      EXPECT_FALSE(allEqual(coefficient0.download(), one.download()));
+  }
+}
+
 TEST(OptimizerKernelsEdges, NothingToUpdate) {
   TestContext tc;
   cuda::sgdUpdate<float>(tc.cx, 0, nullptr, 0.1, 0.9, 0, 0, false);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Normalization.h"
+#include "runtime/kernels/KernelError.h"
 
 #include "GradCheck.h"
 #include "ThreadRanks.h"
@@ -278,18 +279,20 @@ TEST(BatchNorm, ReplicasNormalizeByEveryReplicasExamples) {
     const auto xr = images(x, b, firstImage[r], firstImage[r + 1]);
     const auto dyr = images(dy, b, firstImage[r], firstImage[r + 1]);
     Replica &out = got[r];
+    std::vector<double> workspace(batchNormReplicaSumElements(b.c, true));
     out.y.resize(xr.size());
     out.dx.resize(xr.size());
     out.dg.resize(b.c);
     out.db.resize(b.c);
     batchNormTrainingForward<double>(n, b.c, b.spatial, xr.data(), gamma.data(),
-                                     beta.data(), kEps, out.y.data(), sum);
+                                     beta.data(), kEps, out.y.data(),
+                                     workspace.data(), sum);
     batchNormBackward<double>(n, b.c, b.spatial, dyr.data(), xr.data(),
                               gamma.data(), kEps, out.dx.data(), out.dg.data(),
-                              out.db.data(), sum);
+                              out.db.data(), workspace.data(), sum);
     batchNormUpdateRunningStats<double>(n, b.c, b.spatial, xr.data(), 0.1,
                                         out.mean.data(), out.var.data(),
-                                        &out.tracked, sum);
+                                        &out.tracked, workspace.data(), sum);
   });
   // Two sums for each kernel's statistics, one more for the backward's.
   EXPECT_EQ(exchange.callsMade(), replicas * 7);
@@ -330,18 +333,20 @@ TEST(BatchNorm, OneReplicaIsTheBatchToTheBit) {
     std::vector<float> y, dx, dg, db, mean, var;
   };
   auto runAll = [&](const RankSum &sum) {
+    std::vector<double> workspace(batchNormReplicaSumElements(b.c, true));
+    double *ws = sum ? workspace.data() : nullptr;
     Outputs o{std::vector<float>(x.size()), std::vector<float>(x.size()),
               std::vector<float>(b.c),      std::vector<float>(b.c),
               std::vector<float>(b.c, 0.5f), std::vector<float>(b.c, 2.0f)};
     batchNormTrainingForward<float>(b.n, b.c, b.spatial, x.data(),
                                     gamma.data(), beta.data(), kEps,
-                                    o.y.data(), sum);
+                                    o.y.data(), ws, sum);
     batchNormBackward<float>(b.n, b.c, b.spatial, dy.data(), x.data(),
                              gamma.data(), kEps, o.dx.data(), o.dg.data(),
-                             o.db.data(), sum);
+                             o.db.data(), ws, sum);
     batchNormUpdateRunningStats<float>(b.n, b.c, b.spatial, x.data(), 0.1,
                                        o.mean.data(), o.var.data(), nullptr,
-                                       sum);
+                                       ws, sum);
     return o;
   };
   const Outputs local = runAll(RankSum()), replica = runAll(alone);
@@ -352,6 +357,16 @@ TEST(BatchNorm, OneReplicaIsTheBatchToTheBit) {
   EXPECT_EQ(local.db, replica.db);
   EXPECT_EQ(local.mean, replica.mean);
   EXPECT_EQ(local.var, replica.var);
+}
+
+TEST(BatchNorm, ReplicasWithoutTheirWorkspaceAreAnError) {
+  const BnCase b{2, 3, 2};
+  std::vector<float> x(b.n * b.c * b.spatial, 1.0f), y(x.size());
+  const RankSum alone = [](double *, int64_t) {};
+  EXPECT_THROW(batchNormTrainingForward<float>(b.n, b.c, b.spatial, x.data(),
+                                               nullptr, nullptr, kEps,
+                                               y.data(), nullptr, alone),
+               KernelError);
 }
 
 std::vector<double> referenceLayerNorm(int64_t rows, int64_t cols,

@@ -1,0 +1,242 @@
+//===- SyncBatchNorm.cu - Batch norm over every replica's examples --------===//
+//
+// --sync-batchnorm on a GPU: batch norm whose statistics are those of every
+// data-parallel replica's examples. The passes are the CPU's
+// (runtime/kernels/Normalization.cpp), with a sum over the replicas
+// (DeviceCollectives.h's sumOverRanks, NCCL) between them, in the plan's
+// workspace laid out as kernels::ReplicaSumLayout:
+//   1. each channel's sum of x, and the example count: summed;
+//   2. the means, and each channel's squared deviations from them: summed;
+//   3. the forward's per-element map, or the running statistics' update; the
+//      backward first sums dy and dy * (x - mean) per channel (this
+//      replica's dbeta and dgamma, which the gradient sums add), sums those
+//      over the replicas, then writes dx.
+// cuDNN takes no outside statistics, so these are our own kernels: a block
+// per channel for the sums, each thread a fixed stride of elements and the
+// threads in a fixed tree (the same bits on every run), as BatchNorm.cu's.
+// A replica with no examples still takes part in every sum.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/SyncBatchNorm.h"
+
+#include "runtime/cuda/BatchNormChannels.h"
+#include "runtime/cuda/Launch.h"
+#include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/Normalization.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace cairn::cuda {
+
+namespace {
+
+/// Pass 1: ws[ch] = this replica's sum of channel ch, ws[c] = its count.
+template <typename T, int Threads>
+__global__ void __launch_bounds__(Threads)
+    channelSumsKernel(int64_t n, int64_t c, int64_t spatial, const T *x, double *ws) {
+  __shared__ double shared[Threads / 32];
+  const int64_t count = n * spatial;
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    double sum = 0;
+    for (int64_t k = threadIdx.x; k < count; k += Threads)
+      sum += static_cast<double>(x[channelIndex(k, c, spatial, ch)]);
+    sum = groupSum<Threads>(sum, shared);
+    if (threadIdx.x == 0)
+      ws[ch] = sum;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    ws[c] = static_cast<double>(count);
+}
+
+/// Pass 2, after the sums: ws[ch] becomes the mean, ws[c + 1 + ch] this
+/// replica's squared deviations from it.
+template <typename T, int Threads>
+__global__ void __launch_bounds__(Threads)
+    channelSquaresKernel(int64_t n, int64_t c, int64_t spatial, const T *x, double *ws) {
+  __shared__ double shared[Threads / 32];
+  const int64_t count = n * spatial;
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    const double mean = ws[ch] / ws[c];
+    double sq = 0;
+    for (int64_t k = threadIdx.x; k < count; k += Threads) {
+      const double d = static_cast<double>(x[channelIndex(k, c, spatial, ch)]) - mean;
+      sq += d * d;
+    }
+    // groupSum synchronises the block: every thread has read ws[ch].
+    sq = groupSum<Threads>(sq, shared);
+    if (threadIdx.x == 0) {
+      ws[ch] = mean;
+      ws[c + 1 + ch] = sq;
+    }
+  }
+}
+
+/// Every replica's mean and biased variance of channel ch, after pass 2.
+struct Moments {
+  double mean, var;
+};
+__device__ __forceinline__ Moments momentsOf(const double *ws, int64_t c, int64_t ch) {
+  return {ws[ch], ws[c + 1 + ch] / ws[c]};
+}
+
+template <typename T>
+__global__ void normalizeKernel(int64_t total, int64_t c, int64_t spatial, const T *x,
+                                const T *gamma, const T *beta, double eps, const double *ws,
+                                T *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, total) {
+    const int64_t ch = (i / spatial) % c;
+    const Moments m = momentsOf(ws, c, ch);
+    const double scale = (gamma ? static_cast<double>(gamma[ch]) : 1.0) / sqrt(m.var + eps);
+    const double shift = beta ? static_cast<double>(beta[ch]) : 0.0;
+    y[i] = T((static_cast<double>(x[i]) - m.mean) * scale + shift);
+  }
+}
+
+/// The backward's sums of this replica: dbeta = sum(dy), dgamma =
+/// sum(dy * (x - mean)) * invStd, and both sums into the workspace.
+template <typename T, int Threads>
+__global__ void __launch_bounds__(Threads)
+    gradientSumsKernel(int64_t n, int64_t c, int64_t spatial, const T *dy, const T *x, double eps,
+                       double *ws, T *dgamma, T *dbeta) {
+  __shared__ double shared[Threads / 32];
+  const kernels::ReplicaSumLayout at{c};
+  for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
+    const Moments m = momentsOf(ws, c, ch);
+    double sumDy, sumDyXc;
+    channelGradientSums<T, Threads>(n, c, spatial, dy, x, ch, m.mean, shared, sumDy, sumDyXc);
+    if (threadIdx.x == 0) {
+      if (dgamma)
+        dgamma[ch] = T(sumDyXc * (1.0 / sqrt(m.var + eps)));
+      if (dbeta)
+        dbeta[ch] = T(sumDy);
+      ws[at.gradientSums() + ch] = sumDy;
+      ws[at.gradientSums() + c + ch] = sumDyXc;
+    }
+  }
+}
+
+/// dx = k (dy - mean(dy) - (x - mean) invStd^2 mean(dy (x - mean))), the
+/// means over every replica's examples, k = gamma invStd.
+template <typename T>
+__global__ void inputGradKernel(int64_t total, int64_t c, int64_t spatial, const T *dy,
+                                const T *x, const T *gamma, double eps, const double *ws, T *dx) {
+  const kernels::ReplicaSumLayout at{c};
+  CAIRN_GRID_STRIDE_LOOP(i, total) {
+    const int64_t ch = (i / spatial) % c;
+    const Moments m = momentsOf(ws, c, ch);
+    const double count = ws[at.count()];
+    const double sumDy = ws[at.gradientSums() + ch], sumDyXc = ws[at.gradientSums() + c + ch];
+    const double invStd = 1.0 / sqrt(m.var + eps);
+    const double k0 = (gamma ? static_cast<double>(gamma[ch]) : 1.0) * invStd;
+    const double cXc = -k0 * invStd * invStd * sumDyXc / count, c0 = -k0 * sumDy / count;
+    dx[i] = T(k0 * static_cast<double>(dy[i]) + cXc * (static_cast<double>(x[i]) - m.mean) + c0);
+  }
+}
+
+template <typename T>
+__global__ void runningUpdateKernel(int64_t c, double momentum, const double *ws, T *runningMean,
+                                    T *runningVar, int64_t *numBatchesTracked) {
+  CAIRN_GRID_STRIDE_LOOP(ch, c) {
+    const Moments m = momentsOf(ws, c, ch);
+    const double count = ws[c];
+    // PyTorch divides by count - 1 unguarded: one element gives NaN.
+    const double unbiased = m.var * count / (count - 1);
+    runningMean[ch] = T((1 - momentum) * static_cast<double>(runningMean[ch]) + momentum * m.mean);
+    runningVar[ch] = T((1 - momentum) * static_cast<double>(runningVar[ch]) + momentum * unbiased);
+  }
+  if (numBatchesTracked && blockIdx.x == 0 && threadIdx.x == 0)
+    *numBatchesTracked += 1;
+}
+
+/// Launches `kernel<Threads>` with a block per channel (at least one, so
+/// the count is written with no channels).
+template <typename Launch> void launchChannels(int64_t c, Launch launch) {
+  const unsigned blocks = channelBlocks(c);
+  if (c >= kManyChannels)
+    launch(std::integral_constant<int, 256>(), blocks);
+  else
+    launch(std::integral_constant<int, 1024>(), blocks);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+/// Passes 1 and 2 with their sums: every replica's moments in `ws`.
+template <typename T>
+void replicaMoments(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x, double *ws,
+                    const kernels::RankSum &replicas) {
+  if (!ws)
+    throw kernels::KernelError(
+        "batch norm synchronised over the replicas needs its workspace for the sums");
+  launchChannels(c, [&](auto threads, unsigned blocks) {
+    constexpr int Threads = decltype(threads)::value;
+    channelSumsKernel<T, Threads><<<blocks, Threads, 0, cx.stream>>>(n, c, spatial, x, ws);
+  });
+  replicas(ws, c + 1);
+  launchChannels(c, [&](auto threads, unsigned blocks) {
+    constexpr int Threads = decltype(threads)::value;
+    channelSquaresKernel<T, Threads><<<blocks, Threads, 0, cx.stream>>>(n, c, spatial, x, ws);
+  });
+  replicas(ws + kernels::ReplicaSumLayout{c}.squares(), c);
+}
+
+} // namespace
+
+template <typename T>
+void syncBatchNormTrainingForward(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x,
+                                  const T *gamma, const T *beta, double eps, T *y,
+                                  double *workspace, const kernels::RankSum &replicas) {
+  replicaMoments(cx, n, c, spatial, x, workspace, replicas);
+  const int64_t total = n * c * spatial;
+  if (total == 0)
+    return;
+  normalizeKernel<T><<<blocksFor(total), kThreadsPerBlock, 0, cx.stream>>>(
+      total, c, spatial, x, gamma, beta, eps, workspace, y);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void syncBatchNormBackward(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *dy,
+                           const T *x, const T *gamma, double eps, T *dx, T *dgamma, T *dbeta,
+                           double *workspace, const kernels::RankSum &replicas) {
+  replicaMoments(cx, n, c, spatial, x, workspace, replicas);
+  launchChannels(c, [&](auto threads, unsigned blocks) {
+    constexpr int Threads = decltype(threads)::value;
+    gradientSumsKernel<T, Threads><<<blocks, Threads, 0, cx.stream>>>(n, c, spatial, dy, x, eps,
+                                                                      workspace, dgamma, dbeta);
+  });
+  replicas(workspace + kernels::ReplicaSumLayout{c}.gradientSums(), 2 * c);
+  const int64_t total = n * c * spatial;
+  if (total == 0)
+    return;
+  inputGradKernel<T><<<blocksFor(total), kThreadsPerBlock, 0, cx.stream>>>(
+      total, c, spatial, dy, x, gamma, eps, workspace, dx);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void syncBatchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial,
+                                     const T *x, double momentum, T *runningMean,
+                                     T *runningVar, int64_t *numBatchesTracked,
+                                     double *workspace, const kernels::RankSum &replicas) {
+  replicaMoments(cx, n, c, spatial, x, workspace, replicas);
+  runningUpdateKernel<T><<<blocksFor(c), kThreadsPerBlock, 0, cx.stream>>>(
+      c, momentum, workspace, runningMean, runningVar, numBatchesTracked);
+  CAIRN_CUDA_CHECK_LAUNCH();
+}
+
+#define CAIRN_INSTANTIATE(T)                                                                       \
+  template void syncBatchNormTrainingForward<T>(Context &, int64_t, int64_t, int64_t, const T *,   \
+                                                const T *, const T *, double, T *, double *,       \
+                                                const kernels::RankSum &);                         \
+  template void syncBatchNormBackward<T>(Context &, int64_t, int64_t, int64_t, const T *,          \
+                                         const T *, const T *, double, T *, T *, T *, double *,    \
+                                         const kernels::RankSum &);                                \
+  template void syncBatchNormUpdateRunningStats<T>(Context &, int64_t, int64_t, int64_t,           \
+                                                   const T *, double, T *, T *, int64_t *,         \
+                                                   double *, const kernels::RankSum &);
+CAIRN_INSTANTIATE(float)
+CAIRN_INSTANTIATE(double)
+#undef CAIRN_INSTANTIATE
+
+} // namespace cairn::cuda
