@@ -244,20 +244,10 @@ template <typename T>
 void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_t *sizes,
                      double maxNorm, double normType, double *workspace, T *coefficient,
                      const int64_t *deviceChunks, const kernels::RankSum &devices) {
-  auto chunksOf = [&](int t) {
-    return (std::max<int64_t>(0, sizes[t]) + kernels::kGradNormChunk - 1) /
-           kernels::kGradNormChunk;
-  };
   // Every device's partials: 0 but where this device writes its own.
-  const int64_t partials = deviceChunks ? deviceChunks[count] : [&] {
-    int64_t all = 0;
-    for (int t = 0; t < count; ++t)
-      all += chunksOf(t);
-    return all;
-  }();
-  if (deviceChunks && partials > 0)
-    CAIRN_CUDA_CHECK(
-        cudaMemsetAsync(workspace, 0, static_cast<size_t>(partials) * sizeof(double), cx.stream));
+  if (deviceChunks && deviceChunks[count] > 0)
+    CAIRN_CUDA_CHECK(cudaMemsetAsync(
+        workspace, 0, static_cast<size_t>(deviceChunks[count]) * sizeof(double), cx.stream));
   // A launch takes gradients whose partials follow each other in the
   // workspace (all of them on one device; a split model's own runs).
   int64_t next = 0; // where gradient `first`'s partials go
@@ -269,10 +259,11 @@ void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_
       const int t = first + batch.count;
       if (batch.count > 0 && deviceChunks && deviceChunks[t] != at + chunks)
         break;
+      const int64_t n = std::max<int64_t>(0, sizes[t]);
       batch.grad[batch.count] = grads[t];
-      batch.n[batch.count] = std::max<int64_t>(0, sizes[t]);
+      batch.n[batch.count] = n;
       batch.firstChunk[batch.count] = chunks;
-      chunks += chunksOf(t);
+      chunks += kernels::clipCoefficientWorkspaceElements(&n, 1);
       ++batch.count;
     }
     batch.firstChunk[batch.count] = chunks;
@@ -285,6 +276,7 @@ void clipCoefficient(Context &cx, int count, const T *const *grads, const int64_
             batch, normType, workspace + at);
     CAIRN_CUDA_CHECK_LAUNCH();
   }
+  const int64_t partials = deviceChunks ? deviceChunks[count] : next;
   if (devices && partials > 0)
     devices(workspace, partials);
   clipCoefficientKernel<T>

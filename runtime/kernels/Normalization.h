@@ -26,23 +26,25 @@
 
 namespace cairn::kernels {
 
-/// The doubles a batch norm kernel of c channels sums over the replicas in:
-/// the channels' sums (then means) and the example count, the squared
-/// deviations, and for the backward the sums of dy and dy * (x - mean).
-constexpr int64_t batchNormReplicaSumElements(int64_t c, bool backward) {
-  return (backward ? 4 : 2) * c + 1;
-}
-
-/// Where those go in the workspace: [0, c) the sums, then the means; [c]
-/// the count; [c + 1, 2c + 1) the squared deviations; then the backward's
-/// sums of dy and of dy * (x - mean), c each.
+/// Where a batch norm kernel of c channels sums over the replicas, in its
+/// workspace of doubles: [0, c) the channels' sums, then their means; [c]
+/// the example count; [c + 1, 2c + 1) the squared deviations; then, for the
+/// backward, the sums of dy and of dy * (x - mean), c each.
 struct ReplicaSumLayout {
   int64_t c;
   constexpr int64_t means() const { return 0; }
   constexpr int64_t count() const { return c; }
   constexpr int64_t squares() const { return c + 1; }
   constexpr int64_t gradientSums() const { return 2 * c + 1; }
+  constexpr int64_t elements(bool backward) const {
+    return gradientSums() + (backward ? 2 * c : 0);
+  }
 };
+
+/// The workspace's doubles (ReplicaSumLayout).
+constexpr int64_t batchNormReplicaSumElements(int64_t c, bool backward) {
+  return ReplicaSumLayout{c}.elements(backward);
+}
 
 /// Training mode: batch statistics.
 template <typename T>

@@ -141,3 +141,26 @@ cairn.program "Bare" attributes {batch = 1 : i64, optimizer = "", source = "bare
 // CHECK-NEXT:      cairn.kernel.copy ins(%tanh : memref<3xf64>) outs(%output : memref<3xf64>){{$}}
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
+
+// -----
+
+// Tests that a replica's bucket reads back: all_reduce_wait's bucket is one
+// operand, then its gradients (the variadic group after a single one).
+cairn.program "Bucket" attributes {batch = 2 : i64, optimizer = "", source = "bucket.cairn", target = "cpu"} {
+  cairn.step train_step {
+    %a = cairn.buffer grad "grad.a" : memref<4xf32>
+    %b = cairn.buffer grad "grad.b" : memref<2xf32>
+    %bucket = cairn.buffer temp "all_reduce.bucket0" : memref<3xf32>
+    cairn.kernel.fill outs(%a : memref<4xf32>) {n = 4 : i64, value = 1.0 : f64}
+    cairn.kernel.fill outs(%b : memref<2xf32>) {n = 2 : i64, value = 2.0 : f64}
+    cairn.kernel.all_reduce_start ins(%a, %b : memref<4xf32>, memref<2xf32>) outs(%bucket : memref<3xf32>) {index = 0 : i64}
+    cairn.kernel.all_reduce_wait ins(%bucket, %a, %b : memref<3xf32>, memref<4xf32>, memref<2xf32>) outs(%a, %b : memref<4xf32>, memref<2xf32>) {index = 0 : i64}
+  }
+  cairn.step forward {
+  }
+}
+
+// CHECK-LABEL: cairn.program "Bucket"
+// CHECK:         cairn.kernel.all_reduce_wait ins(%all_reduce.bucket0, %grad.a, %grad.b : memref<3xf32>, memref<4xf32>, memref<2xf32>) outs(%grad.a, %grad.b : memref<4xf32>, memref<2xf32>) {index = 0 : i64}
+// GENERIC-LABEL: model = "Bucket"
+// GENERIC:         "cairn.kernel.all_reduce_wait"({{.*}}) <{index = 0 : i64, operandSegmentSizes = array<i32: 1, 2, 2>}>
