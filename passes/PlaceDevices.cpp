@@ -17,10 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
-#include <climits>
-#include <cstdlib>
 #include <map>
-#include <set>
 
 namespace cairn {
 #define GEN_PASS_DEF_PLACEDEVICESPASS
@@ -83,6 +80,10 @@ int64_t getTensorBytes(Value value) {
 /// slower than a core's own loads).
 constexpr int64_t kFlopsPerByte = 8;
 constexpr int64_t kFlopsPerTransferredByte = 32;
+
+/// The most splits the --device-memory search plans (each a few
+/// milliseconds to a few tenths of a second with --memory-budget).
+constexpr int kMaxSplitPlans = 1000;
 
 /// An op's modelled time, forward and backward (about twice the forward).
 int64_t getOpCost(Operation *op) {
@@ -149,7 +150,9 @@ StageOps describeStages(func::FuncOp loss) {
 }
 
 /// Places `module`'s ops by `split` of @loss's ops: @forward's and
-/// @eval_loss's as the @loss op at their location.
+/// @eval_loss's as the @loss op they repeat, the i-th op at a location as
+/// the i-th @loss op there (one layer lowers to several ops at its location,
+/// and a cut may fall between them).
 void applySplit(ModuleOp module, const StageSplit &split) {
   auto loss = module.lookupSymbol<func::FuncOp>("loss");
   Builder b(module.getContext());
@@ -157,39 +160,39 @@ void applySplit(ModuleOp module, const StageSplit &split) {
   for (Operation &op : loss.getBody().front().without_terminator())
     ops.push_back(&op);
   int stages = split.starts.size(), n = ops.size();
-  DenseMap<Location, int64_t> deviceAt;
+  DenseMap<Location, SmallVector<int64_t>> devicesAt;
   for (int stage = 0; stage < stages; ++stage) {
     int end = stage + 1 < stages ? split.starts[stage + 1] : n;
     for (int i = split.starts[stage]; i < end; ++i) {
       ops[i]->setAttr(CairnDialect::kDeviceAttrName,
                       b.getI64IntegerAttr(stage));
-      deviceAt.try_emplace(ops[i]->getLoc(), stage);
+      devicesAt[ops[i]->getLoc()].push_back(stage);
     }
   }
   for (StringRef name : {"forward", "eval_loss"})
-    if (auto function = module.lookupSymbol<func::FuncOp>(name))
+    if (auto function = module.lookupSymbol<func::FuncOp>(name)) {
+      DenseMap<Location, size_t> seen;
       for (Operation &op : function.getBody().front().without_terminator())
-        if (auto it = deviceAt.find(op.getLoc()); it != deviceAt.end())
-          op.setAttr(CairnDialect::kDeviceAttrName,
-                     b.getI64IntegerAttr(it->second));
+        if (auto it = devicesAt.find(op.getLoc()); it != devicesAt.end()) {
+          size_t occurrence = seen[op.getLoc()]++;
+          op.setAttr(
+              CairnDialect::kDeviceAttrName,
+              b.getI64IntegerAttr(
+                  it->second[std::min(occurrence, it->second.size() - 1)]));
+        }
+    }
 }
 
 /// The split of @loss into `devices` stages: the fastest, or with a device
-/// memory, a split whose every device's plan fits it, found from the
-/// fastest by the plans themselves (`plan`: the rest of the pipeline on a
-/// copy): the device most over the memory gives its first or last op (up to
-/// the next place a cut may go) to the neighbour with more room, and the
-/// split is planned again, at most 32 times. On three devices or more, where
-/// that finds no fit, a second search gives to the neighbour on the side of
-/// the device with the most room (at most 64 times). Without a fit, the
-/// split whose largest arena was smallest, whose plan then says what each
-/// device needs.
+/// memory, the fastest whose every device's plan fits it (`plan`: the rest
+/// of the pipeline on a placed copy), by StageSplit.h's lazy search. Without
+/// a fit, the planned split whose largest arena was smallest, whose plan
+/// then says what each device needs.
 FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
                                   int64_t devices, int64_t deviceMemory,
                                   const PlanPlacement &plan) {
   StageOps stages = describeStages(loss);
-  const StageSplitProblem &problem = stages.problem;
-  std::optional<StageSplit> fastest = splitIntoStages(problem, devices);
+  std::optional<StageSplit> fastest = splitIntoStages(stages.problem, devices);
   if (!fastest)
     return loss.emitError()
            << "cannot split the model into " << devices
@@ -197,76 +200,32 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
               "parameter) than that";
   if (deviceMemory <= 0 || !plan)
     return *fastest;
-  int n = stages.ops.size();
-  // One local search from the fastest split: the first split that fits the
-  // memory, else the one whose largest arena was smallest.
-  struct Found {
-    std::vector<int> starts;
-    int64_t largest = INT64_MAX;
-  };
-  auto search = [&](bool towardRoomiest, int rounds) -> FailureOr<Found> {
-    std::vector<int> starts = fastest->starts;
-    Found closest{starts, INT64_MAX};
-    std::set<std::vector<int>> tried;
-    for (int round = 0; round < rounds && tried.insert(starts).second;
-         ++round) {
-      OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-      applySplit(*copy, StageSplit{starts, 0});
-      FailureOr<std::vector<int64_t>> arenas = plan(*copy);
-      if (failed(arenas))
-        return failure();
-      if (arenas->size() != size_t(devices))
-        break;
-      int worst = 0;
-      for (int k = 1; k < devices; ++k)
-        if ((*arenas)[k] > (*arenas)[worst])
-          worst = k;
-      if ((*arenas)[worst] <= deviceMemory)
-        return Found{starts, (*arenas)[worst]};
-      if ((*arenas)[worst] < closest.largest)
-        closest = Found{starts, (*arenas)[worst]};
-      // The cut between `worst` and a neighbour moves: towards the
-      // neighbour with more room, or towards the device with the most room
-      // anywhere, so that bytes flow to it over the rounds through full
-      // devices in between (which the first rule sends back and forth
-      // between two full neighbours).
-      auto room = [&](int k) {
-        return k < 0 || k >= devices ? INT64_MIN : deviceMemory - (*arenas)[k];
-      };
-      auto roomiest = [&] {
-        int best = worst == 0 ? 1 : 0;
-        for (int k = 0; k < devices; ++k)
-          if (k != worst && (room(k) > room(best) ||
-                             (room(k) == room(best) &&
-                              std::abs(k - worst) < std::abs(best - worst))))
-            best = k;
-        return best;
-      };
-      bool toNext = towardRoomiest ? roomiest() > worst
-                                   : room(worst + 1) >= room(worst - 1);
-      int cut = toNext ? worst + 1 : worst;
-      int step = toNext ? -1 : 1;
-      int lower = starts[cut - 1] + 1;
-      int upper = cut + 1 < devices ? starts[cut + 1] - 1 : n - 1;
-      int b = starts[cut] + step;
-      while (b >= lower && b <= upper && !problem.allowed[b])
-        b += step;
-      if (b < lower || b > upper)
-        break;
-      starts[cut] = b;
+  PlanStages planStages = [&](const std::vector<int> &starts)
+      -> std::optional<std::vector<int64_t>> {
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    applySplit(*copy, StageSplit{starts, 0});
+    FailureOr<std::vector<int64_t>> arenas = plan(*copy);
+    if (failed(arenas))
+      return std::nullopt;
+    if (arenas->size() != size_t(devices)) {
+      loss.emitError() << "a split into " << devices << " stages planned "
+                       << arenas->size() << " devices";
+      return std::nullopt;
     }
-    return closest;
+    return *arenas;
   };
-  FailureOr<Found> neighbour = search(/*towardRoomiest=*/false, 32);
-  if (failed(neighbour))
+  std::optional<FittingSplit> found = splitIntoStagesThatFit(
+      stages.problem, devices, deviceMemory, planStages, kMaxSplitPlans);
+  if (!found)
     return failure();
-  if (neighbour->largest <= deviceMemory || devices < 3)
-    return StageSplit{neighbour->starts, 0};
-  FailureOr<Found> flow = search(/*towardRoomiest=*/true, 64);
-  if (failed(flow))
-    return failure();
-  return StageSplit{
-      flow->largest < neighbour->largest ? flow->starts : neighbour->starts, 0};
+  if (found->fits)
+    return *found->fits;
+  if (found->gaveUp)
+    loss.emitWarning() << "--device-memory: no split fits after "
+                       << found->plans
+                       << " plans; the search stopped there, with the "
+                          "closest split it planned";
+  return StageSplit{found->closest, 0};
 }
 
 struct PlaceDevicesPass

@@ -3,12 +3,18 @@
 #include "passes/StageSplit.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 using namespace cairn;
 
+namespace {
+
+/// The fastest split into `stages` whose every stage [begin, end) is
+/// admissible(stage, begin, end): an exact dynamic programme.
 std::optional<StageSplit>
-cairn::splitIntoStages(const StageSplitProblem &problem, int stages) {
+fastestSplit(const StageSplitProblem &problem, int stages,
+             const std::function<bool(int, int, int)> &admissible) {
   int n = problem.opCost.size();
   if (stages < 1 || n < stages)
     return std::nullopt;
@@ -38,7 +44,7 @@ cairn::splitIntoStages(const StageSplitProblem &problem, int stages) {
       if (s == stages && end != n)
         continue;
       for (int begin = s - 1; begin < end; ++begin) {
-        if (best[s - 1][begin] == kNone)
+        if (best[s - 1][begin] == kNone || !admissible(s - 1, begin, end))
           continue;
         int64_t cost = std::max(best[s - 1][begin], stageCost(begin, end));
         if (cost < best[s][end]) {
@@ -57,4 +63,58 @@ cairn::splitIntoStages(const StageSplitProblem &problem, int stages) {
     end = from[s][end];
   }
   return split;
+}
+
+} // namespace
+
+std::optional<StageSplit>
+cairn::splitIntoStages(const StageSplitProblem &problem, int stages) {
+  return fastestSplit(problem, stages, [](int, int, int) { return true; });
+}
+
+std::optional<FittingSplit>
+cairn::splitIntoStagesThatFit(const StageSplitProblem &problem, int stages,
+                              int64_t memory, const PlanStages &plan,
+                              int maxPlans) {
+  int n = problem.opCost.size();
+  FittingSplit result;
+  // firstRuledOutEnd[s][begin]: the least end of a stage ruled out for
+  // stage s that starts at or after `begin`; so a stage [begin, end) at
+  // index s holds the ops of one exactly when end >= it.
+  std::vector<std::vector<int>> firstRuledOutEnd(
+      stages, std::vector<int>(n + 1, n + 1));
+  auto ruleOut = [&](int stage, int begin, int end) {
+    for (int s = 0; s <= stage; ++s)
+      for (int b = 0; b <= begin; ++b)
+        firstRuledOutEnd[s][b] = std::min(firstRuledOutEnd[s][b], end);
+  };
+  auto admissible = [&](int stage, int begin, int end) {
+    return end < firstRuledOutEnd[stage][begin];
+  };
+  int64_t closestLargest = 0;
+  while (std::optional<StageSplit> split =
+             fastestSplit(problem, stages, admissible)) {
+    if (result.plans == maxPlans) {
+      result.gaveUp = true;
+      return result;
+    }
+    std::optional<std::vector<int64_t>> arenas = plan(split->starts);
+    ++result.plans;
+    if (!arenas)
+      return std::nullopt;
+    assert(int(arenas->size()) == stages && "an arena per stage");
+    int64_t largest = *std::max_element(arenas->begin(), arenas->end());
+    if (largest <= memory) {
+      result.fits = std::move(*split);
+      return result;
+    }
+    if (result.closest.empty() || largest < closestLargest) {
+      result.closest = split->starts;
+      closestLargest = largest;
+    }
+    for (int s = 0; s < stages; ++s)
+      if ((*arenas)[s] > memory)
+        ruleOut(s, split->starts[s], s + 1 < stages ? split->starts[s + 1] : n);
+  }
+  return result;
 }

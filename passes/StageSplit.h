@@ -15,6 +15,7 @@
 #define CAIRN_PASSES_STAGESPLIT_H
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -42,6 +43,36 @@ struct StageSplit {
 /// `stages` - 1 boundaries are allowed.
 std::optional<StageSplit> splitIntoStages(const StageSplitProblem &problem,
                                           int stages);
+
+/// Each stage's arena under the split that starts its stages at `starts`
+/// (the plans themselves), or nullopt where planning failed (it said why).
+using PlanStages = std::function<std::optional<std::vector<int64_t>>(
+    const std::vector<int> &)>;
+
+/// What the search for a split that fits a memory found.
+struct FittingSplit {
+  /// The fastest split whose every stage fits; nullopt when none does.
+  std::optional<StageSplit> fits;
+  /// Without a fit: the planned split whose largest arena was smallest.
+  std::vector<int> closest;
+  /// The number of splits planned.
+  int plans = 0;
+  /// Whether the search stopped at its bound of plans before it knew.
+  bool gaveUp = false;
+};
+
+/// The fastest split into `stages` whose every stage's arena is at most
+/// `memory`, with the plans in the loop. The search is lazy: it takes the
+/// fastest split that no plan has ruled out, plans it, and where a stage is
+/// over the memory, rules out that stage's ops, and every stage that holds
+/// them, for that stage and every earlier one; until a split fits or none is
+/// left. That is exact where a stage's arena grows with its ops and does not
+/// grow with its index (a later stage of a 1F1B pipeline holds fewer
+/// micro-batches in flight; without micro-batches the index does not
+/// matter). Nullopt where planning failed; stops after `maxPlans` plans.
+std::optional<FittingSplit>
+splitIntoStagesThatFit(const StageSplitProblem &problem, int stages,
+                       int64_t memory, const PlanStages &plan, int maxPlans);
 
 } // namespace cairn
 

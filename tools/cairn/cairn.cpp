@@ -206,9 +206,9 @@ cl::opt<std::string> bucketSize(
 cl::opt<std::string> deviceMemorySize(
     "device-memory",
     cl::desc("The memory of each device (e.g. 16GiB): with --devices, the "
-             "split is chosen with the plans in the loop so that every "
-             "device's arena fits; exit code 2, with what each device needs, "
-             "when a device's arena is larger"),
+             "fastest split whose every device's arena fits, chosen with the "
+             "plans in the loop; exit code 2, with what each device of the "
+             "closest split needs, when none fits"),
     cl::value_desc("SIZE"), cl::sub(buildCommand), cl::sub(planCommand),
     cl::cat(cairnCategory));
 cl::opt<bool> verifyPlanFlag(
@@ -234,9 +234,10 @@ cl::opt<std::string> fitSize(
     "fit",
     cl::desc("Say whether the plan fits SIZE bytes per device (e.g. 16GiB, "
              "512MiB, 8GB, 1000000) and the largest batch size that does, "
-             "without and with recomputation (--memory-budget SIZE); exit "
-             "code 0 when it fits at the model's batch size either way, 2 "
-             "when not"),
+             "without and with recomputation (--memory-budget SIZE); with "
+             "--devices, each batch split as --device-memory SIZE splits it; "
+             "exit code 0 when it fits at the model's batch size either way, "
+             "2 when not"),
     cl::value_desc("SIZE"), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> memoryBudgetSize(
     "memory-budget",
@@ -504,6 +505,11 @@ bool readDevices() {
   }
   if (!deviceMemorySize.getNumOccurrences())
     return true;
+  if (fitSize.getNumOccurrences()) {
+    llvm::WithColor::error(llvm::errs(), "cairn")
+        << "--fit SIZE is each device's memory; it takes no --device-memory\n";
+    return false;
+  }
   std::optional<int64_t> bytes = parseByteSize(deviceMemorySize);
   if (!bytes || *bytes <= 0) {
     llvm::WithColor::error(llvm::errs(), "cairn")
@@ -828,6 +834,9 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
       PipelineOptions options = getPipelineOptions(
           PipelineStage::Verify, first ? timeLimit.getValue() : kProbeSeconds);
       options.memoryBudget = memoryBudget;
+      // Split across devices so that each fits the size, if a split does.
+      if (options.devices > 1)
+        options.deviceMemory = budget;
       // Whether a batch fits is the greedy searches' answer (with the
       // square-root family where they fall short): the rest only lowers the
       // extra time of a choice that fits.
@@ -854,6 +863,7 @@ int runFit(llvm::StringRef source, llvm::StringRef filename,
   if (!recomputing)
     return 1;
   llvm::outs() << "with recomputation (as --memory-budget " << fitSize
+               << (devicesFlag > 1 ? " --device-memory " + fitSize : "")
                << " chooses):\n";
   printBatchFit(*recomputing, filename, kMaxBatch, llvm::outs());
   return fit->fits || recomputing->fits ? 0 : 2;
