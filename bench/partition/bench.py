@@ -43,13 +43,13 @@ memory per device, transfers, step time and the largest batch that fits, against
         ideal (N - 1) / (M + N - 1) of a pipeline of equal stages.
       - The PyTorch peer (--python: a PyTorch 2.x with gloo; run.sh passes
         build/bench-torch-venv's): for the pipelines of the models and device counts
-        torch_pipeline.SPLITS has (mlp, cnn and the transformer on 2 devices), PyTorch's
+        torch_pipeline.SPLITS has (mlp, cnn and the transformer on 2 and 4 devices), PyTorch's
         torch.distributed.pipelining with the same schedule (ScheduleGPipe, Schedule1F1B), the
-        same micro-batches and the same cut (checked against the values Cairn's device 0
-        sends in its plan; a different cut is reported, not timed), one process per stage
-        over gloo (torch_pipeline.py): each rank's peak bytes live during a step (once), and
-        its ms/step timed in the same rounds as Cairn's schedules, interleaved. Elsewhere the
-        report says why there is no peer.
+        same micro-batches and the same cuts (checked against the values each of Cairn's
+        devices sends forward in its plan; a different cut is reported, not timed), one
+        process per stage over gloo (torch_pipeline.py): each rank's peak bytes live during a
+        step (once), and its ms/step timed in the same rounds as Cairn's schedules,
+        interleaved. Elsewhere the report says why there is no peer.
 """
 import argparse
 import datetime
@@ -230,11 +230,14 @@ def bench_model(args, model):
 
 
 def cairn_cut(report):
-    """The values device 0 sends in a plan's training step, without the micro-batch suffix."""
+    """For every device but the last, the values it sends forward to the next in a plan's
+    training step, without the micro-batch suffix."""
     with open(report) as f:
-        first = json.load(f)["devices"][0]
-    return sorted({re.sub(r"\.mb\d+$", "", t["buffer"]) for t in first.get("transfers", [])
-                   if t["step"] == "train_step" and t["kind"] == "send"})
+        devices = json.load(f)["devices"]
+    return [sorted({re.sub(r"\.mb\d+$", "", t["buffer"]) for t in d.get("transfers", [])
+                    if t["step"] == "train_step" and t["kind"] == "send"
+                    and t["peer"] == k + 1})
+            for k, d in enumerate(devices[:-1])]
 
 
 def torch_peer(args, model, n, pipeline, report, work):
@@ -247,8 +250,8 @@ def torch_peer(args, model, n, pipeline, report, work):
         return {"skipped": f"no PyTorch split of {model} on {n} devices is written "
                            "(torch_pipeline.SPLITS)"}
     cut = cairn_cut(report)
-    if cut != sorted(split[1]):
-        return {"skipped": f"Cairn's device 0 sends {cut}, the PyTorch split {split[1]}"}
+    if cut != [sorted(values) for values in split[1]]:
+        return {"skipped": f"Cairn's devices send {cut} forward, the PyTorch split {split[1]}"}
     memory = torch_pipeline.run_pipeline(
         args.python, model, n, args.batch, args.micro_batches, pipeline, 2, 1, work,
         torch_env(), measure_memory=True)
@@ -511,8 +514,8 @@ def report(results):
         lines += ["", "## PyTorch's torch.distributed.pipelining, the same split", "",
                   "PyTorch 2.x's pipelining over gloo (bench/partition/torch_pipeline.py), one "
                   "process per stage at one thread, the twin (test/reference/pytorch_models.py) "
-                  "cut where Cairn's `--devices N` cuts it (checked against the values Cairn's "
-                  "device 0 sends), the same schedule and micro-batches. Memory: Cairn's arena "
+                  "cut where Cairn's `--devices N` cuts it (checked against the values each of "
+                  "Cairn's devices sends forward), the same schedule and micro-batches. Memory: Cairn's arena "
                   "per device (everything the process computes with) against PyTorch's peak "
                   "bytes live in the CPU allocator during one step on that rank (as "
                   "bench/memory: parameters, gradients, optimizer state, inputs, activations "
@@ -543,11 +546,12 @@ def report(results):
 
 TORCH_NOTE = (
     "Where there is no PyTorch row: Cairn cuts inside layers where the stages balance "
-    "(resnet18 inside a BasicBlock, every model on 4 devices at cuts of their own), and "
-    "torch.distributed.pipelining needs each cut written into a copy of the twin's forward "
-    "(torch_pipeline.SPLITS has mlp, cnn and the transformer on 2 devices, the transformer "
-    "cut at the residual sum before its second layer's norm2). Each is one function there; "
-    "bench.py checks it against Cairn's cut before it runs.")
+    "(resnet18 inside a BasicBlock), and torch.distributed.pipelining needs each cut written "
+    "into a copy of the twin's forward (torch_pipeline.SPLITS has mlp, cnn and the "
+    "transformer on 2 and 4 devices; the transformer cut at residual sums before a layer's "
+    "norm2, the mlp's and cnn's four stages with a relu, or only the loss, as a stage of its "
+    "own). Each is one function there; bench.py checks it against Cairn's cuts before it "
+    "runs.")
 
 
 def main_run(args):

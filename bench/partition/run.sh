@@ -12,8 +12,8 @@
 # only). With --micro-batches 4 (mlp, cnn, transformer), GPipe against 1F1B on 2 and 4
 # devices: each device's arena, step time and share of the loop spent waiting (the bubble)
 # against (N-1)/(M+N-1), and next to them PyTorch 2.x's torch.distributed.pipelining over gloo
-# with the same cut and schedule where one is written (mlp, cnn, transformer on 2 devices): its peak
-# bytes per rank and step time in the same rounds. PyTorch comes from build/bench-torch-venv
+# with the same cuts and schedule where they are written (mlp, cnn, transformer on 2 and 4
+# devices): its peak bytes per rank and step time in the same rounds. PyTorch comes from build/bench-torch-venv
 # (made from bench/recompute/requirements.txt the first time, a 5 GiB download from PyPI);
 # without it the report says the peer was not measured. See bench.py for what is measured.
 #

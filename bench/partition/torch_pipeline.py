@@ -18,9 +18,9 @@ with the split Cairn makes, one process per stage, for bench/partition/bench.py.
 
 run_pipeline() launches the N ranks and collects their results; bench.py calls it with the
 venv's python. A split is written here only where Cairn's cut falls at a place the twin's
-forward can be cut by hand: SPLITS names the values Cairn's device 0 sends (its memory report's
-transfers, without the micro-batch suffix), which bench.py checks against Cairn's plan before
-it runs the peer, so the two sides always cut at the same value.
+forward can be cut by hand: SPLITS names the values each of Cairn's devices sends forward to
+the next (its memory report's transfers, without the micro-batch suffix), which bench.py checks
+against Cairn's plan before it runs the peer, so the two sides always cut at the same values.
 """
 import argparse
 import datetime
@@ -76,12 +76,60 @@ def _transformer_stages(model, F, torch):
     return [stage0, stage1], [parts0, parts1]
 
 
-# (model, devices): (the stages' forwards and their layers or parameters, what Cairn's
-# device 0 sends).
+def _mlp_stages_4(model, F, torch):
+    """examples/mlp.cairn on 4 devices: fc1's product, the relu, fc2's product, and the last
+    device only the loss (the schedule's loss_fn on the logits it receives)."""
+    m = model
+    return [lambda x: m.fc1(torch.flatten(x, 1)), F.relu, m.fc2, lambda h: h], \
+        [[m.fc1], [], [m.fc2], []]
+
+
+def _cnn_stages_4(model, F, torch):
+    """examples/cnn.cairn on 4 devices: the first convolution with its batch norm; the relu and
+    pooling after it; the second convolution; the rest (its batch norm to the logits)."""
+    m = model
+    return [lambda x: m.bn1(m.conv1(x)),
+            lambda h: m.pool(F.relu(h)),
+            m.conv2,
+            lambda h: m.fc2(m.drop(F.relu(m.fc1(torch.flatten(
+                m.pool(F.relu(m.bn2(h))), 1)))))], \
+        [[m.conv1, m.bn1], [], [m.conv2], [m.bn2, m.fc1, m.fc2]]
+
+
+def _before_norm2(layer):
+    """An encoder layer's parameters up to its residual sum: all but norm2's."""
+    return [layer.q_proj, layer.k_proj, layer.v_proj, layer.out_proj, layer.norm1,
+            layer.linear1, layer.linear2]
+
+
+def _transformer_stages_4(model, F, torch):
+    """examples/transformer.cairn on 4 devices: each of the first three cuts at a layer's
+    residual sum before its norm2 (layers 0, 1 and 2), so device k > 0 starts with layer
+    k - 1's norm2."""
+    m = model
+    layers = m.layers
+
+    def middle(k):
+        return lambda h: layers[k].residual(layers[k - 1].norm2(h))
+
+    return [lambda image: layers[0].residual(m.tokens(image)), middle(1), middle(2),
+            lambda h: m.classify(layers[3](layers[2].norm2(h)))], \
+        [[m.embed, m.pos_embed, *_before_norm2(layers[0])],
+         [layers[0].norm2, *_before_norm2(layers[1])],
+         [layers[1].norm2, *_before_norm2(layers[2])],
+         [layers[2].norm2, layers[3], m.norm, m.head]]
+
+
+# (model, devices): (the stages' forwards and their layers or parameters, the values Cairn's
+# device k sends forward to device k + 1, for every k but the last).
 SPLITS = {
-    ("mlp", 2): (_mlp_stages, ["fc1.linear"]),
-    ("cnn", 2): (_cnn_stages, ["pool.max_pool2d"]),
-    ("transformer", 2): (_transformer_stages, ["layers.1.add.1"]),
+    ("mlp", 2): (_mlp_stages, [["fc1.linear"]]),
+    ("cnn", 2): (_cnn_stages, [["pool.max_pool2d"]]),
+    ("transformer", 2): (_transformer_stages, [["layers.1.add.1"]]),
+    ("mlp", 4): (_mlp_stages_4, [["fc1.linear"], ["relu"], ["fc2.linear"]]),
+    ("cnn", 4): (_cnn_stages_4, [["bn1.batch_norm"], ["pool.max_pool2d"], ["conv2.conv2d"]]),
+    ("transformer", 4): (_transformer_stages_4,
+                         [["layers.0.add.1"], ["layers.1.add.1"], ["layers.2.add.1"]]),
 }
 
 
@@ -145,9 +193,10 @@ def worker(args):
                         list(piece.parameters()) + list(piece.buffers())
                     for tensor in tensors:
                         tensor.data = torch.empty(0)
-        # The model file's optimizer over this stage's parameters.
+        # The model file's optimizer over this stage's parameters (a stage of a relu or of the
+        # loss alone has none).
         opt = make_optimizer(os.path.join(ROOT, "examples", args.model + ".cairn"),
-                             part.parameters())
+                             part.parameters()) if list(part.parameters()) else None
         dist.init_process_group("gloo", init_method="file://" + args.store, rank=args.rank,
                                 world_size=args.devices,
                                 timeout=datetime.timedelta(seconds=RUN_TIMEOUT))
@@ -160,14 +209,16 @@ def worker(args):
         first, last = args.rank == 0, args.rank == args.devices - 1
 
         def step():
-            opt.zero_grad(set_to_none=True)
+            if opt:
+                opt.zero_grad(set_to_none=True)
             if first:
                 schedule.step(x)
             elif last:
                 schedule.step(target=y, losses=[])
             else:
                 schedule.step()
-            opt.step()
+            if opt:
+                opt.step()
 
         for _ in range(args.warmup):
             step()
