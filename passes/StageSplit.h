@@ -1,5 +1,4 @@
-//===- StageSplit.h - Cutting a sequence of ops into pipeline stages -*- C++
-//-*-===//
+//===- StageSplit.h - Cutting ops into pipeline stages ----------*- C++ -*-===//
 //
 // `--devices N` places a model without `on device` regions: its forward ops,
 // in program order, are cut into N contiguous stages, one per device, so
@@ -7,7 +6,9 @@
 // objective: in a pipeline the slowest stage sets the pace). A stage's time
 // is its ops' (forward and backward) plus the transfers at its two cuts; a
 // cut may be forbidden (inside the span of a layer whose weights two ops
-// share). Plain data, exact dynamic programming in O(N n^2).
+// share). Plain data, exact dynamic programming in O(N n^2); with a memory
+// per device, the same programme again each time a plan rules out stages
+// (--device-memory, planned by the caller).
 //
 //===----------------------------------------------------------------------===//
 

@@ -20,14 +20,19 @@ StageSplitProblem makeProblem(std::vector<int64_t> costs) {
   return problem;
 }
 
-/// The slowest stage of the best split, by trying every split.
-std::optional<int64_t> bruteForce(const StageSplitProblem &problem,
-                                  int stages) {
+/// The slowest stage of the best split among those `admit` takes (its
+/// stages' starts), by trying every split.
+std::optional<int64_t> bruteForce(
+    const StageSplitProblem &problem, int stages,
+    const std::function<bool(const std::vector<int> &)> &admit =
+        [](const std::vector<int> &) { return true; }) {
   int n = problem.opCost.size();
   std::optional<int64_t> best;
   std::vector<int> starts = {0};
   std::function<void(int)> search = [&](int next) {
     if (int(starts.size()) == stages) {
+      if (!admit(starts))
+        return;
       int64_t slowest = 0;
       for (int s = 0; s < stages; ++s) {
         int begin = starts[s], end = s + 1 < stages ? starts[s + 1] : n;
@@ -145,47 +150,6 @@ struct ArenaModel {
   }
 };
 
-/// The slowest stage of the fastest split whose every arena fits, by trying
-/// every split.
-std::optional<int64_t> bruteForceFit(const StageSplitProblem &problem,
-                                     int stages, const ArenaModel &model,
-                                     int64_t memory) {
-  int n = problem.opCost.size();
-  std::optional<int64_t> best;
-  std::vector<int> starts = {0};
-  std::function<void(int)> search = [&](int next) {
-    if (int(starts.size()) == stages) {
-      std::vector<int64_t> arenas = model.arenas(starts);
-      if (*std::max_element(arenas.begin(), arenas.end()) > memory)
-        return;
-      int64_t slowest = 0;
-      for (int s = 0; s < stages; ++s) {
-        int begin = starts[s], end = s + 1 < stages ? starts[s + 1] : n;
-        int64_t cost = 0;
-        for (int i = begin; i < end; ++i)
-          cost += problem.opCost[i];
-        if (begin > 0)
-          cost += problem.cutCost[begin];
-        if (end < n)
-          cost += problem.cutCost[end];
-        slowest = std::max(slowest, cost);
-      }
-      if (!best || slowest < *best)
-        best = slowest;
-      return;
-    }
-    for (int b = next; b < n; ++b) {
-      if (!problem.allowed[b])
-        continue;
-      starts.push_back(b);
-      search(b + 1);
-      starts.pop_back();
-    }
-  };
-  search(1);
-  return best;
-}
-
 TEST(StageSplitThatFitsTest, TheFastestSplitThatFitsIsPlannedOnce) {
   StageSplitProblem problem = makeProblem({1, 1, 1, 1, 1, 1});
   ArenaModel model{{1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {}};
@@ -298,7 +262,10 @@ TEST(StageSplitThatFitsTest, MatchesBruteForce) {
         std::optional<FittingSplit> found =
             splitIntoStagesThatFit(problem, stages, memory, plan, 10000);
         std::optional<int64_t> expected =
-            bruteForceFit(problem, stages, model, memory);
+            bruteForce(problem, stages, [&](const std::vector<int> &starts) {
+              std::vector<int64_t> arenas = model.arenas(starts);
+              return *std::max_element(arenas.begin(), arenas.end()) <= memory;
+            });
         std::string where = "trial " + std::to_string(trial) + ", " +
                             std::to_string(stages) + " stages, memory " +
                             std::to_string(memory);
