@@ -81,8 +81,9 @@ int64_t getTensorBytes(Value value) {
 constexpr int64_t kFlopsPerByte = 8;
 constexpr int64_t kFlopsPerTransferredByte = 32;
 
-/// The most splits the --device-memory search plans (each a few
-/// milliseconds to a few tenths of a second with --memory-budget).
+/// The most splits the --device-memory search plans (each from a few
+/// milliseconds to most of a second with --memory-budget; the examples need
+/// at most 25).
 constexpr int kMaxSplitPlans = 1000;
 
 /// An op's modelled time, forward and backward (about twice the forward).
@@ -96,18 +97,12 @@ int64_t getOpCost(Operation *op) {
   return saturatingMul(std::max(flops, saturatingMul(bytes, kFlopsPerByte)), 3);
 }
 
-/// The ops of @loss in program order, and the problem of cutting them into
-/// stages (StageSplit.h): each op's modelled time, each cut's transfers and
-/// where a cut may go.
-struct StageOps {
-  SmallVector<Operation *> ops;
+/// The problem of cutting @loss's ops, in program order, into stages
+/// (StageSplit.h): each op's modelled time, each cut's transfers and where a
+/// cut may go.
+StageSplitProblem describeStages(func::FuncOp loss) {
   StageSplitProblem problem;
-};
-
-StageOps describeStages(func::FuncOp loss) {
-  StageOps stages;
-  SmallVector<Operation *> &ops = stages.ops;
-  StageSplitProblem &problem = stages.problem;
+  SmallVector<Operation *> ops;
   DenseMap<Operation *, int> index;
   for (Operation &op : loss.getBody().front().without_terminator()) {
     index[&op] = ops.size();
@@ -146,7 +141,7 @@ StageOps describeStages(func::FuncOp loss) {
     for (int b = first + 1; b <= last; ++b)
       problem.allowed[b] = false;
   }
-  return stages;
+  return problem;
 }
 
 /// Places `module`'s ops by `split` of @loss's ops: @forward's and
@@ -191,8 +186,8 @@ void applySplit(ModuleOp module, const StageSplit &split) {
 FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
                                   int64_t devices, int64_t deviceMemory,
                                   const PlanPlacement &plan) {
-  StageOps stages = describeStages(loss);
-  std::optional<StageSplit> fastest = splitIntoStages(stages.problem, devices);
+  StageSplitProblem problem = describeStages(loss);
+  std::optional<StageSplit> fastest = splitIntoStages(problem, devices);
   if (!fastest)
     return loss.emitError()
            << "cannot split the model into " << devices
@@ -215,7 +210,7 @@ FailureOr<StageSplit> chooseSplit(ModuleOp module, func::FuncOp loss,
     return *arenas;
   };
   std::optional<FittingSplit> found = splitIntoStagesThatFit(
-      stages.problem, devices, deviceMemory, planStages, kMaxSplitPlans);
+      problem, devices, deviceMemory, planStages, kMaxSplitPlans);
   if (!found)
     return failure();
   if (found->fits)

@@ -13,8 +13,8 @@
 # devices: each device's arena, step time and share of the loop spent waiting (the bubble)
 # against (N-1)/(M+N-1), and next to them PyTorch 2.x's torch.distributed.pipelining over gloo
 # with the same cuts and schedule where they are written (mlp, cnn, transformer on 2 and 4
-# devices): its peak bytes per rank and step time in the same rounds. PyTorch comes from build/bench-torch-venv
-# (made from bench/recompute/requirements.txt the first time, a 5 GiB download from PyPI);
+# devices): its peak bytes per rank and step time in the same rounds. PyTorch comes from
+# build/bench-torch-venv (made from bench/recompute/requirements.txt the first time, a 5 GiB download from PyPI);
 # without it the report says the peer was not measured. See bench.py for what is measured.
 #
 #   bench/partition/run.sh [--models mlp cnn ...] [--batch 64] [--devices 1 2 4] [--rounds 3]

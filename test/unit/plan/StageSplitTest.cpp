@@ -148,6 +148,14 @@ struct ArenaModel {
           arena(stages, s, starts[s], s + 1 < stages ? starts[s + 1] : n));
     return result;
   }
+  /// The search's planner over this model, counting its plans in `planned`.
+  PlanStages planner(int *planned = nullptr) const {
+    return [this, planned](const std::vector<int> &starts) {
+      if (planned)
+        ++*planned;
+      return std::optional(arenas(starts));
+    };
+  }
 };
 
 TEST(StageSplitThatFitsTest, TheFastestSplitThatFitsIsPlannedOnce) {
@@ -155,12 +163,8 @@ TEST(StageSplitThatFitsTest, TheFastestSplitThatFitsIsPlannedOnce) {
   ArenaModel model{{1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0}, {}};
   model.liveAcross.assign(7, 0);
   int planned = 0;
-  PlanStages plan = [&](const std::vector<int> &starts) {
-    ++planned;
-    return std::optional(model.arenas(starts));
-  };
   std::optional<FittingSplit> found =
-      splitIntoStagesThatFit(problem, 3, 2, plan, 100);
+      splitIntoStagesThatFit(problem, 3, 2, model.planner(&planned), 100);
   ASSERT_TRUE(found && found->fits);
   EXPECT_EQ(found->fits->starts, (std::vector<int>{0, 2, 4}));
   EXPECT_EQ(found->plans, 1);
@@ -172,11 +176,8 @@ TEST(StageSplitThatFitsTest, GivesUpSpeedForMemory) {
   // fastest that fits gives op 1 to the second stage.
   StageSplitProblem problem = makeProblem({2, 2, 2, 2});
   ArenaModel model{{5, 5, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0, 0}};
-  PlanStages plan = [&](const std::vector<int> &starts) {
-    return std::optional(model.arenas(starts));
-  };
   std::optional<FittingSplit> found =
-      splitIntoStagesThatFit(problem, 2, 7, plan, 100);
+      splitIntoStagesThatFit(problem, 2, 7, model.planner(), 100);
   ASSERT_TRUE(found && found->fits);
   EXPECT_EQ(found->fits->starts, (std::vector<int>{0, 1}));
   EXPECT_EQ(found->fits->slowest, 6);
@@ -215,9 +216,7 @@ TEST(StageSplitThatFitsTest, StopsAtItsBoundOfPlans) {
   // would fit, but the bound is one plan.
   StageSplitProblem problem = makeProblem({1, 1, 1, 1});
   ArenaModel model{{5, 1, 1, 1}, {0, 0, 0, 0}, {0, 0, 0, 0, 0}};
-  PlanStages plan = [&](const std::vector<int> &starts) {
-    return std::optional(model.arenas(starts));
-  };
+  PlanStages plan = model.planner();
   std::optional<FittingSplit> found =
       splitIntoStagesThatFit(problem, 2, 5, plan, 1);
   ASSERT_TRUE(found);
@@ -255,12 +254,8 @@ TEST(StageSplitThatFitsTest, MatchesBruteForce) {
     for (int stages = 2; stages <= 4; ++stages)
       for (int64_t memory : {all / 4, all / 3, all / 2, all}) {
         int planned = 0;
-        PlanStages plan = [&](const std::vector<int> &starts) {
-          ++planned;
-          return std::optional(model.arenas(starts));
-        };
-        std::optional<FittingSplit> found =
-            splitIntoStagesThatFit(problem, stages, memory, plan, 10000);
+        std::optional<FittingSplit> found = splitIntoStagesThatFit(
+            problem, stages, memory, model.planner(&planned), 10000);
         std::optional<int64_t> expected =
             bruteForce(problem, stages, [&](const std::vector<int> &starts) {
               std::vector<int64_t> arenas = model.arenas(starts);
