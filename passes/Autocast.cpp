@@ -248,16 +248,33 @@ struct AutocastPass : cairn::impl::AutocastPassBase<AutocastPass> {
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
         if (failed(Autocaster(func, half).run()))
           return signalPassFailure();
-    markLossScaling(module);
+    if (failed(markLossScaling(module, lossScaling)))
+      return signalPassFailure();
   }
 
   /// f16 keeps 5 exponent bits: gradients under 2^-24 flush to zero. A
   /// trained model with an f16 value in its training forward gets a loss
   /// scaler, as torch.amp.GradScaler (bf16 has float32's range and none).
-  static void markLossScaling(ModuleOp module) {
+  /// `always` (--loss-scaling) gives one to any trained model: its steps
+  /// skip an update whose gradients overflow, at the cost of holding every
+  /// gradient until the check.
+  static LogicalResult markLossScaling(ModuleOp module, bool always) {
     auto loss = module.lookupSymbol<func::FuncOp>("loss");
-    if (!loss || !module->hasAttr(CairnDialect::kOptimizerAttrName))
-      return;
+    if (!loss || !module->hasAttr(CairnDialect::kOptimizerAttrName)) {
+      if (always)
+        return module.emitError()
+               << "--loss-scaling: model has no training step to scale (it "
+                  "needs a loss and an optimizer)";
+      return success();
+    }
+    auto mark = [&] {
+      module->setAttr(CairnDialect::kLossScalingAttrName,
+                      UnitAttr::get(module.getContext()));
+    };
+    if (always) {
+      mark();
+      return success();
+    }
     WalkResult found = loss.walk([](Operation *op) {
       for (Value result : op->getResults())
         if (getElementTypeOrSelf(result.getType()).isF16())
@@ -265,8 +282,8 @@ struct AutocastPass : cairn::impl::AutocastPassBase<AutocastPass> {
       return WalkResult::advance();
     });
     if (found.wasInterrupted())
-      module->setAttr(CairnDialect::kLossScalingAttrName,
-                      UnitAttr::get(module.getContext()));
+      mark();
+    return success();
   }
 };
 

@@ -64,7 +64,9 @@ def AutocastPass : Pass<"cairn-autocast", "mlir::ModuleOp"> {
     rule for the cast brings parameters' gradients back to float32. With
     float32 for the model, only regions' half types apply. A trained model
     with an f16 value in `@loss` gets `cairn.loss_scaling` on the module:
-    f16's range needs a loss scaler, bf16's does not.
+    f16's range needs a loss scaler, bf16's does not. With `loss-scaling`
+    every trained model gets it (a bf16 step that should skip a step whose
+    gradients overflow; the scaler holds every gradient until its check).
 
     ```mlir
     %0 = cairn.cast %w : tensor<10x784xf32> -> tensor<10x784xf16>
@@ -76,6 +78,9 @@ def AutocastPass : Pass<"cairn-autocast", "mlir::ModuleOp"> {
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"\"",
            "f16, bf16 or f32 (default: the module's cairn.precision)">,
+    Option<"lossScaling", "loss-scaling", "bool", /*default=*/"false",
+           "Scale the loss of a trained model whatever its types (f16's "
+           "always is)">,
   ];
 }
 

@@ -102,7 +102,7 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
       }));
     else
       pm.addPass(createPlaceDevicesPass(place));
-    pm.addPass(createAutocastPass({options.precision}));
+    pm.addPass(createAutocastPass({options.precision, options.lossScaling}));
     pm.addPass(createAutodiffPass());
   }
   if (runs(PipelineStage::Lower)) {
@@ -215,6 +215,10 @@ struct TrainingPipelineOptions
       llvm::cl::desc("f16, bf16 or f32 for cairn-autocast (default: the "
                      "module's cairn.precision)"),
       llvm::cl::init("")};
+  Option<bool> lossScaling{
+      *this, "loss-scaling",
+      llvm::cl::desc("A loss scaler in any trained model's step"),
+      llvm::cl::init(false)};
   Option<bool> reuse{*this, "reuse",
                      llvm::cl::desc("Reuse the bytes of dead buffers"),
                      llvm::cl::init(true)};
@@ -286,6 +290,7 @@ void cairn::registerTrainingPipeline() {
         PipelineOptions options;
         options.target = parsed.target;
         options.precision = parsed.precision;
+        options.lossScaling = parsed.lossScaling;
         options.reuse = parsed.reuse;
         options.reorder = parsed.reorder;
         options.recompute = parsed.recompute;

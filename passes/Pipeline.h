@@ -122,6 +122,9 @@ struct PipelineOptions {
   /// The model's precision for cairn-autocast: f16, bf16, f32, or empty for
   /// the module's own (float32 without one).
   std::string precision;
+  /// Give the training step a loss scaler whatever its precision (an f16
+  /// step always has one): cairn-autocast's loss-scaling.
+  bool lossScaling = false;
   /// A program to run (`cairn build`): cairn-check-executable first.
   bool executable = false;
   /// both (every step of the program), or train_step or forward alone (a

@@ -285,10 +285,11 @@ flags (FLAG VALUE or FLAG=VALUE):
                         (each step but the first) and write each one's median
                         seconds to F as JSON, for `cairn plan|build
                         --kernel-times F` and for reading where the step goes
-  --loss-scale MODE     a model built with --precision f16 (whose step scales
-                        its loss, as torch.amp.GradScaler): dynamic (the
-                        default: from 65536, halved on a step with an inf or
-                        NaN gradient, doubled after 2000 steps without one),
+  --loss-scale MODE     a model built with --precision f16 or --loss-scaling
+                        (whose step scales its loss, as torch.amp.GradScaler):
+                        dynamic (the default: from 65536, halved on a step
+                        with an inf or NaN gradient, doubled after 2000 steps
+                        without one),
                         dynamic:S (from S), a fixed scale N, or none (1). A
                         step with an inf or NaN gradient is skipped in every
                         mode (weights, optimizer state and running statistics

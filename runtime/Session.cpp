@@ -175,8 +175,9 @@ absl::StatusOr<Session> openSession(const PartitionLayout &partition, Transport 
     session.scaler.emplace(options.lossScale.value_or(LossScaleSetting{}));
   else if (options.lossScale && options.lossScale->mode != LossScaleMode::None)
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--loss-scale %s: the training step of model %s does not scale its loss (only "
-        "models built with --precision f16 do); it takes --loss-scale none only",
+        "--loss-scale %s: the training step of model %s does not scale its loss (models "
+        "built with --precision f16 or with cairn build --loss-scaling do); it takes "
+        "--loss-scale none only",
         describeLossScale(*options.lossScale), spec.model));
   return session;
 }

@@ -1,5 +1,6 @@
 // RUN: cairn-opt %s --cairn-autocast=precision=f16 --cairn-autodiff | FileCheck %s
 // RUN: cairn-opt %s --cairn-autocast=precision=bf16 --cairn-autodiff | FileCheck %s --check-prefix=BF16
+// RUN: cairn-opt %s --cairn-autocast="precision=bf16 loss-scaling=true" --cairn-autodiff | FileCheck %s
 // RUN: cairn-opt %s --cairn-autocast=precision=f16 --cairn-autodiff --cairn-compute-half-in-float32 --cairn-lower-to-kernels=target=cpu | FileCheck %s --check-prefix=KERNELS
 // RUN: cairn-opt %s --cairn-autocast=precision=f16 --cairn-autodiff --cairn-compute-half-in-float32 --cairn-lower-to-kernels=target=cuda | FileCheck %s --check-prefix=KERNELS
 
@@ -10,7 +11,8 @@
 // updates take found_inf of those gradients (a skipped step changes
 // nothing), and the running statistics the forward computed are committed
 // over the old ones unless the step is skipped. bf16 has float32's range:
-// no scaler. The CPU and CUDA lower it alike.
+// no scaler, unless loss-scaling asks for one (cairn build --loss-scaling):
+// then the same step. The CPU and CUDA lower it alike.
 module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #cairn.adam<lr = 0.001, beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.0, decoupled_weight_decay = false>} {
   func.func @forward(%x: tensor<2x4xf32> {cairn.name = "x", cairn.role = #cairn.role<input>}, %w1: tensor<8x4xf32> {cairn.init = #cairn.init<uniform, 0.5>, cairn.name = "fc1.weight", cairn.role = #cairn.role<param>}, %g: tensor<8xf32> {cairn.init = #cairn.init<ones, 1.0>, cairn.name = "bn.weight", cairn.role = #cairn.role<param>}, %b: tensor<8xf32> {cairn.init = #cairn.init<zeros, 0.0>, cairn.name = "bn.bias", cairn.role = #cairn.role<param>}, %m: tensor<8xf32> {cairn.init = #cairn.init<zeros, 0.0>, cairn.name = "bn.running_mean", cairn.role = #cairn.role<buffer>}, %v: tensor<8xf32> {cairn.init = #cairn.init<ones, 1.0>, cairn.name = "bn.running_var", cairn.role = #cairn.role<buffer>}, %n: tensor<i64> {cairn.init = #cairn.init<zeros, 0.0>, cairn.name = "bn.num_batches_tracked", cairn.role = #cairn.role<buffer>}) -> tensor<2x8xf32> {
     %0 = cairn.linear %x, %w1 : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>

@@ -5,21 +5,21 @@
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
 //              [--kernel-times FILE]] [--verify-plan] [--precision P]
-//              [--devices N [--device-memory SIZE]]
+//              [--loss-scaling] [--devices N [--device-memory SIZE]]
 //              [--micro-batches M [--pipeline 1f1b|gpipe]]
 //              [--replicas R [--bucket SIZE] [--sync-batchnorm]]
 //   cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after STAGE]
 //              [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse]
 //              [--no-reorder] [--no-fuse] [--no-recompute]
 //              [--memory-budget SIZE [--kernel-times FILE]] [--precision P]
-//              [--devices N]
+//              [--loss-scaling] [--devices N]
 //   cairn plan MODEL [--batch N] [--target cpu|cuda]
 //              [--step both|train|forward] [--fit SIZE]
 //              [--memory-report FILE] [--no-reuse] [--no-reorder]
 //              [--no-fuse] [--no-recompute] [--memory-budget SIZE
 //              [--kernel-times FILE]] [--verify-plan] [--time-limit SECONDS]
-//              [--precision P] [--devices N [--device-memory SIZE]]
-//              [--micro-batches M]
+//              [--precision P] [--loss-scaling]
+//              [--devices N [--device-memory SIZE]] [--micro-batches M]
 //              [--replicas R [--bucket SIZE] [--sync-batchnorm]]
 //   cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES]
 //              [--time-limit SECONDS]
@@ -263,6 +263,15 @@ cl::opt<std::string> precisionName(
              "`precision`"),
     cl::value_desc("f32|bf16|f16"), cl::sub(buildCommand), cl::sub(planCommand),
     cl::cat(cairnCategory));
+cl::opt<bool> lossScalingFlag(
+    "loss-scaling",
+    cl::desc("Give the training step a loss scaler whatever its precision "
+             "(an f16 step always has one): the executable's --loss-scale "
+             "(dynamic by default) scales the loss and skips a step whose "
+             "gradients are infinite or NaN, leaving weights, optimizer state "
+             "and running statistics as they were. It costs memory: every "
+             "gradient is held until the check"),
+    cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> kernelTimesFile(
     "kernel-times",
     cl::desc("With --memory-budget: price each kernel by the time FILE "
@@ -605,6 +614,7 @@ PipelineOptions getPipelineOptions(PipelineStage stage, double planSeconds) {
   PipelineOptions options;
   options.target = isCudaTarget() ? "cuda" : "cpu";
   options.precision = precisionName;
+  options.lossScaling = lossScalingFlag;
   options.reuse = !noReuse;
   options.reorder = !noReorder;
   options.fuse = !noFuse;
@@ -1123,8 +1133,8 @@ int main(int argc, char **argv) {
       "[--no-reorder]\n"
       "             [--no-fuse] [--no-recompute] [--memory-budget SIZE] "
       "[--verify-plan]\n"
-      "             [--precision f32|bf16|f16] [--devices N [--device-memory "
-      "SIZE]]\n"
+      "             [--precision f32|bf16|f16] [--loss-scaling] [--devices N "
+      "[--device-memory SIZE]]\n"
       "             [--micro-batches M [--pipeline 1f1b|gpipe]]\n"
       "             [--replicas R [--bucket SIZE] [--sync-batchnorm]]\n"
       "  cairn build MODEL --emit=mlir|train-mlir|cpp|cuda [--stop-after "
@@ -1132,7 +1142,7 @@ int main(int argc, char **argv) {
       "             [--batch N] [-o FILE] [--target cpu|cuda] [--no-reuse] "
       "[--no-reorder] [--no-fuse]\n"
       "             [--no-recompute] [--memory-budget SIZE] [--precision "
-      "f32|bf16|f16] [--devices N]\n"
+      "f32|bf16|f16] [--loss-scaling] [--devices N]\n"
       "  cairn plan MODEL [--batch N] [--target cpu|cuda] [--step "
       "both|train|forward]\n"
       "             [--fit SIZE] [--memory-report FILE.json|txt|html] "
@@ -1140,7 +1150,7 @@ int main(int argc, char **argv) {
       "             [--no-reorder] [--no-fuse] [--no-recompute] "
       "[--memory-budget SIZE]\n"
       "             [--verify-plan] [--time-limit SECONDS] [--precision "
-      "f32|bf16|f16]\n"
+      "f32|bf16|f16] [--loss-scaling]\n"
       "             [--devices N [--device-memory SIZE]] [--micro-batches M]\n"
       "             [--replicas R [--bucket SIZE] [--sync-batchnorm]]\n"
       "  cairn plan --buffers FILE.csv [-o OUT.csv] [--capacity BYTES] "
