@@ -6,8 +6,8 @@
 // contiguous row. Sums are taken in double; exponentials too, but for a
 // float row (inner == 1, the common last-dimension softmax), whose
 // exponentials are FastMath.h's float exp, and whose backward sums run in
-// independent double lanes, so both vectorise; short float rows go several
-// at a time, their chains interleaved.
+// independent double lanes, so both vectorise; short float rows go sixteen
+// at a time, transposed so that each vector lane runs one row.
 // Every pass reads x (or y) at an element before writing that element, so y
 // may alias x and dx may alias dy.
 //
@@ -67,34 +67,57 @@ void forwardFloatRow(bool log, int64_t dim, const float *x, float *y) {
   finishFloatRow(log, dim, x, y, mx, sum, y);
 }
 
-/// Rows this short go kRows at a time (forwardShortFloatRows).
+/// Rows this short go kLanes at a time, transposed (forwardShortFloatRows).
 constexpr int64_t kShortRow = 64;
-constexpr int64_t kRows = 8;
+constexpr int64_t kLanes = 16;
 
-/// `count` (at most kRows) contiguous float rows of `dim` (at most
-/// kShortRow) elements, the same bits as forwardFloatRow on each: in a short
-/// row the max and the double sum are chains of dependent adds, which one
-/// row at a time leaves waiting on each other; kRows rows interleaved keep
-/// kRows chains in flight, each in its row's own order.
+/// `count` (at most kLanes) contiguous float rows of `dim` (at most
+/// kShortRow) elements, the same bits as forwardFloatRow on each. The rows
+/// are copied transposed, row k into lane k, so that each step of a row's
+/// max, exponentials and double sum, in the row's own order, is one vector
+/// operation across the rows: a short row alone leaves its dependent chains
+/// of max and add waiting, and its exponentials too few to fill a vector.
 void forwardShortFloatRows(bool log, int64_t dim, int64_t count, const float *x,
                            float *y) {
-  float mx[kRows];
-  double sum[kRows];
-  std::fill(mx, mx + count, -std::numeric_limits<float>::infinity());
-  std::fill(sum, sum + count, 0.0);
-  for (int64_t r = 0; r < dim; ++r)
-    for (int64_t k = 0; k < count; ++k)
-      mx[k] = std::max(mx[k], x[k * dim + r]);
-  float e[kRows * kShortRow];
+  alignas(64) float t[kShortRow][kLanes];
+  alignas(64) float mx[kLanes];
+  alignas(64) double sum[kLanes];
   for (int64_t k = 0; k < count; ++k)
     for (int64_t r = 0; r < dim; ++r)
-      e[k * dim + r] = fastmath::exp(x[k * dim + r] - mx[k]);
+      t[r][k] = x[k * dim + r];
+  for (int64_t k = count; k < kLanes; ++k) // unused lanes: any finite value
+    for (int64_t r = 0; r < dim; ++r)
+      t[r][k] = 0;
+  for (int64_t k = 0; k < kLanes; ++k) {
+    mx[k] = -std::numeric_limits<float>::infinity();
+    sum[k] = 0;
+  }
   for (int64_t r = 0; r < dim; ++r)
-    for (int64_t k = 0; k < count; ++k)
-      sum[k] += double(e[k * dim + r]);
+    for (int64_t k = 0; k < kLanes; ++k)
+      mx[k] = std::max(mx[k], t[r][k]);
+  for (int64_t r = 0; r < dim; ++r)
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const float e = fastmath::exp(t[r][k] - mx[k]);
+      sum[k] += double(e);
+      if (!log)
+        t[r][k] = e;
+    }
+  if (log) {
+    for (int64_t k = 0; k < kLanes; ++k)
+      sum[k] = double(mx[k]) + std::log(sum[k]);
+    for (int64_t r = 0; r < dim; ++r)
+      for (int64_t k = 0; k < kLanes; ++k)
+        t[r][k] = float(double(t[r][k]) - sum[k]);
+  } else {
+    for (int64_t k = 0; k < kLanes; ++k)
+      sum[k] = 1 / sum[k];
+    for (int64_t r = 0; r < dim; ++r)
+      for (int64_t k = 0; k < kLanes; ++k)
+        t[r][k] = float(double(t[r][k]) * sum[k]);
+  }
   for (int64_t k = 0; k < count; ++k)
-    finishFloatRow(log, dim, x + k * dim, e + k * dim, mx[k], sum[k],
-                   y + k * dim);
+    for (int64_t r = 0; r < dim; ++r)
+      y[k * dim + r] = t[r][k];
 }
 
 /// One block: `cols` columns of `dim` rows each, row r starting at
@@ -204,11 +227,11 @@ void softmaxForward(bool log, int64_t outer, int64_t dim, int64_t inner,
     return;
   if constexpr (std::is_same_v<T, float>)
     if (inner == 1 && dim <= kShortRow) {
-      const int64_t groups = (outer + kRows - 1) / kRows;
-      parallelFor(groups, 8 * dim * kRows, [&](int64_t begin, int64_t end) {
+      const int64_t groups = (outer + kLanes - 1) / kLanes;
+      parallelFor(groups, 8 * dim * kLanes, [&](int64_t begin, int64_t end) {
         for (int64_t g = begin; g < end; ++g) {
-          const int64_t row = g * kRows;
-          forwardShortFloatRows(log, dim, std::min(kRows, outer - row),
+          const int64_t row = g * kLanes;
+          forwardShortFloatRows(log, dim, std::min(kLanes, outer - row),
                                 x + row * dim, y + row * dim);
         }
       });
