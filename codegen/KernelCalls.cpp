@@ -17,6 +17,15 @@ const char *cairn::codegen::getElementCType(Value value) {
   return getCType(*getDType(value.getType()));
 }
 
+const char *cairn::codegen::getTemplateType(Value value) {
+  Type type = cast<MemRefType>(value.getType()).getElementType();
+  if (type.isF16())
+    return "cairn::kernels::F16";
+  if (type.isBF16())
+    return "cairn::kernels::Bf16";
+  return getElementCType(value);
+}
+
 const char *cairn::codegen::getCastTypeName(Value value) {
   Type type = cast<MemRefType>(value.getType()).getElementType();
   return type.isF16() ? "F16" : type.isBF16() ? "BF16" : "F32";
@@ -53,10 +62,11 @@ public:
     call.name = name.str();
     return *this;
   }
-  /// Template arguments: the element types of `values`.
+  /// Template arguments: the element types of `values` (a half one as its
+  /// storage tag, Convert.h's F16 or Bf16, since both are uint16_t in C).
   CallBuilder &types(std::initializer_list<Value> values) {
     for (Value value : values)
-      call.types.push_back(getElementCType(value));
+      call.types.push_back(getTemplateType(value));
     return *this;
   }
   CallBuilder &site() {

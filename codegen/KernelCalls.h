@@ -76,6 +76,9 @@ const char *getBinaryOpName(mlir::Operation *op);
 /// "float", "double", "int32_t", "int64_t" for the elements of `value`'s
 /// memref.
 const char *getElementCType(mlir::Value value);
+/// A kernel's template argument for `value`'s elements: its C type, or for
+/// f16 and bf16 the storage tag cairn::kernels::F16 or Bf16 (Convert.h).
+const char *getTemplateType(mlir::Value value);
 /// The kernels::CastType enumerator of a cast's side ("F32", "F16", "BF16").
 const char *getCastTypeName(mlir::Value value);
 

@@ -13,7 +13,9 @@
 // With half-products, the GEMMs and convolutions on one half type stay as
 // they are (isHalfProduct): the target accumulates them in float32 from the
 // half operands and rounds the result once, which is what the widened
-// product and its cast compute.
+// product and its cast compute. With half-storage-kernels, so do the ops
+// whose kernels widen and round their half tensors themselves
+// (isHalfStorageOp): the same bits, without the float32 copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,9 +48,10 @@ bool isHalfTensor(Type type) {
 
 class HalfInFloat32 {
 public:
-  HalfInFloat32(func::FuncOp func, bool halfProducts)
+  HalfInFloat32(func::FuncOp func, bool halfProducts, bool halfStorageKernels)
       : func(func), builder(func.getContext()),
-        f32(Float32Type::get(func.getContext())), halfProducts(halfProducts) {}
+        f32(Float32Type::get(func.getContext())), halfProducts(halfProducts),
+        halfStorageKernels(halfStorageKernels) {}
 
   void run();
 
@@ -64,6 +67,7 @@ private:
   OpBuilder builder;
   Type f32;
   bool halfProducts;
+  bool halfStorageKernels;
   llvm::DenseMap<std::pair<Value, Operation *>, Value> copies;
 };
 
@@ -98,7 +102,8 @@ void HalfInFloat32::run() {
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (isa<CastOp, ReshapeOp>(op) || (halfProducts && isHalfProduct(op)))
+    if (isa<CastOp, ReshapeOp>(op) || (halfProducts && isHalfProduct(op)) ||
+        (halfStorageKernels && isHalfStorageOp(op)))
       continue;
     bool touchesHalf = llvm::any_of(op->getOperandTypes(), isHalfTensor) ||
                        llvm::any_of(op->getResultTypes(), isHalfTensor);
@@ -131,7 +136,7 @@ struct ComputeHalfInFloat32Pass
   using ComputeHalfInFloat32PassBase::ComputeHalfInFloat32PassBase;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      HalfInFloat32(func, halfProducts).run();
+      HalfInFloat32(func, halfProducts, halfStorageKernels).run();
   }
 };
 

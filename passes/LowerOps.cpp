@@ -142,8 +142,10 @@ LogicalResult OpLowering::lower(Operation *op) {
   // multiplies them where it has half GEMMs.
   const LoweringTarget &target = l.getTarget();
   bool storesHalf =
-      target.halfStorage && (isa<CastOp, ReshapeOp>(op) ||
-                             (target.halfProducts && isHalfProduct(op)));
+      target.halfStorage &&
+      (isa<CastOp, ReshapeOp>(op) ||
+       (target.halfProducts && isHalfProduct(op)) ||
+       (target.halfStorageKernels && isHalfStorageOp(op)));
   for (Type type :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     std::optional<DType> dtype = getDType(type);

@@ -31,6 +31,9 @@ struct LoweringTarget {
   /// With halfStorage, its GEMMs also take half operands and results,
   /// accumulating in float32 (isHalfProduct; CUDA's tensor cores).
   bool halfProducts = false;
+  /// With halfStorage, the ops of isHalfStorageOp read and write half
+  /// tensors themselves, computing in float32 between (the CPU).
+  bool halfStorageKernels = false;
   /// Whether its kernels scale the loss and skip a step with a non-finite
   /// gradient (cairn.loss_scale, cairn.found_inf, cairn.skip_select, and the
   /// updates' found_inf).
@@ -78,6 +81,15 @@ std::optional<LoweringTarget> getLoweringTarget(llvm::StringRef name);
 /// of whose tensors have one half type, f16 or bf16: what a target with
 /// halfProducts computes from half operands.
 bool isHalfProduct(mlir::Operation *op);
+
+/// An op whose kernel reads its half tensors widened to float32 and writes
+/// them rounded, computing in float32 between, so that it gives the bits of
+/// the float32 op between casts without their float32 copies: a
+/// cairn.max_pool2d all of whose tensors have one half type (its result is
+/// one of its inputs), and a cairn.max_pool2d_grad likewise whose windows do
+/// not overlap (each gradient lands alone: no sum to round). What a target
+/// with halfStorageKernels runs on half tensors.
+bool isHalfStorageOp(mlir::Operation *op);
 
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
 /// out the arena. Errors are

@@ -75,10 +75,41 @@ bool cairn::isHalfProduct(mlir::Operation *op) {
   return static_cast<bool>(half);
 }
 
+/// All of `op`'s tensors have one half type.
+static bool hasOneHalfType(mlir::Operation *op) {
+  mlir::Type half;
+  for (mlir::Type type :
+       llvm::concat<mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
+    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+    if (!tensor)
+      return false;
+    mlir::Type element = tensor.getElementType();
+    if ((!element.isF16() && !element.isBF16()) || (half && element != half))
+      return false;
+    half = element;
+  }
+  return static_cast<bool>(half);
+}
+
+bool cairn::isHalfStorageOp(mlir::Operation *op) {
+  if (mlir::isa<MaxPool2dOp>(op))
+    return hasOneHalfType(op);
+  auto grad = mlir::dyn_cast<MaxPool2dGradOp>(op);
+  if (!grad || !hasOneHalfType(op))
+    return false;
+  // Windows overlap where the stride is below the dilated window.
+  for (int axis = 0; axis < 2; ++axis)
+    if (grad.getStride()[axis] <
+        grad.getDilation()[axis] * (grad.getKernelSize()[axis] - 1) + 1)
+      return false;
+  return true;
+}
+
 LoweringTarget cairn::getCpuTarget() {
   LoweringTarget target;
   target.name = "CPU";
   target.halfStorage = true;
+  target.halfStorageKernels = true;
   target.lossScaling = true;
   target.convWorkspaceElements = getIm2colElements;
   target.convLibraryWorkspaceBytes = getOneDnnWorkspaceBytes;

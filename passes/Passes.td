@@ -112,11 +112,21 @@ def ComputeHalfInFloat32Pass
     one half type is left as it is: its result, accumulated in float32 and
     rounded once, is what the float32 product of the widened operands and a
     cast give, without the float32 copies.
+
+    With `half-storage-kernels` (the CPU), an op of `isHalfStorageOp`
+    (passes/Lowering.h: a `cairn.max_pool2d` on one half type, a
+    `cairn.max_pool2d_grad` likewise whose windows do not overlap) is left
+    as it is too: its kernel reads the half tensors widened and writes them
+    rounded, computing in float32 between, which is the copies' arithmetic.
   }];
   let options = [
     Option<"halfProducts", "half-products", "bool", /*default=*/"false",
            "leave GEMMs on one half type in half (the target multiplies half "
            "operands)">,
+    Option<"halfStorageKernels", "half-storage-kernels", "bool",
+           /*default=*/"false",
+           "leave the ops whose kernels widen and round half tensors "
+           "themselves in half (isHalfStorageOp)">,
   ];
 }
 

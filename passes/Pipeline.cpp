@@ -111,7 +111,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     if (std::optional<LoweringTarget> target =
             getLoweringTarget(options.target);
         target->halfStorage)
-      pm.addPass(createComputeHalfInFloat32Pass({target->halfProducts}));
+      pm.addPass(createComputeHalfInFloat32Pass(
+          {target->halfProducts, target->halfStorageKernels}));
     pm.addPass(createLowerToKernelsPass({options.target}));
     if (options.microBatches > 1)
       pm.addPass(createSplitMicroBatchesPass(

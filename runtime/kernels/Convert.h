@@ -88,6 +88,37 @@ CAIRN_HOST_DEVICE inline float floatFromBfloat16(uint16_t bits) {
   return floatFromBits(static_cast<uint32_t>(bits) << 16);
 }
 
+/// 16-bit float storage as a kernel's template argument: the tensors are
+/// uint16_t bit patterns, read widened to float (exact) and written rounded
+/// as a cast writes them, so a kernel computing in float between the two
+/// gives the bits of the float kernel on widened copies followed by a cast.
+struct F16 {
+  CAIRN_HOST_DEVICE static float load(uint16_t bits) { return floatFromHalf(bits); }
+  CAIRN_HOST_DEVICE static uint16_t store(float value) { return halfFromFloat(value); }
+};
+struct Bf16 {
+  CAIRN_HOST_DEVICE static float load(uint16_t bits) { return floatFromBfloat16(bits); }
+  CAIRN_HOST_DEVICE static uint16_t store(float value) { return bfloat16FromFloat(value); }
+};
+
+/// How a kernel templated on T stores its tensors (`Bits`) and computes
+/// (`Compute`): float and double as themselves, F16 and Bf16 as above.
+template <typename T> struct Storage {
+  using Bits = T;
+  using Compute = T;
+  CAIRN_HOST_DEVICE static T load(T value) { return value; }
+  CAIRN_HOST_DEVICE static T store(T value) { return value; }
+};
+template <> struct Storage<F16> : F16 {
+  using Bits = uint16_t;
+  using Compute = float;
+};
+template <> struct Storage<Bf16> : Bf16 {
+  using Bits = uint16_t;
+  using Compute = float;
+};
+template <typename T> using StoredAs = typename Storage<T>::Bits;
+
 /// Element types a cast kernel converts between.
 enum class CastType { F32, F16, BF16 };
 

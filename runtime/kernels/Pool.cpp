@@ -46,19 +46,21 @@ std::vector<Taps> maxTaps(int64_t out, int64_t stride, int64_t pad,
 /// Index in the plane of the max of a window, -1 when it misses the input.
 /// Scans rows outer, columns inner; the first real element seeds the max, a
 /// later one replaces it only when strictly greater or NaN (so NaN
-/// propagates), as PyTorch.
+/// propagates), as PyTorch. Compares in T's compute type.
 template <typename T>
-int64_t windowArgMax(const T *plane, int64_t width, Taps rows, Taps cols,
-                     int64_t dh, int64_t dw) {
+int64_t windowArgMax(const StoredAs<T> *plane, int64_t width, Taps rows,
+                     Taps cols, int64_t dh, int64_t dw) {
+  using S = Storage<T>;
+  using C = typename S::Compute;
   if (rows.count <= 0 || cols.count <= 0)
     return -1;
   int64_t arg = rows.first * width + cols.first;
-  T best = plane[arg];
+  C best = S::load(plane[arg]);
   for (int64_t i = 0; i < rows.count; ++i) {
     const int64_t rowBase = (rows.first + i * dh) * width + cols.first;
     for (int64_t j = 0; j < cols.count; ++j) {
       const int64_t idx = rowBase + j * dw;
-      const T v = plane[idx];
+      const C v = S::load(plane[idx]);
       // Selects rather than branches: which element wins is data-dependent
       // and mispredicts half the time.
       const bool take = v > best || std::isnan(v);
@@ -82,12 +84,16 @@ bool isPlain2x2(const Pool2dShape &s) {
 /// r0[2j], r0[2j+1], r1[2j], r1[2j+1] (NaN if one is NaN), windowArgMax's
 /// rule. Written as selects over a row so that the compiler vectorises it.
 template <typename T>
-void maxRow2x2(int64_t wo, const T *r0, const T *r1, T *y) {
+void maxRow2x2(int64_t wo, const StoredAs<T> *r0, const StoredAs<T> *r1,
+               StoredAs<T> *y) {
+  using S = Storage<T>;
+  using C = typename S::Compute;
   for (int64_t j = 0; j < wo; ++j) {
-    T best = r0[2 * j];
-    for (T v : {r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]})
+    C best = S::load(r0[2 * j]);
+    for (C v : {S::load(r0[2 * j + 1]), S::load(r1[2 * j]),
+                S::load(r1[2 * j + 1])})
       best = (v > best || v != v) ? v : best;
-    y[j] = best;
+    y[j] = S::store(best);
   }
 }
 
@@ -95,26 +101,29 @@ void maxRow2x2(int64_t wo, const T *r0, const T *r1, T *y) {
 /// first maximum, and the window's three other elements get 0 (the plain
 /// windows tile the rows, so this also clears them).
 template <typename T>
-void maxRowGrad2x2(int64_t wo, const T *r0, const T *r1, const T *g, T *d0,
-                   T *d1) {
+void maxRowGrad2x2(int64_t wo, const StoredAs<T> *r0, const StoredAs<T> *r1,
+                   const StoredAs<T> *g, StoredAs<T> *d0, StoredAs<T> *d1) {
+  using S = Storage<T>;
+  using C = typename S::Compute;
   // Unrolled by hand, and every value loaded before the selects: an
   // array or a load under a select keeps the loop scalar.
   for (int64_t j = 0; j < wo; ++j) {
-    const T a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j],
-            d = r1[2 * j + 1], grad = g[j];
-    T best = a, which = T(0);
+    const C a = S::load(r0[2 * j]), b = S::load(r0[2 * j + 1]),
+            c = S::load(r1[2 * j]), d = S::load(r1[2 * j + 1]),
+            grad = S::load(g[j]);
+    C best = a, which = C(0);
     bool take = b > best || b != b;
     best = take ? b : best;
-    which = take ? T(1) : which;
+    which = take ? C(1) : which;
     take = c > best || c != c;
     best = take ? c : best;
-    which = take ? T(2) : which;
+    which = take ? C(2) : which;
     take = d > best || d != d;
-    which = take ? T(3) : which;
-    d0[2 * j] = which == T(0) ? grad : T(0);
-    d0[2 * j + 1] = which == T(1) ? grad : T(0);
-    d1[2 * j] = which == T(2) ? grad : T(0);
-    d1[2 * j + 1] = which == T(3) ? grad : T(0);
+    which = take ? C(3) : which;
+    d0[2 * j] = S::store(which == C(0) ? grad : C(0));
+    d0[2 * j + 1] = S::store(which == C(1) ? grad : C(0));
+    d1[2 * j] = S::store(which == C(2) ? grad : C(0));
+    d1[2 * j + 1] = S::store(which == C(3) ? grad : C(0));
   }
 }
 
@@ -201,62 +210,71 @@ void averageBackward(int64_t planes, int64_t h, int64_t w,
 } // namespace
 
 template <typename T>
-void maxPool2dForward(const Pool2dShape &s, const T *x, T *y) {
+void maxPool2dForward(const Pool2dShape &s, const StoredAs<T> *x,
+                      StoredAs<T> *y) {
+  using S = Storage<T>;
+  using C = typename S::Compute;
   if (isPlain2x2(s)) {
     parallelForEach(s.n * s.c, s.h * s.w, [&](int64_t pl) {
-      const T *plane = x + pl * s.h * s.w;
-      T *out = y + pl * s.ho * s.wo;
+      const StoredAs<T> *plane = x + pl * s.h * s.w;
+      StoredAs<T> *out = y + pl * s.ho * s.wo;
       for (int64_t i = 0; i < s.ho; ++i)
-        maxRow2x2(s.wo, plane + 2 * i * s.w, plane + (2 * i + 1) * s.w,
-                  out + i * s.wo);
+        maxRow2x2<T>(s.wo, plane + 2 * i * s.w, plane + (2 * i + 1) * s.w,
+                     out + i * s.wo);
     });
     return;
   }
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
   parallelForEach(s.n * s.c, s.ho * s.wo * s.kh * s.kw, [&](int64_t pl) {
-    const T *plane = x + pl * s.h * s.w;
-    T *out = y + pl * s.ho * s.wo;
+    const StoredAs<T> *plane = x + pl * s.h * s.w;
+    StoredAs<T> *out = y + pl * s.ho * s.wo;
     for (const Taps &r : rows)
       for (const Taps &c : cols) {
-        const int64_t arg = windowArgMax(plane, s.w, r, c, s.dh, s.dw);
-        *out++ = arg < 0 ? -std::numeric_limits<T>::infinity() : plane[arg];
+        const int64_t arg = windowArgMax<T>(plane, s.w, r, c, s.dh, s.dw);
+        *out++ = S::store(arg < 0 ? -std::numeric_limits<C>::infinity()
+                                  : S::load(plane[arg]));
       }
   });
 }
 
 template <typename T>
-void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx) {
+void maxPool2dBackward(const Pool2dShape &s, const StoredAs<T> *dy,
+                       const StoredAs<T> *x, StoredAs<T> *dx) {
+  using S = Storage<T>;
+  using C = typename S::Compute;
   const auto rows = maxTaps(s.ho, s.sh, s.ph, s.dh, s.kh, s.h);
   const auto cols = maxTaps(s.wo, s.sw, s.pw, s.dw, s.kw, s.w);
+  const StoredAs<T> zero = S::store(C(0));
   if (isPlain2x2(s)) {
     // Windows do not overlap: each gradient lands on one element.
     // A row or column past the last window (odd sizes) gets no gradient.
     const bool tiled = 2 * s.ho == s.h && 2 * s.wo == s.w;
     parallelForEach(s.n * s.c, 2 * s.h * s.w, [&](int64_t pl) {
-      const T *plane = x + pl * s.h * s.w;
-      const T *g = dy + pl * s.ho * s.wo;
-      T *d = dx + pl * s.h * s.w;
+      const StoredAs<T> *plane = x + pl * s.h * s.w;
+      const StoredAs<T> *g = dy + pl * s.ho * s.wo;
+      StoredAs<T> *d = dx + pl * s.h * s.w;
       if (!tiled)
-        std::fill(d, d + s.h * s.w, T(0));
+        std::fill(d, d + s.h * s.w, zero);
       for (int64_t i = 0; i < s.ho; ++i)
-        maxRowGrad2x2(s.wo, plane + 2 * i * s.w, plane + (2 * i + 1) * s.w,
-                      g + i * s.wo, d + 2 * i * s.w, d + (2 * i + 1) * s.w);
+        maxRowGrad2x2<T>(s.wo, plane + 2 * i * s.w,
+                         plane + (2 * i + 1) * s.w, g + i * s.wo,
+                         d + 2 * i * s.w, d + (2 * i + 1) * s.w);
     });
     return;
   }
   parallelForEach(s.n * s.c, s.h * s.w + s.ho * s.wo * s.kh * s.kw,
                [&](int64_t pl) {
-    const T *plane = x + pl * s.h * s.w;
-    const T *g = dy + pl * s.ho * s.wo;
-    T *d = dx + pl * s.h * s.w;
-    std::fill(d, d + s.h * s.w, T(0));
+    const StoredAs<T> *plane = x + pl * s.h * s.w;
+    const StoredAs<T> *g = dy + pl * s.ho * s.wo;
+    StoredAs<T> *d = dx + pl * s.h * s.w;
+    std::fill(d, d + s.h * s.w, zero);
     for (const Taps &r : rows)
       for (const Taps &c : cols) {
-        const int64_t arg = windowArgMax(plane, s.w, r, c, s.dh, s.dw);
-        const T grad = *g++;
+        const int64_t arg = windowArgMax<T>(plane, s.w, r, c, s.dh, s.dw);
+        const C grad = S::load(*g++);
         if (arg >= 0)
-          d[arg] += grad;
+          d[arg] = S::store(S::load(d[arg]) + grad);
       }
   });
 }
@@ -305,5 +323,16 @@ void adaptiveAvgPool2dBackward(int64_t n, int64_t c, int64_t h, int64_t w,
 CAIRN_INSTANTIATE_POOL(float)
 CAIRN_INSTANTIATE_POOL(double)
 #undef CAIRN_INSTANTIATE_POOL
+
+// Max pooling on half storage (the CPU's cairn-compute-half-in-float32 leaves
+// it half: isHalfStorageOp).
+#define CAIRN_INSTANTIATE_HALF_MAX_POOL(T)                                     \
+  template void maxPool2dForward<T>(const Pool2dShape &, const uint16_t *,     \
+                                    uint16_t *);                               \
+  template void maxPool2dBackward<T>(const Pool2dShape &, const uint16_t *,    \
+                                     const uint16_t *, uint16_t *);
+CAIRN_INSTANTIATE_HALF_MAX_POOL(F16)
+CAIRN_INSTANTIATE_HALF_MAX_POOL(Bf16)
+#undef CAIRN_INSTANTIATE_HALF_MAX_POOL
 
 } // namespace cairn::kernels

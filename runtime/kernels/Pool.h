@@ -9,6 +9,8 @@
 #ifndef CAIRN_RUNTIME_KERNELS_POOL_H
 #define CAIRN_RUNTIME_KERNELS_POOL_H
 
+#include "runtime/kernels/Convert.h"
+
 #include <cstdint>
 
 namespace cairn::kernels {
@@ -22,10 +24,18 @@ struct Pool2dShape {
   int64_t ho, wo;       // output size (ceil_mode already applied)
 };
 
+/// T: float, double, or F16 / Bf16 (Convert.h), half storage computed in
+/// float: each element is read widened, compared in float and written
+/// rounded, the bits of the float pool on widened copies and a cast. The
+/// half backward's windows must not overlap (no stride below the dilated
+/// window): an element overlapping windows share would have its gradients
+/// summed in half, rounded at each add.
 template <typename T>
-void maxPool2dForward(const Pool2dShape &s, const T *x, T *y);
+void maxPool2dForward(const Pool2dShape &s, const StoredAs<T> *x,
+                      StoredAs<T> *y);
 template <typename T>
-void maxPool2dBackward(const Pool2dShape &s, const T *dy, const T *x, T *dx);
+void maxPool2dBackward(const Pool2dShape &s, const StoredAs<T> *dy,
+                       const StoredAs<T> *x, StoredAs<T> *dx);
 
 /// Windows are clipped to input + padding; with countIncludePad the divisor
 /// counts padding inside that, otherwise only real elements (PyTorch rules).

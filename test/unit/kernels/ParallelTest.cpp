@@ -171,8 +171,8 @@ TEST(Parallel, Pooling) {
     std::vector<float> y(dy.size()), dx(x.size()), ay(dy.size()),
         adx(x.size());
     expectSameBits({&y, &dx, &ay, &adx}, [&] {
-      maxPool2dForward(s, x.data(), y.data());
-      maxPool2dBackward(s, dy.data(), x.data(), dx.data());
+      maxPool2dForward<float>(s, x.data(), y.data());
+      maxPool2dBackward<float>(s, dy.data(), x.data(), dx.data());
       avgPool2dForward(s, false, x.data(), ay.data());
       avgPool2dBackward(s, false, dy.data(), adx.data());
     });

@@ -371,3 +371,76 @@ TEST(AdaptiveAvgPool2d, BackwardMatchesFiniteDifferences) {
 }
 
 } // namespace
+
+namespace {
+
+/// Random 16-bit patterns of type T: mostly values in [-4, 4) with repeats
+/// (ties in windows), some NaN (one with a payload and the sign bit, which a
+/// cast does not keep), infinities, zeros of both signs and subnormals.
+template <typename T> std::vector<uint16_t> randomHalves(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> kind(0, 20);
+  std::uniform_int_distribution<int> small(-64, 63);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            -std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            0.0f,
+                            -0.0f,
+                            1e-7f,
+                            -3e-41f};
+  std::vector<uint16_t> v(n);
+  for (uint16_t &bits : v) {
+    int k = kind(rng);
+    bits = k == 8 ? uint16_t(0xffc1) // a NaN in both types
+                  : T::store(k < 8 ? specials[k] : small(rng) / 16.0f);
+  }
+  return v;
+}
+
+std::vector<float> widen(const std::vector<uint16_t> &v, CastType type) {
+  std::vector<float> out(v.size());
+  castElements(v.data(), type, out.data(), CastType::F32, int64_t(v.size()));
+  return out;
+}
+
+std::vector<uint16_t> narrow(const std::vector<float> &v, CastType type) {
+  std::vector<uint16_t> out(v.size());
+  castElements(v.data(), CastType::F32, out.data(), type, int64_t(v.size()));
+  return out;
+}
+
+/// Max pooling on half storage has the bits of the float pool on widened
+/// copies followed by a cast (what cairn-compute-half-in-float32 would make
+/// of it), forward, and backward where windows do not overlap.
+template <typename T> void checkHalfMaxPool(CastType type) {
+  std::vector<Pool2dShape> shapes = maxShapes();
+  shapes.push_back(shape(2, 3, 9, 7, 3, 3, 3, 3, 1, 0)); // tiled 3x3, padded
+  shapes.push_back(shape(1, 2, 8, 8, 2, 2, 3, 3, 0, 0)); // gaps between
+  for (const Pool2dShape &s : shapes) {
+    SCOPED_TRACE(describe(s));
+    const int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.ho * s.wo;
+    std::vector<uint16_t> x = randomHalves<T>(in, uint32_t(in)),
+                          dy = randomHalves<T>(out, uint32_t(out + 1));
+    std::vector<float> y32(out), dx32(in);
+    maxPool2dForward<float>(s, widen(x, type).data(), y32.data());
+    std::vector<uint16_t> y(out);
+    maxPool2dForward<T>(s, x.data(), y.data());
+    ASSERT_EQ(y, narrow(y32, type));
+    const bool overlap = s.sh < s.dh * (s.kh - 1) + 1 || s.sw < s.dw * (s.kw - 1) + 1;
+    if (overlap)
+      continue;
+    maxPool2dBackward<float>(s, widen(dy, type).data(), widen(x, type).data(), dx32.data());
+    std::vector<uint16_t> dx(in, 0x1234); // overwritten
+    maxPool2dBackward<T>(s, dy.data(), x.data(), dx.data());
+    ASSERT_EQ(dx, narrow(dx32, type));
+  }
+}
+
+} // namespace
+
+TEST(MaxPool2dHalfStorage, SameBitsAsFloatBetweenCastsF16) { checkHalfMaxPool<F16>(CastType::F16); }
+
+TEST(MaxPool2dHalfStorage, SameBitsAsFloatBetweenCastsBf16) {
+  checkHalfMaxPool<Bf16>(CastType::BF16);
+}

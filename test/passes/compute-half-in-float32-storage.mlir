@@ -1,0 +1,34 @@
+// RUN: cairn-opt %s --cairn-compute-half-in-float32=half-storage-kernels=true | FileCheck %s
+// RUN: cairn-opt %s --cairn-compute-half-in-float32 | FileCheck %s --check-prefix=WIDEN
+
+// Tests that with half-storage-kernels (the CPU) a max pool on one half type
+// and its gradient over windows that do not overlap stay in bf16, with no
+// float32 copies; that the gradient of overlapping windows (3x3, stride 2:
+// an element can take two gradients, whose sum float32 must round once) is
+// still computed in float32 from copies; and that without the option
+// (CUDA's pools take no half tensors) every pool is widened.
+// precision.test checks the CPU's kernels.
+module attributes {cairn.batch = 2 : i64, cairn.model = "P"} {
+  func.func @forward(%x: tensor<2x3x8x8xbf16>, %dy: tensor<2x3x4x4xbf16>,
+                     %dy3: tensor<2x3x3x3xbf16>)
+      -> (tensor<2x3x4x4xbf16>, tensor<2x3x8x8xbf16>, tensor<2x3x8x8xbf16>) {
+    %y = cairn.max_pool2d %x {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : tensor<2x3x8x8xbf16> -> tensor<2x3x4x4xbf16>
+    %dx = cairn.max_pool2d_grad %dy, %x {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xbf16>, tensor<2x3x8x8xbf16>) -> tensor<2x3x8x8xbf16>
+    %dx3 = cairn.max_pool2d_grad %dy3, %x {ceil_mode = false, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x3x3xbf16>, tensor<2x3x8x8xbf16>) -> tensor<2x3x8x8xbf16>
+    return %y, %dx, %dx3 : tensor<2x3x4x4xbf16>, tensor<2x3x8x8xbf16>, tensor<2x3x8x8xbf16>
+  }
+}
+// CHECK-LABEL: func.func @forward(
+// CHECK-NEXT: %[[Y:.*]] = cairn.max_pool2d %arg0 {{.*}} : tensor<2x3x8x8xbf16> -> tensor<2x3x4x4xbf16>
+// CHECK-NEXT: %[[DX:.*]] = cairn.max_pool2d_grad %arg1, %arg0 {{.*}} : (tensor<2x3x4x4xbf16>, tensor<2x3x8x8xbf16>) -> tensor<2x3x8x8xbf16>
+// CHECK-NEXT: %[[DY3:.*]] = cairn.cast %arg2 : tensor<2x3x3x3xbf16> -> tensor<2x3x3x3xf32>
+// CHECK-NEXT: %[[X3:.*]] = cairn.cast %arg0 : tensor<2x3x8x8xbf16> -> tensor<2x3x8x8xf32>
+// CHECK-NEXT: %[[G3:.*]] = cairn.max_pool2d_grad %[[DY3]], %[[X3]] {{.*}} -> tensor<2x3x8x8xf32>
+// CHECK-NEXT: %[[DX3:.*]] = cairn.cast %[[G3]] : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xbf16>
+// CHECK-NEXT: return %[[Y]], %[[DX]], %[[DX3]]
+
+// WIDEN-LABEL: func.func @forward(
+// WIDEN: cairn.cast %arg0 : tensor<2x3x8x8xbf16> -> tensor<2x3x8x8xf32>
+// WIDEN-NEXT: cairn.max_pool2d {{.*}} -> tensor<2x3x4x4xf32>
+// WIDEN-NOT: cairn.max_pool2d{{.*}}bf16
+// WIDEN: return
