@@ -18,7 +18,7 @@ const char *cairn::codegen::getElementCType(Value value) {
 }
 
 const char *cairn::codegen::getTemplateType(Value value) {
-  Type type = cast<MemRefType>(value.getType()).getElementType();
+  Type type = getElementTypeOrSelf(value.getType());
   if (type.isF16())
     return "cairn::kernels::F16";
   if (type.isBF16())

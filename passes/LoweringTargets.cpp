@@ -55,26 +55,6 @@ int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
 
 } // namespace
 
-bool cairn::isHalfProduct(mlir::Operation *op) {
-  if (!mlir::isa<MatmulOp, LinearOp, LinearGradInputOp, LinearGradWeightOp,
-                 Conv2dOp, Conv2dGradInputOp>(op))
-    return false;
-  mlir::Type half;
-  for (mlir::Type type :
-       llvm::concat<mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
-    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
-    if (!tensor)
-      return false;
-    mlir::Type element = tensor.getElementType();
-    if (!element.isF16() && !element.isBF16())
-      return false;
-    if (half && element != half)
-      return false;
-    half = element;
-  }
-  return static_cast<bool>(half);
-}
-
 /// All of `op`'s tensors have one half type.
 static bool hasOneHalfType(mlir::Operation *op) {
   mlir::Type half;
@@ -89,6 +69,12 @@ static bool hasOneHalfType(mlir::Operation *op) {
     half = element;
   }
   return static_cast<bool>(half);
+}
+
+bool cairn::isHalfProduct(mlir::Operation *op) {
+  return mlir::isa<MatmulOp, LinearOp, LinearGradInputOp, LinearGradWeightOp,
+                   Conv2dOp, Conv2dGradInputOp>(op) &&
+         hasOneHalfType(op);
 }
 
 bool cairn::isHalfStorageOp(mlir::Operation *op) {
