@@ -102,8 +102,7 @@ void HalfInFloat32::run() {
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (isa<CastOp, ReshapeOp>(op) || (halfProducts && isHalfProduct(op)) ||
-        (halfStorageKernels && isHalfStorageOp(op)))
+    if (runsOnHalf(op, halfProducts, halfStorageKernels))
       continue;
     bool touchesHalf = llvm::any_of(op->getOperandTypes(), isHalfTensor) ||
                        llvm::any_of(op->getResultTypes(), isHalfTensor);

@@ -143,9 +143,7 @@ LogicalResult OpLowering::lower(Operation *op) {
   const LoweringTarget &target = l.getTarget();
   bool storesHalf =
       target.halfStorage &&
-      (isa<CastOp, ReshapeOp>(op) ||
-       (target.halfProducts && isHalfProduct(op)) ||
-       (target.halfStorageKernels && isHalfStorageOp(op)));
+      runsOnHalf(op, target.halfProducts, target.halfStorageKernels);
   for (Type type :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     std::optional<DType> dtype = getDType(type);

@@ -91,6 +91,13 @@ bool isHalfProduct(mlir::Operation *op);
 /// with halfStorageKernels runs on half tensors.
 bool isHalfStorageOp(mlir::Operation *op);
 
+/// Whether a target that stores half tensors runs `op` on them as they are:
+/// a cast or a reshape, and with `halfProducts` an op of isHalfProduct, with
+/// `halfStorageKernels` one of isHalfStorageOp. cairn-compute-half-in-float32
+/// leaves these half; the lowering takes their half tensors.
+bool runsOnHalf(mlir::Operation *op, bool halfProducts,
+                bool halfStorageKernels);
+
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
 /// out the arena. Errors are
 /// reported at the offending op's location; returns nullopt then.

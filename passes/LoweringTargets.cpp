@@ -53,10 +53,8 @@ int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
                   std::max(kArenaAlignment, alignToArena(outputBytes)));
 }
 
-} // namespace
-
 /// All of `op`'s tensors have one half type.
-static bool hasOneHalfType(mlir::Operation *op) {
+bool hasOneHalfType(mlir::Operation *op) {
   mlir::Type half;
   for (mlir::Type type :
        llvm::concat<mlir::Type>(op->getOperandTypes(), op->getResultTypes())) {
@@ -70,6 +68,8 @@ static bool hasOneHalfType(mlir::Operation *op) {
   }
   return static_cast<bool>(half);
 }
+
+} // namespace
 
 bool cairn::isHalfProduct(mlir::Operation *op) {
   return mlir::isa<MatmulOp, LinearOp, LinearGradInputOp, LinearGradWeightOp,
@@ -89,6 +89,13 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
         grad.getDilation()[axis] * (grad.getKernelSize()[axis] - 1) + 1)
       return false;
   return true;
+}
+
+bool cairn::runsOnHalf(mlir::Operation *op, bool halfProducts,
+                       bool halfStorageKernels) {
+  return mlir::isa<CastOp, ReshapeOp>(op) ||
+         (halfProducts && isHalfProduct(op)) ||
+         (halfStorageKernels && isHalfStorageOp(op));
 }
 
 LoweringTarget cairn::getCpuTarget() {
