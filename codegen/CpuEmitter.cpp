@@ -100,6 +100,30 @@ private:
   }
   void closeParallelLoop() { line() << "});\n"; }
 
+  /// An element of `value` at `index` as the loop computes it: a half one
+  /// widened to float by its storage tag (Convert.h), which `stored` rounds
+  /// back, so a loop over half tensors gives the float loop's bits between
+  /// casts.
+  static bool isHalf(Value value) {
+    Type element = cast<MemRefType>(value.getType()).getElementType();
+    return element.isF16() || element.isBF16();
+  }
+  std::string loaded(Value value, llvm::StringRef index) const {
+    std::string element = ptr(value) + "[" + index.str() + "]";
+    return isHalf(value)
+               ? std::string(getTemplateType(value)) + "::load(" + element + ")"
+               : element;
+  }
+  std::string stored(Value value, const std::string &computed) const {
+    return isHalf(value) ? std::string(getTemplateType(value)) + "::store(" +
+                               computed + ")"
+                         : computed;
+  }
+  /// The value `v` in the type a loop over `value`'s elements computes in.
+  static std::string computedReal(Value value, double v) {
+    return isHalf(value) ? formatReal(v, /*f32=*/true) : formatRealOf(value, v);
+  }
+
   const ProgramGraph &graph;
   const KernelGraph &program;
   llvm::raw_ostream &os;
@@ -494,25 +518,30 @@ void CpuEmitter::emitKernel(Operation *op) {
               })
           .Case([&](ReluKernelOp k) {
             // std::max keeps NaNs, as torch.relu.
+            Value y = k.getResult();
             openParallelLoop(k.getN(), 1);
             os << "\n";
-            line() << "    " << ptr(k.getResult()) << "[i] = std::max("
-                   << ptr(k.getInput()) << "[i], "
-                   << formatRealOf(k.getResult(), 0) << ");\n";
+            line() << "    " << ptr(y) << "[i] = "
+                   << stored(y, "std::max(" + loaded(k.getInput(), "i") + ", " +
+                                    computedReal(y, 0) + ")")
+                   << ";\n";
             closeParallelLoop();
             return true;
           })
           .Case([&](ReluGradKernelOp k) {
             // dy is read unconditionally: a load under the select would
             // keep the compiler from vectorising the loop.
-            std::string zero = formatRealOf(k.getResult(), 0);
+            Value dx = k.getResult();
+            std::string zero = computedReal(dx, 0);
             openParallelLoop(k.getN(), 1);
             os << " {\n";
-            line() << "    const " << getElementCType(k.getResult())
-                   << " dy = " << ptr(k.getDy()) << "[i];\n";
-            line() << "    " << ptr(k.getResult())
-                   << "[i] = " << ptr(k.getOutput()) << "[i] > " << zero
-                   << " ? dy : " << zero << ";\n";
+            line() << "    const "
+                   << (isHalf(dx) ? "float" : getElementCType(dx))
+                   << " dy = " << loaded(k.getDy(), "i") << ";\n";
+            line() << "    " << ptr(dx) << "[i] = "
+                   << stored(dx, loaded(k.getOutput(), "i") + " > " + zero +
+                                     " ? dy : " + zero)
+                   << ";\n";
             line() << "  }\n";
             closeParallelLoop();
             return true;

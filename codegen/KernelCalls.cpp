@@ -251,7 +251,8 @@ cairn::codegen::describeKernelCall(Operation *op,
             return true;
           })
           .Case([&](BatchNormRunningUpdateKernelOp k) {
-            c.name("batchNormUpdateRunningStats").types({k.getRunningMean()});
+            // The input's type: half storage beside float32 statistics.
+            c.name("batchNormUpdateRunningStats").types({k.getInput()});
             c.arg(k.getN()).arg(k.getC()).arg(k.getSpatial());
             c.ptr(k.getInput()).real(k.getMomentum());
             c.ptr(k.getRunningMean()).ptr(k.getRunningVar());

@@ -80,6 +80,12 @@ int64_t getNumElements(Value value) {
   return cast<MemRefType>(value.getType()).getNumElements();
 }
 
+Type elementOf(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getElementType();
+}
+
+bool isHalf(Type element) { return element.isF16() || element.isBF16(); }
+
 /// The views of `value`, views of views included, each after its source.
 SmallVector<ViewOp> getViews(Value value) {
   SmallVector<ViewOp> views;
@@ -132,6 +138,9 @@ private:
   void collectReaders();
   int fuseChain(ArrayRef<Operation *> members);
   bool foldRelu(Operation *linear);
+  /// foldRelu's CPU form: the float32 product narrowed by `narrow`, then a
+  /// relu on half storage.
+  bool foldHalfRelu(LinearKernelOp linear, CastKernelOp narrow);
   Operation *getSoleReader(Value buffer);
 
   StepOp step;
@@ -158,8 +167,11 @@ bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
     return false;
   Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
   auto type = cast<MemRefType>(result.getType());
-  if (!isa<FloatType>(type.getElementType()) ||
-      (n >= 0 && (type.getNumElements() != n || type.getElementType() != element)))
+  // A chain computes in its buffers' type: a kernel on half storage (the
+  // CPU's activations) widens and rounds each element itself, alone.
+  if (!isa<FloatType>(type.getElementType()) || isHalf(type.getElementType()) ||
+      (n >= 0 &&
+       (type.getNumElements() != n || type.getElementType() != element)))
     return false;
   // Operands of the result's size or single elements: no strided broadcast.
   for (Value operand : {chainStep->a, chainStep->b}) {
@@ -306,40 +318,31 @@ bool StepFuser::foldRelu(Operation *op) {
     return false;
   Value product = linear.getResult();
   Operation *reader = getSoleReader(product);
-  auto elementOf = [](Value v) {
-    return cast<MemRefType>(v.getType()).getElementType();
-  };
-  auto isHalf = [](Type t) { return t.isF16() || t.isBF16(); };
-  // cairn-compute-half-in-float32 computes a half relu in float32 between
-  // two casts; the round trip folds too, for round(relu(x)) is
-  // relu(round(x)) but for the sign of a zero (the epilogue writes +0 where
-  // a tiny negative would round to -0). On a half product (CUDA's tensor
-  // cores: widen, relu, narrow) the linear writes the narrowed result; on
-  // a float32 product stored in half (the CPU: narrow, widen, relu, narrow)
-  // it writes the relu's float32 result, which the last cast stores.
+  // A half model's relu folds too, for round(relu(x)) is relu(round(x))
+  // but for the sign of a zero (the epilogue writes +0 where a tiny
+  // negative would round to -0). On a half product (CUDA's tensor cores),
+  // cairn-compute-half-in-float32 computes the relu in float32 between two
+  // casts (widen, relu, narrow), and the linear writes the narrowed result.
+  // A float32 product stored in half (the CPU) is narrowed, and the relu
+  // runs on half storage: the linear writes the relu's float32 result over
+  // its product, which the cast then narrows into the relu's result.
   SmallVector<Operation *> folded;
   bool halfProduct = isHalf(elementOf(product));
   if (auto first = dyn_cast_or_null<CastKernelOp>(reader)) {
     Value firstResult = first.getResult();
-    if (halfProduct ? !elementOf(firstResult).isF32()
-                    : !isHalf(elementOf(firstResult)))
+    if (!halfProduct)
+      return foldHalfRelu(linear, first);
+    if (!elementOf(firstResult).isF32())
       return false;
     folded.push_back(first);
     reader = getSoleReader(firstResult);
-    if (!halfProduct) {
-      auto widen = dyn_cast_or_null<CastKernelOp>(reader);
-      if (!widen || widen.getResult().getType() != product.getType())
-        return false;
-      folded.push_back(widen);
-      reader = getSoleReader(widen.getResult());
-    }
   }
   auto relu = dyn_cast_or_null<ReluKernelOp>(reader);
   if (!relu)
     return false;
   folded.push_back(relu);
   Value result = relu.getResult();
-  if (halfProduct && folded.size() > 1) {
+  if (folded.size() > 1) {
     auto narrow = dyn_cast_or_null<CastKernelOp>(getSoleReader(result));
     if (!narrow || narrow.getResult().getType() != product.getType())
       return false;
@@ -374,6 +377,30 @@ bool StepFuser::foldRelu(Operation *op) {
     readers.erase(buffer);
     buffer.getDefiningOp()->erase();
   }
+  return true;
+}
+
+bool StepFuser::foldHalfRelu(LinearKernelOp linear, CastKernelOp narrow) {
+  Value narrowed = narrow.getResult();
+  if (!isHalf(elementOf(narrowed)))
+    return false;
+  auto relu = dyn_cast_or_null<ReluKernelOp>(getSoleReader(narrowed));
+  if (!relu || relu.getResult().getType() != narrowed.getType() ||
+      isGlued(narrow) != isGlued(linear) || isGlued(relu) != isGlued(linear))
+    return false;
+  // The cast writes the relu's result where it runs, before the relu did.
+  Value result = relu.getResult();
+  if (isWrittenBetween(narrow, relu, {getViewRoot(result)}))
+    return false;
+  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
+  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
+  linear->setLoc(
+      FusedLoc::get(linear.getContext(), locs,
+                    StringAttr::get(linear.getContext(), "cairn.linear+relu")));
+  narrow.getResultMutable().assign(result);
+  relu->erase();
+  readers.erase(narrowed);
+  narrowed.getDefiningOp()->erase();
   return true;
 }
 

@@ -12,6 +12,8 @@
 #include "ir/CairnOps.h"
 #include "runtime/kernels/ConvLibrary.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include <algorithm>
 
 using namespace cairn;
@@ -78,8 +80,17 @@ bool cairn::isHalfProduct(mlir::Operation *op) {
 }
 
 bool cairn::isHalfStorageOp(mlir::Operation *op) {
-  if (mlir::isa<MaxPool2dOp>(op))
+  if (mlir::isa<MaxPool2dOp, ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp,
+                HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp,
+                SiluGradOp, HardswishGradOp>(op))
     return hasOneHalfType(op);
+  // Batch norm's data (input, result, dy, dx) has one type and its
+  // parameters and statistics are float32 where that type is half (the
+  // verifiers' getNormParamElementType): the first operand says which.
+  if (mlir::isa<BatchNormOp, BatchNormGradOp, BatchNormRunningUpdateOp>(op)) {
+    mlir::Type data = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
+    return data.isF16() || data.isBF16();
+  }
   auto grad = mlir::dyn_cast<MaxPool2dGradOp>(op);
   if (!grad || !hasOneHalfType(op))
     return false;

@@ -118,6 +118,7 @@ template <> struct Storage<Bf16> : Bf16 {
   using Compute = float;
 };
 template <typename T> using StoredAs = typename Storage<T>::Bits;
+template <typename T> using ComputedIn = typename Storage<T>::Compute;
 
 /// Element types a cast kernel converts between.
 enum class CastType { F32, F16, BF16 };

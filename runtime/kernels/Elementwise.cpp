@@ -77,22 +77,32 @@ void broadcastRow(Op f, int64_t n, const T *a, int64_t as, const T *b,
 
 } // namespace
 
+// On half storage each element is widened as it is read and rounded as it
+// is written (Convert.h): the float kernel's bits between casts.
 template <typename T>
-void activationForward(Activation kind, int64_t n, const T *x, T *y) {
+void activationForward(Activation kind, int64_t n, const StoredAs<T> *x,
+                       StoredAs<T> *y) {
+  using S = Storage<T>;
   ops::withActivation(kind, [&](auto act) {
     mapUnary(
-        n, x, y, [](T v) { return decltype(act)::forward(v); },
+        n, x, y,
+        [](StoredAs<T> v) {
+          return S::store(decltype(act)::forward(S::load(v)));
+        },
         getActivationCost(kind));
   });
 }
 
 template <typename T>
-void activationBackward(Activation kind, int64_t n, const T *dy,
-                        const T *saved, T *dx) {
+void activationBackward(Activation kind, int64_t n, const StoredAs<T> *dy,
+                        const StoredAs<T> *saved, StoredAs<T> *dx) {
+  using S = Storage<T>;
   ops::withActivation(kind, [&](auto act) {
     mapBinary(
         n, dy, saved, dx,
-        [](T g, T s) { return decltype(act)::backward(g, s); },
+        [](StoredAs<T> g, StoredAs<T> s) {
+          return S::store(decltype(act)::backward(S::load(g), S::load(s)));
+        },
         getActivationCost(kind));
   });
 }
@@ -191,24 +201,33 @@ template <typename T> void fill(int64_t n, T value, T *out) {
   });
 }
 
+#define CAIRN_INSTANTIATE_ACTIVATIONS(T)                                       \
+  template void activationForward<T>(Activation, int64_t, const StoredAs<T> *, \
+                                     StoredAs<T> *);                           \
+  template void activationBackward<T>(Activation, int64_t,                     \
+                                      const StoredAs<T> *,                     \
+                                      const StoredAs<T> *, StoredAs<T> *);
+CAIRN_INSTANTIATE_ACTIVATIONS(float)
+CAIRN_INSTANTIATE_ACTIVATIONS(double)
+CAIRN_INSTANTIATE_ACTIVATIONS(F16)
+CAIRN_INSTANTIATE_ACTIVATIONS(Bf16)
+#undef CAIRN_INSTANTIATE_ACTIVATIONS
+
 #define CAIRN_INSTANTIATE(T)                                                   \
-  template void activationForward<T>(Activation, int64_t, const T *, T *);    \
-  template void activationBackward<T>(Activation, int64_t, const T *,         \
-                                      const T *, T *);                        \
-  template void clampForward<T>(int64_t, bool, double, bool, double,          \
-                                const T *, T *);                              \
-  template void clampBackward<T>(int64_t, bool, double, bool, double,         \
-                                 const T *, const T *, T *);                  \
-  template void leakyReluForward<T>(int64_t, double, const T *, T *);         \
-  template void leakyReluBackward<T>(int64_t, double, const T *, const T *,   \
-                                     T *);                                    \
-  template void binarySameShape<T>(BinaryOp, int64_t, const T *, const T *,   \
-                                   T *);                                      \
-  template void binaryBroadcast<T>(BinaryOp, int, const int64_t *, const T *, \
-                                   const int64_t *, const T *,                \
-                                   const int64_t *, T *);                     \
-  template void scale<T>(int64_t, T, const T *, T *);                         \
-  template void accumulate<T>(int64_t, const T *, T *);                       \
+  template void clampForward<T>(int64_t, bool, double, bool, double,           \
+                                const T *, T *);                               \
+  template void clampBackward<T>(int64_t, bool, double, bool, double,          \
+                                 const T *, const T *, T *);                   \
+  template void leakyReluForward<T>(int64_t, double, const T *, T *);          \
+  template void leakyReluBackward<T>(int64_t, double, const T *, const T *,    \
+                                     T *);                                     \
+  template void binarySameShape<T>(BinaryOp, int64_t, const T *, const T *,    \
+                                   T *);                                       \
+  template void binaryBroadcast<T>(BinaryOp, int, const int64_t *, const T *,  \
+                                   const int64_t *, const T *,                 \
+                                   const int64_t *, T *);                      \
+  template void scale<T>(int64_t, T, const T *, T *);                          \
+  template void accumulate<T>(int64_t, const T *, T *);                        \
   template void fill<T>(int64_t, T, T *);
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)

@@ -9,6 +9,8 @@
 #ifndef CAIRN_RUNTIME_KERNELS_ELEMENTWISE_H
 #define CAIRN_RUNTIME_KERNELS_ELEMENTWISE_H
 
+#include "runtime/kernels/Convert.h"
+
 #include <cstdint>
 
 namespace cairn::kernels {
@@ -23,14 +25,18 @@ enum class Activation {
   Hardswish
 };
 
+/// T is float or double, or F16 or Bf16 (Convert.h): half tensors read
+/// widened to float and written rounded, the float kernel's bits between
+/// casts.
 template <typename T>
-void activationForward(Activation kind, int64_t n, const T *x, T *y);
+void activationForward(Activation kind, int64_t n, const StoredAs<T> *x,
+                       StoredAs<T> *y);
 
 /// dx = dy * f'(.), where `saved` is the forward input x for Relu, the
 /// Gelus, Silu and Hardswish, and the forward output y for Sigmoid and Tanh.
 template <typename T>
-void activationBackward(Activation kind, int64_t n, const T *dy,
-                        const T *saved, T *dx);
+void activationBackward(Activation kind, int64_t n, const StoredAs<T> *dy,
+                        const StoredAs<T> *saved, StoredAs<T> *dx);
 
 /// y = x clamped to [min, max] (torch.clamp; also nn.Hardtanh and nn.ReLU6),
 /// a bound taking part only where `hasMin` / `hasMax`; NaN stays NaN, and

@@ -3,7 +3,9 @@
 // Statistics are accumulated in double whatever T is, in two passes (mean,
 // then squared deviations), so float results stay within PyTorch's rounding.
 // BatchNorm walks channel c as n contiguous runs of `spatial` elements and
-// applies per-element maps in T with coefficients from those statistics;
+// applies per-element maps in T's compute type (float for F16 and Bf16
+// storage, each element widened as it is read and rounded as it is written)
+// with coefficients from those statistics;
 // LayerNorm works in double throughout. Channels (BatchNorm) and rows
 // (LayerNorm) are split across threads; every sum keeps its serial order.
 //
@@ -28,25 +30,26 @@ struct Moments {
 
 /// Sum of channel ch of x viewed as [n, c, spatial].
 template <typename T>
-double channelSum(int64_t n, int64_t c, int64_t spatial, const T *x,
+double channelSum(int64_t n, int64_t c, int64_t spatial, const StoredAs<T> *x,
                   int64_t ch) {
   double sum = 0;
   for (int64_t b = 0; b < n; ++b) {
-    const T *run = x + (b * c + ch) * spatial;
-    sum += laneSum(spatial, [&](int64_t i) { return double(run[i]); });
+    const StoredAs<T> *run = x + (b * c + ch) * spatial;
+    sum += laneSum(spatial,
+                   [&](int64_t i) { return double(Storage<T>::load(run[i])); });
   }
   return sum;
 }
 
 /// Sum of the squared deviations of channel ch from `mean`.
 template <typename T>
-double channelSquares(int64_t n, int64_t c, int64_t spatial, const T *x,
-                      int64_t ch, double mean) {
+double channelSquares(int64_t n, int64_t c, int64_t spatial,
+                      const StoredAs<T> *x, int64_t ch, double mean) {
   double sq = 0;
   for (int64_t b = 0; b < n; ++b) {
-    const T *run = x + (b * c + ch) * spatial;
+    const StoredAs<T> *run = x + (b * c + ch) * spatial;
     sq += laneSum(spatial, [&](int64_t i) {
-      const double d = double(run[i]) - mean;
+      const double d = double(Storage<T>::load(run[i])) - mean;
       return d * d;
     });
   }
@@ -55,11 +58,11 @@ double channelSquares(int64_t n, int64_t c, int64_t spatial, const T *x,
 
 /// Mean and biased variance of channel ch of x viewed as [n, c, spatial].
 template <typename T>
-Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
-                       int64_t ch) {
+Moments channelMoments(int64_t n, int64_t c, int64_t spatial,
+                       const StoredAs<T> *x, int64_t ch) {
   const double count = double(n * spatial);
-  const double mean = channelSum(n, c, spatial, x, ch) / count;
-  return {mean, channelSquares(n, c, spatial, x, ch, mean) / count};
+  const double mean = channelSum<T>(n, c, spatial, x, ch) / count;
+  return {mean, channelSquares<T>(n, c, spatial, x, ch, mean) / count};
 }
 
 /// The batch statistics of every channel: computed channel by channel where
@@ -70,7 +73,7 @@ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
 /// (ReplicaSumLayout).
 template <typename T> class BatchMoments {
 public:
-  BatchMoments(int64_t n, int64_t c, int64_t spatial, const T *x,
+  BatchMoments(int64_t n, int64_t c, int64_t spatial, const StoredAs<T> *x,
                double *workspace, const RankSum &replicas)
       : n(n), c(c), spatial(spatial), x(x), total(double(n * spatial)) {
     if (!replicas)
@@ -82,7 +85,7 @@ public:
     means = workspace + at.means();
     squares = workspace + at.squares();
     parallelForEach(c, n * spatial, [&](int64_t ch) {
-      means[ch] = channelSum(n, c, spatial, x, ch);
+      means[ch] = channelSum<T>(n, c, spatial, x, ch);
     });
     workspace[at.count()] = total;
     replicas(workspace, c + 1);
@@ -90,7 +93,7 @@ public:
     for (int64_t ch = 0; ch < c; ++ch)
       means[ch] /= total;
     parallelForEach(c, n * spatial, [&](int64_t ch) {
-      squares[ch] = channelSquares(n, c, spatial, x, ch, means[ch]);
+      squares[ch] = channelSquares<T>(n, c, spatial, x, ch, means[ch]);
     });
     replicas(squares, c);
   }
@@ -98,14 +101,14 @@ public:
   /// Channel ch's mean and biased variance. Thread-safe.
   Moments operator()(int64_t ch) const {
     return means ? Moments{means[ch], squares[ch] / total}
-                 : channelMoments(n, c, spatial, x, ch);
+                 : channelMoments<T>(n, c, spatial, x, ch);
   }
   /// How many examples (times spatial) the statistics are over.
   double count() const { return total; }
 
 private:
   int64_t n, c, spatial;
-  const T *x;
+  const StoredAs<T> *x;
   double total;
   // Over every replica (in the workspace); null for this process alone.
   double *means = nullptr, *squares = nullptr;
@@ -121,18 +124,20 @@ template <typename T> struct Centered {
   T operator()(T x) const { return (x - head) - tail; }
 };
 
-/// y = (x - mean) * scale + shift over channel ch, in T so the loop
-/// vectorizes.
+/// y = (x - mean) * scale + shift over channel ch, in T's compute type so
+/// the loop vectorizes.
 template <typename T>
-void normalizeChannel(int64_t n, int64_t c, int64_t spatial, const T *x,
-                      int64_t ch, double mean, double scale, double shift,
-                      T *y) {
-  const Centered<T> center(mean);
-  const T a = T(scale), b0 = T(shift);
+void normalizeChannel(int64_t n, int64_t c, int64_t spatial,
+                      const StoredAs<T> *x, int64_t ch, double mean,
+                      double scale, double shift, StoredAs<T> *y) {
+  using S = Storage<T>;
+  using C = ComputedIn<T>;
+  const Centered<C> center(mean);
+  const C a = C(scale), b0 = C(shift);
   for (int64_t b = 0; b < n; ++b) {
     const int64_t base = (b * c + ch) * spatial;
     for (int64_t i = 0; i < spatial; ++i)
-      y[base + i] = center(x[base + i]) * a + b0;
+      y[base + i] = S::store(center(S::load(x[base + i])) * a + b0);
   }
 }
 
@@ -149,36 +154,44 @@ template <typename T> Moments rowMoments(int64_t cols, const T *row) {
 } // namespace
 
 template <typename T>
-void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial, const T *x,
-                              const T *gamma, const T *beta, double eps, T *y,
-                              double *workspace, const RankSum &replicas) {
+void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial,
+                              const StoredAs<T> *x, const ComputedIn<T> *gamma,
+                              const ComputedIn<T> *beta, double eps,
+                              StoredAs<T> *y, double *workspace,
+                              const RankSum &replicas) {
   const BatchMoments<T> moments(n, c, spatial, x, workspace, replicas);
   parallelForEach(c, 4 * n * spatial, [&](int64_t ch) {
     const Moments m = moments(ch);
     const double scale =
         (gamma ? double(gamma[ch]) : 1.0) / std::sqrt(m.var + eps);
-    normalizeChannel(n, c, spatial, x, ch, m.mean, scale,
-                     beta ? double(beta[ch]) : 0.0, y);
+    normalizeChannel<T>(n, c, spatial, x, ch, m.mean, scale,
+                        beta ? double(beta[ch]) : 0.0, y);
   });
 }
 
 template <typename T>
 void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
-                               const T *x, const T *gamma, const T *beta,
-                               const T *runningMean, const T *runningVar,
-                               double eps, T *y) {
+                               const StoredAs<T> *x, const ComputedIn<T> *gamma,
+                               const ComputedIn<T> *beta,
+                               const ComputedIn<T> *runningMean,
+                               const ComputedIn<T> *runningVar, double eps,
+                               StoredAs<T> *y) {
   parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
     const double scale = (gamma ? double(gamma[ch]) : 1.0) /
                          std::sqrt(double(runningVar[ch]) + eps);
-    normalizeChannel(n, c, spatial, x, ch, double(runningMean[ch]), scale,
-                     beta ? double(beta[ch]) : 0.0, y);
+    normalizeChannel<T>(n, c, spatial, x, ch, double(runningMean[ch]), scale,
+                        beta ? double(beta[ch]) : 0.0, y);
   });
 }
 
 template <typename T>
-void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
-                       const T *x, const T *gamma, double eps, T *dx, T *dgamma,
-                       T *dbeta, double *workspace, const RankSum &replicas) {
+void batchNormBackward(int64_t n, int64_t c, int64_t spatial,
+                       const StoredAs<T> *dy, const StoredAs<T> *x,
+                       const ComputedIn<T> *gamma, double eps, StoredAs<T> *dx,
+                       ComputedIn<T> *dgamma, ComputedIn<T> *dbeta,
+                       double *workspace, const RankSum &replicas) {
+  using S = Storage<T>;
+  using C = ComputedIn<T>;
   const BatchMoments<T> moments(n, c, spatial, x, workspace, replicas);
   const double count = moments.count();
   // sum(dy) and sum(dy * (x - mean)) over channel ch of this process's
@@ -189,33 +202,35 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
     sumDyXc = 0;
     for (int64_t b = 0; b < n; ++b) {
       const int64_t base = (b * c + ch) * spatial;
-      const T *g = dy + base, *xr = x + base;
-      sumDy += laneSum(spatial, [&](int64_t i) { return double(g[i]); });
+      const StoredAs<T> *g = dy + base, *xr = x + base;
+      sumDy +=
+          laneSum(spatial, [&](int64_t i) { return double(S::load(g[i])); });
       sumDyXc += laneSum(spatial, [&](int64_t i) {
-        return double(g[i]) * (double(xr[i]) - m.mean);
+        return double(S::load(g[i])) * (double(S::load(xr[i])) - m.mean);
       });
     }
     const double invStd = 1.0 / std::sqrt(m.var + eps);
     if (dgamma)
-      dgamma[ch] = T(sumDyXc * invStd);
+      dgamma[ch] = C(sumDyXc * invStd);
     if (dbeta)
-      dbeta[ch] = T(sumDy);
+      dbeta[ch] = C(sumDy);
   };
   // dx = gamma * invStd * (dy - mean(dy) - xhat * mean(dy * xhat)), as
-  // cDy * dy + cXc * (x - mean) + c0 in T so it vectorizes; the coefficients
+  // cDy * dy + cXc * (x - mean) + c0 in C so it vectorizes; the coefficients
   // carry the double statistics (sums and count over every replica's
   // examples with replicas).
   auto writeDx = [&](int64_t ch, const Moments &m, double sumDy,
                      double sumDyXc) {
     const double invStd = 1.0 / std::sqrt(m.var + eps);
     const double k = (gamma ? double(gamma[ch]) : 1.0) * invStd;
-    const Centered<T> center(m.mean);
-    const T cDy = T(k), cXc = T(-k * invStd * invStd * sumDyXc / count),
-            c0 = T(-k * sumDy / count);
+    const Centered<C> center(m.mean);
+    const C cDy = C(k), cXc = C(-k * invStd * invStd * sumDyXc / count),
+            c0 = C(-k * sumDy / count);
     for (int64_t b = 0; b < n; ++b) {
       const int64_t base = (b * c + ch) * spatial;
       for (int64_t i = 0; i < spatial; ++i)
-        dx[base + i] = cDy * dy[base + i] + cXc * center(x[base + i]) + c0;
+        dx[base + i] = S::store(cDy * S::load(dy[base + i]) +
+                                cXc * center(S::load(x[base + i])) + c0);
     }
   };
   if (!replicas) {
@@ -241,9 +256,12 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
 
 template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
-                                 const T *x, double momentum, T *runningMean,
-                                 T *runningVar, int64_t *numBatchesTracked,
-                                 double *workspace, const RankSum &replicas) {
+                                 const StoredAs<T> *x, double momentum,
+                                 ComputedIn<T> *runningMean,
+                                 ComputedIn<T> *runningVar,
+                                 int64_t *numBatchesTracked, double *workspace,
+                                 const RankSum &replicas) {
+  using C = ComputedIn<T>;
   const BatchMoments<T> moments(n, c, spatial, x, workspace, replicas);
   const double count = moments.count();
   parallelForEach(c, 2 * n * spatial, [&](int64_t ch) {
@@ -251,9 +269,9 @@ void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
     // PyTorch divides by count - 1 unguarded: one element gives NaN.
     const double unbiased = m.var * count / (count - 1);
     runningMean[ch] =
-        T((1 - momentum) * double(runningMean[ch]) + momentum * m.mean);
+        C((1 - momentum) * double(runningMean[ch]) + momentum * m.mean);
     runningVar[ch] =
-        T((1 - momentum) * double(runningVar[ch]) + momentum * unbiased);
+        C((1 - momentum) * double(runningVar[ch]) + momentum * unbiased);
   });
   if (numBatchesTracked)
     *numBatchesTracked += 1;
@@ -339,27 +357,34 @@ void layerNormBackward(int64_t rows, int64_t cols, const T *dy, const T *x,
   });
 }
 
-#define CAIRN_INSTANTIATE_NORM(T)                                              \
-  template void batchNormTrainingForward<T>(int64_t, int64_t, int64_t,         \
-                                            const T *, const T *, const T *,   \
-                                            double, T *, double *,             \
-                                            const RankSum &);                  \
+#define CAIRN_INSTANTIATE_BATCH_NORM(T)                                        \
+  template void batchNormTrainingForward<T>(                                   \
+      int64_t, int64_t, int64_t, const StoredAs<T> *, const ComputedIn<T> *,   \
+      const ComputedIn<T> *, double, StoredAs<T> *, double *,                  \
+      const RankSum &);                                                        \
   template void batchNormInferenceForward<T>(                                  \
-      int64_t, int64_t, int64_t, const T *, const T *, const T *, const T *,   \
-      const T *, double, T *);                                                 \
-  template void batchNormBackward<T>(int64_t, int64_t, int64_t, const T *,     \
-                                     const T *, const T *, double, T *, T *,   \
-                                     T *, double *, const RankSum &);          \
-  template void batchNormUpdateRunningStats<T>(int64_t, int64_t, int64_t,      \
-                                               const T *, double, T *, T *,    \
-                                               int64_t *, double *,            \
-                                               const RankSum &);               \
+      int64_t, int64_t, int64_t, const StoredAs<T> *, const ComputedIn<T> *,   \
+      const ComputedIn<T> *, const ComputedIn<T> *, const ComputedIn<T> *,     \
+      double, StoredAs<T> *);                                                  \
+  template void batchNormBackward<T>(                                          \
+      int64_t, int64_t, int64_t, const StoredAs<T> *, const StoredAs<T> *,     \
+      const ComputedIn<T> *, double, StoredAs<T> *, ComputedIn<T> *,           \
+      ComputedIn<T> *, double *, const RankSum &);                             \
+  template void batchNormUpdateRunningStats<T>(                                \
+      int64_t, int64_t, int64_t, const StoredAs<T> *, double, ComputedIn<T> *, \
+      ComputedIn<T> *, int64_t *, double *, const RankSum &);
+#define CAIRN_INSTANTIATE_LAYER_NORM(T)                                        \
   template void layerNormForward<T>(int64_t, int64_t, const T *, const T *,    \
                                     const T *, double, T *);                   \
   template void layerNormBackward<T>(int64_t, int64_t, const T *, const T *,   \
                                      const T *, double, T *, T *, T *);
-CAIRN_INSTANTIATE_NORM(float)
-CAIRN_INSTANTIATE_NORM(double)
-#undef CAIRN_INSTANTIATE_NORM
+CAIRN_INSTANTIATE_BATCH_NORM(float)
+CAIRN_INSTANTIATE_BATCH_NORM(double)
+CAIRN_INSTANTIATE_BATCH_NORM(F16)
+CAIRN_INSTANTIATE_BATCH_NORM(Bf16)
+CAIRN_INSTANTIATE_LAYER_NORM(float)
+CAIRN_INSTANTIATE_LAYER_NORM(double)
+#undef CAIRN_INSTANTIATE_BATCH_NORM
+#undef CAIRN_INSTANTIATE_LAYER_NORM
 
 } // namespace cairn::kernels

@@ -20,6 +20,7 @@
 #ifndef CAIRN_RUNTIME_KERNELS_NORMALIZATION_H
 #define CAIRN_RUNTIME_KERNELS_NORMALIZATION_H
 
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/RankSum.h"
 
 #include <cstdint>
@@ -46,25 +47,36 @@ constexpr int64_t batchNormReplicaSumElements(int64_t c, bool backward) {
   return ReplicaSumLayout{c}.elements(backward);
 }
 
+/// T is float or double, or F16 or Bf16 (Convert.h): half storage for x, y,
+/// dy and dx, read widened to float and written rounded, with the float32
+/// weight, bias, running statistics and parameter gradients that autocast
+/// gives batch norm (ComputedIn<T>); the bits of the float kernel between
+/// casts, without the float32 copies.
+
 /// Training mode: batch statistics.
 template <typename T>
 void batchNormTrainingForward(int64_t n, int64_t c, int64_t spatial,
-                              const T *x, const T *gamma, const T *beta,
-                              double eps, T *y, double *workspace = nullptr,
+                              const StoredAs<T> *x, const ComputedIn<T> *gamma,
+                              const ComputedIn<T> *beta, double eps,
+                              StoredAs<T> *y, double *workspace = nullptr,
                               const RankSum &replicas = RankSum());
 
 /// Eval mode: running statistics.
 template <typename T>
 void batchNormInferenceForward(int64_t n, int64_t c, int64_t spatial,
-                               const T *x, const T *gamma, const T *beta,
-                               const T *runningMean, const T *runningVar,
-                               double eps, T *y);
+                               const StoredAs<T> *x, const ComputedIn<T> *gamma,
+                               const ComputedIn<T> *beta,
+                               const ComputedIn<T> *runningMean,
+                               const ComputedIn<T> *runningVar, double eps,
+                               StoredAs<T> *y);
 
 /// Backward of the training-mode forward.
 template <typename T>
-void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
-                       const T *x, const T *gamma, double eps, T *dx,
-                       T *dgamma, T *dbeta, double *workspace = nullptr,
+void batchNormBackward(int64_t n, int64_t c, int64_t spatial,
+                       const StoredAs<T> *dy, const StoredAs<T> *x,
+                       const ComputedIn<T> *gamma, double eps, StoredAs<T> *dx,
+                       ComputedIn<T> *dgamma, ComputedIn<T> *dbeta,
+                       double *workspace = nullptr,
                        const RankSum &replicas = RankSum());
 
 /// running = (1 - momentum) * running + momentum * batch statistic, with the
@@ -72,8 +84,10 @@ void batchNormBackward(int64_t n, int64_t c, int64_t spatial, const T *dy,
 /// numBatchesTracked += 1. Updated in place.
 template <typename T>
 void batchNormUpdateRunningStats(int64_t n, int64_t c, int64_t spatial,
-                                 const T *x, double momentum, T *runningMean,
-                                 T *runningVar, int64_t *numBatchesTracked,
+                                 const StoredAs<T> *x, double momentum,
+                                 ComputedIn<T> *runningMean,
+                                 ComputedIn<T> *runningVar,
+                                 int64_t *numBatchesTracked,
                                  double *workspace = nullptr,
                                  const RankSum &replicas = RankSum());
 

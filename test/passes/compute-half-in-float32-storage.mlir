@@ -1,5 +1,5 @@
-// RUN: cairn-opt %s --cairn-compute-half-in-float32=half-storage-kernels=true | FileCheck %s
-// RUN: cairn-opt %s --cairn-compute-half-in-float32 | FileCheck %s --check-prefix=WIDEN
+// RUN: cairn-opt %s -split-input-file --cairn-compute-half-in-float32=half-storage-kernels=true | FileCheck %s
+// RUN: cairn-opt %s -split-input-file --cairn-compute-half-in-float32 | FileCheck %s --check-prefix=WIDEN
 
 // Tests that with half-storage-kernels (the CPU) a max pool on one half type
 // and its gradient over windows that do not overlap stay in bf16, with no
@@ -31,4 +31,42 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "P"} {
 // WIDEN: cairn.cast %arg0 : tensor<2x3x8x8xbf16> -> tensor<2x3x8x8xf32>
 // WIDEN-NEXT: cairn.max_pool2d {{.*}} -> tensor<2x3x4x4xf32>
 // WIDEN-NOT: cairn.max_pool2d{{.*}}bf16
+// WIDEN: return
+
+// -----
+
+// Tests that with half-storage-kernels batch norm, its running update and
+// its gradient on bf16 data keep their float32 parameters and statistics and
+// read and write bf16 with no copies, and so do an activation and its
+// gradient on one half type (gelu's, which saves its input). Without the
+// option, every one is widened.
+module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
+  func.func @norm(%x: tensor<2x3x4x4xbf16>, %dy: tensor<2x3x4x4xbf16>,
+                  %w: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>,
+                  %v: tensor<3xf32>, %n: tensor<i64>)
+      -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<i64>,
+          tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>,
+          tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>) {
+    %y = cairn.batch_norm %x weight %w bias %b mean %m var %v {eps = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64, training = true} : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xbf16>
+    %nm, %nv, %nn = cairn.batch_norm_running_update %x, %m, %v, %n {momentum = 1.000000e-01 : f64} : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<i64>) -> (tensor<3xf32>, tensor<3xf32>, tensor<i64>)
+    %dx, %dw, %db = cairn.batch_norm_grad %dy, %x weight %w {eps = 1.000000e-05 : f64} : (tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>, tensor<3xf32>) -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>)
+    %g = cairn.gelu %y {approximate = "none"} : tensor<2x3x4x4xbf16>
+    %dg = cairn.gelu_grad %dy, %y {approximate = "none"} : tensor<2x3x4x4xbf16>
+    return %g, %nm, %nv, %nn, %dx, %dw, %db, %dg, %y : tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>
+  }
+}
+// CHECK-LABEL: func.func @norm(
+// CHECK-NOT: cairn.cast
+// CHECK: cairn.batch_norm %arg0 weight %arg2 bias %arg3 mean %arg4 var %arg5 {{.*}} : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xbf16>
+// CHECK-NEXT: cairn.batch_norm_running_update %arg0, {{.*}} : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<i64>)
+// CHECK-NEXT: cairn.batch_norm_grad %arg1, %arg0 weight %arg2 {{.*}} -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>)
+// CHECK-NEXT: cairn.gelu {{.*}} : tensor<2x3x4x4xbf16>
+// CHECK-NEXT: cairn.gelu_grad {{.*}} : tensor<2x3x4x4xbf16>
+// CHECK-NEXT: return
+
+// WIDEN-LABEL: func.func @norm(
+// WIDEN: cairn.cast %arg0 : tensor<2x3x4x4xbf16> -> tensor<2x3x4x4xf32>
+// WIDEN-NEXT: cairn.batch_norm {{.*}} -> tensor<2x3x4x4xf32>
+// WIDEN-NOT: cairn.batch_norm{{.*}}bf16
+// WIDEN-NOT: cairn.gelu{{.*}}bf16
 // WIDEN: return

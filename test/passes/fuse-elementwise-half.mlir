@@ -62,17 +62,16 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Half"} {
 
 // -----
 
-// Tests the CPU's shape of the same relu (half storage, float32 arithmetic):
-// a float32 linear's result stored in half, widened back, relu'd, stored in
-// half. The linear computes the relu in its epilogue and writes the relu's
-// float32 result, which the last cast stores; the half copy of the product
-// and its float32 widening have no buffer any more.
+// Tests the CPU's shape of the same relu (a float32 GEMM, half storage): a
+// float32 linear's result narrowed to half, then a relu on half storage. The
+// linear computes the relu in its epilogue over its float32 product, and the
+// cast narrows that into the relu's result; the half copy of the product
+// and the half relu have no buffer or kernel any more.
 // CHECK-LABEL: cairn.step forward
 // CHECK-NOT: "stored"
-// CHECK-NOT: "widened"
-// CHECK: %[[R:.+]] = cairn.buffer activation "relu32" : memref<4x8xf32>
-// CHECK-NEXT: cairn.kernel.linear ins(%x, %w, %b : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>) outs(%[[R]] : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, relu = true, rows = 4 : i64}
-// CHECK-NEXT: cairn.kernel.cast ins(%[[R]] : memref<4x8xf32>) outs(%output : memref<4x8xbf16>)
+// CHECK: %[[P:.+]] = cairn.buffer activation "fc.linear" : memref<4x8xf32>
+// CHECK-NEXT: cairn.kernel.linear ins(%x, %w, %b : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>) outs(%[[P]] : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, relu = true, rows = 4 : i64}
+// CHECK-NEXT: cairn.kernel.cast ins(%[[P]] : memref<4x8xf32>) outs(%output : memref<4x8xbf16>)
 // CHECK-NOT: cairn.kernel.relu
 module attributes {cairn.batch = 4 : i64, cairn.model = "Half"} {
   cairn.program "Half" attributes {batch = 4 : i64, optimizer = "SGD(lr=0.1)", source = "half.cairn", target = "cpu"} {
@@ -85,11 +84,38 @@ module attributes {cairn.batch = 4 : i64, cairn.model = "Half"} {
       cairn.kernel.linear ins(%x, %w, %b : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>) outs(%fc.linear : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, rows = 4 : i64}
       %stored = cairn.buffer activation "stored" : memref<4x8xbf16>
       cairn.kernel.cast ins(%fc.linear : memref<4x8xf32>) outs(%stored : memref<4x8xbf16>) {n = 32 : i64}
-      %widened = cairn.buffer activation "widened" : memref<4x8xf32>
-      cairn.kernel.cast ins(%stored : memref<4x8xbf16>) outs(%widened : memref<4x8xf32>) {n = 32 : i64}
-      %relu32 = cairn.buffer activation "relu32" : memref<4x8xf32>
-      cairn.kernel.relu ins(%widened : memref<4x8xf32>) outs(%relu32 : memref<4x8xf32>) {n = 32 : i64}
-      cairn.kernel.cast ins(%relu32 : memref<4x8xf32>) outs(%output : memref<4x8xbf16>) {n = 32 : i64}
+      cairn.kernel.relu ins(%stored : memref<4x8xbf16>) outs(%output : memref<4x8xbf16>) {n = 32 : i64}
+    }
+  }
+}
+
+// -----
+
+// Tests that the CPU's shape does not fold when the narrowed product is read
+// by another kernel besides the relu (its values before the relu are needed),
+// and that a relu on half storage starts no element-wise chain (a chain
+// computes in its buffers' type): the relu and the sigmoid after it stay.
+// CHECK-LABEL: cairn.step forward
+// CHECK: cairn.kernel.linear {{.*}}outs(%fc.linear : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, rows = 4 : i64}
+// CHECK: cairn.kernel.relu ins(%stored : memref<4x8xbf16>) outs(%h : memref<4x8xbf16>)
+// CHECK-NEXT: cairn.kernel.sigmoid ins(%h : memref<4x8xbf16>) outs(%output : memref<4x8xbf16>)
+// CHECK-NOT: elementwise_chain
+module attributes {cairn.batch = 4 : i64, cairn.model = "Half"} {
+  cairn.program "Half" attributes {batch = 4 : i64, optimizer = "SGD(lr=0.1)", source = "half.cairn", target = "cpu"} {
+    %x = cairn.buffer input "x" : memref<4x8xf32>
+    %w = cairn.buffer input "w" : memref<8x8xf32>
+    %b = cairn.buffer input "b" : memref<8xf32>
+    %output = cairn.buffer output "output" : memref<4x8xbf16>
+    %copy = cairn.buffer output "copy" : memref<4x8xf32>
+    cairn.step forward {
+      %fc.linear = cairn.buffer activation "fc.linear" : memref<4x8xf32>
+      cairn.kernel.linear ins(%x, %w, %b : memref<4x8xf32>, memref<8x8xf32>, memref<8xf32>) outs(%fc.linear : memref<4x8xf32>) {in = 8 : i64, out = 8 : i64, rows = 4 : i64}
+      %stored = cairn.buffer activation "stored" : memref<4x8xbf16>
+      cairn.kernel.cast ins(%fc.linear : memref<4x8xf32>) outs(%stored : memref<4x8xbf16>) {n = 32 : i64}
+      %h = cairn.buffer activation "h" : memref<4x8xbf16>
+      cairn.kernel.relu ins(%stored : memref<4x8xbf16>) outs(%h : memref<4x8xbf16>) {n = 32 : i64}
+      cairn.kernel.sigmoid ins(%h : memref<4x8xbf16>) outs(%output : memref<4x8xbf16>) {n = 32 : i64}
+      cairn.kernel.cast ins(%stored : memref<4x8xbf16>) outs(%copy : memref<4x8xf32>) {n = 32 : i64}
     }
   }
 }

@@ -104,7 +104,7 @@ TYPED_TEST(ElementwiseKernels, ActivationForward) {
     for (Activation kind : kActivations) {
       std::vector<T> x = inputsWithSpecials<T>(n, 10 + n);
       std::vector<T> expected(n);
-      kernels::activationForward(kind, n, x.data(), expected.data());
+      kernels::activationForward<T>(kind, n, x.data(), expected.data());
       DeviceBuffer<T> dx(x), dy(n);
       cuda::activationForward(tc.cx, kind, n, dx.get(), dy.get());
       EXPECT_TRUE(allClose(dy.download(), expected, tol.rtol, tol.atol))
@@ -174,13 +174,14 @@ TYPED_TEST(ElementwiseKernels, ActivationBackward) {
       // for the Gelus, Silu and Hardswish. The CPU's Relu takes x and the
       // GPU's relu's result; both give the same gradient.
       std::vector<T> y(n);
-      kernels::activationForward(kind, n, x.data(), y.data());
+      kernels::activationForward<T>(kind, n, x.data(), y.data());
       const bool savesOutput = kind == Activation::Relu || kind == Activation::Sigmoid ||
                                kind == Activation::Tanh;
       const std::vector<T> &gpuSaved = savesOutput ? y : x;
       const std::vector<T> &cpuSaved = kind == Activation::Relu ? x : gpuSaved;
       std::vector<T> expected(n);
-      kernels::activationBackward(kind, n, dy.data(), cpuSaved.data(), expected.data());
+      kernels::activationBackward<T>(kind, n, dy.data(), cpuSaved.data(),
+                                     expected.data());
       DeviceBuffer<T> ddy(dy), dsaved(gpuSaved), ddx(n);
       cuda::activationBackward(tc.cx, kind, n, ddy.get(), dsaved.get(), ddx.get());
       // The CPU's float GELU gradients (FastMath.h) round each term of
@@ -215,7 +216,8 @@ TYPED_TEST(ElementwiseKernels, ActivationInPlace) {
   TestContext tc;
   const size_t n = 1000003;
   std::vector<T> x = randomVector<T>(n, -4, 4, 5), expected(n);
-  kernels::activationForward(Activation::GeluTanh, n, x.data(), expected.data());
+  kernels::activationForward<T>(Activation::GeluTanh, n, x.data(),
+                                expected.data());
   DeviceBuffer<T> buf(x);
   cuda::activationForward(tc.cx, Activation::GeluTanh, n, buf.get(), buf.get());
   EXPECT_TRUE(allClose(buf.download(), expected, tol.rtol, tol.atol));
@@ -347,9 +349,9 @@ std::vector<T> runChainOnCpu(const Chain &chain, size_t n,
     const T *a = r[op.a].data(), *b = op.b < int(r.size()) ? r[op.b].data() : nullptr;
     auto act = [&](Activation kind, bool grad) {
       if (grad)
-        kernels::activationBackward(kind, n, a, b, out.data());
+        kernels::activationBackward<T>(kind, n, a, b, out.data());
       else
-        kernels::activationForward(kind, n, a, out.data());
+        kernels::activationForward<T>(kind, n, a, out.data());
     };
     switch (op.kind) {
     case ChainOpKind::Add:

@@ -9,6 +9,7 @@
 #include "runtime/kernels/Reduction.h"
 
 #include "GradCheck.h"
+#include "HalfBits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -160,10 +161,10 @@ std::vector<double> operand(int64_t n, uint32_t seed) {
 TEST(Activation, KnownValues) {
   // torch.nn.functional.gelu(torch.tensor([1.0, -0.5]), approximate=...).
   double x[] = {1.0, -0.5}, y[2];
-  activationForward(Activation::GeluExact, 2, x, y);
+  activationForward<double>(Activation::GeluExact, 2, x, y);
   EXPECT_NEAR(y[0], 0.8413447460685429, 1e-15);
   EXPECT_NEAR(y[1], -0.15426876936299344, 1e-15);
-  activationForward(Activation::GeluTanh, 2, x, y);
+  activationForward<double>(Activation::GeluTanh, 2, x, y);
   EXPECT_NEAR(y[0], 0.8411919906082768, 1e-15);
   EXPECT_NEAR(y[1], -0.15428599017485606, 1e-15);
 }
@@ -184,14 +185,14 @@ template <typename T> void checkSiluAndHardswishKnownValues() {
   const double tol = sizeof(T) == 4 ? 1e-6 : 1e-15;
   T y[6], dx[6];
   const T dy[] = {1, 1, 1, 1, 1, 1};
-  activationForward(Activation::Silu, 6, x, y);
-  activationBackward(Activation::Silu, 6, dy, x, dx);
+  activationForward<T>(Activation::Silu, 6, x, y);
+  activationBackward<T>(Activation::Silu, 6, dy, x, dx);
   for (int i = 0; i < 6; ++i) {
     EXPECT_NEAR(double(y[i]), silu[i], tol) << "silu x=" << double(x[i]);
     EXPECT_NEAR(double(dx[i]), siluGrad[i], tol) << "silu' x=" << double(x[i]);
   }
-  activationForward(Activation::Hardswish, 6, x, y);
-  activationBackward(Activation::Hardswish, 6, dy, x, dx);
+  activationForward<T>(Activation::Hardswish, 6, x, y);
+  activationBackward<T>(Activation::Hardswish, 6, dy, x, dx);
   for (int i = 0; i < 6; ++i) {
     EXPECT_NEAR(double(y[i]), hardswish[i], tol)
         << "hardswish x=" << double(x[i]);
@@ -203,12 +204,12 @@ template <typename T> void checkSiluAndHardswishKnownValues() {
   const T inf = std::numeric_limits<T>::infinity();
   const T odd[] = {T(NAN), -inf, inf}, ones[] = {1, 1, 1};
   T oy[3], odx[3];
-  activationForward(Activation::Silu, 3, odd, oy);
-  activationBackward(Activation::Silu, 3, ones, odd, odx);
+  activationForward<T>(Activation::Silu, 3, odd, oy);
+  activationBackward<T>(Activation::Silu, 3, ones, odd, odx);
   EXPECT_TRUE(std::isnan(oy[0]) && std::isnan(oy[1]) && oy[2] == inf);
   EXPECT_TRUE(std::isnan(odx[0]) && std::isnan(odx[1]));
-  activationForward(Activation::Hardswish, 3, odd, oy);
-  activationBackward(Activation::Hardswish, 3, ones, odd, odx);
+  activationForward<T>(Activation::Hardswish, 3, odd, oy);
+  activationBackward<T>(Activation::Hardswish, 3, ones, odd, odx);
   EXPECT_TRUE(std::isnan(oy[0]) && std::isnan(oy[1]) && oy[2] == inf);
   EXPECT_TRUE(std::isnan(odx[0]));
   EXPECT_EQ(odx[1], T(0));
@@ -285,8 +286,8 @@ TEST(Activation, ForwardMatchesFormulas) {
   for (Activation a : kAllActivations) {
     std::vector<double> y(x.size());
     std::vector<float> yf(x.size());
-    activationForward(a, int64_t(x.size()), x.data(), y.data());
-    activationForward(a, int64_t(x.size()), xf.data(), yf.data());
+    activationForward<double>(a, int64_t(x.size()), x.data(), y.data());
+    activationForward<float>(a, int64_t(x.size()), xf.data(), yf.data());
     for (size_t i = 0; i < x.size(); ++i) {
       double want = reference(a, x[i]);
       EXPECT_NEAR(y[i], want, 1e-14 * std::max(1.0, std::fabs(want)))
@@ -301,9 +302,9 @@ TEST(Activation, ForwardMatchesFormulas) {
 TEST(Activation, ReluPropagatesNaNAndSigmoidSaturates) {
   float x[] = {NAN, -1e30f, 1e30f, -200.0f};
   float y[4];
-  activationForward(Activation::Relu, 1, x, y);
+  activationForward<float>(Activation::Relu, 1, x, y);
   EXPECT_TRUE(std::isnan(y[0]));
-  activationForward(Activation::Sigmoid, 4, x, y);
+  activationForward<float>(Activation::Sigmoid, 4, x, y);
   EXPECT_EQ(y[1], 0.0f);
   EXPECT_EQ(y[2], 1.0f);
   EXPECT_EQ(y[3], 0.0f);
@@ -317,8 +318,8 @@ template <typename T> void checkGeluAtInfinity() {
   const T x[] = {-inf, inf, T(-30), T(-11)}, dy[] = {1, 1, 1, 1};
   for (Activation a : {Activation::GeluExact, Activation::GeluTanh}) {
     T y[4], dx[4];
-    activationForward(a, 4, x, y);
-    activationBackward(a, 4, dy, x, dx);
+    activationForward<T>(a, 4, x, y);
+    activationBackward<T>(a, 4, dy, x, dx);
     EXPECT_TRUE(std::isnan(y[0])) << name(a) << " " << y[0];
     EXPECT_EQ(y[1], inf) << name(a);
     EXPECT_EQ(y[2], T(0)) << name(a);
@@ -343,13 +344,13 @@ TEST(Activation, BackwardMatchesFiniteDifferences) {
   for (Activation a : kAllActivations) {
     auto forward = [&](const std::vector<double> &in) {
       std::vector<double> y(n);
-      activationForward(a, n, in.data(), y.data());
+      activationForward<double>(a, n, in.data(), y.data());
       return y;
     };
     std::vector<double> y = forward(x);
     std::vector<double> dx(n);
-    activationBackward(a, n, probe.data(), savesOutput(a) ? y.data() : x.data(),
-                       dx.data());
+    activationBackward<double>(a, n, probe.data(),
+                               savesOutput(a) ? y.data() : x.data(), dx.data());
     checkGradient(
         name(a), x,
         [&](const std::vector<double> &in) { return dot(forward(in), probe); },
@@ -364,15 +365,15 @@ TEST(Activation, FloatBackwardMatchesDouble) {
   for (Activation a : kAllActivations) {
     std::vector<double> y(n), dx(n);
     std::vector<float> yf(n), dxf(n);
-    activationForward(a, n, x.data(), y.data());
-    activationForward(a, n, xf.data(), yf.data());
+    activationForward<double>(a, n, x.data(), y.data());
+    activationForward<float>(a, n, xf.data(), yf.data());
     // The reference is evaluated at the float inputs the float path sees.
     std::vector<double> xr(xf.begin(), xf.end()), yr(yf.begin(), yf.end()),
         dyr(dyf.begin(), dyf.end());
-    activationBackward(a, n, dyr.data(), savesOutput(a) ? yr.data() : xr.data(),
-                       dx.data());
-    activationBackward(a, n, dyf.data(),
-                       savesOutput(a) ? yf.data() : xf.data(), dxf.data());
+    activationBackward<double>(
+        a, n, dyr.data(), savesOutput(a) ? yr.data() : xr.data(), dx.data());
+    activationBackward<float>(
+        a, n, dyf.data(), savesOutput(a) ? yf.data() : xf.data(), dxf.data());
     // The float path (FastMath.h) rounds each term of f'(x) = cdf + x pdf to
     // a few float ulps; where the terms cancel (GELU's slope crosses 0 near
     // x = -0.75) that is an absolute error of a few ulps of dy, not of dx.
@@ -388,13 +389,14 @@ TEST(Activation, InPlace) {
   std::vector<double> x = activationInputs(100, 6), dy = randomVector(100, 7);
   for (Activation a : kAllActivations) {
     std::vector<double> y(x.size()), inPlace = x;
-    activationForward(a, 100, x.data(), y.data());
-    activationForward(a, 100, inPlace.data(), inPlace.data());
+    activationForward<double>(a, 100, x.data(), y.data());
+    activationForward<double>(a, 100, inPlace.data(), inPlace.data());
     EXPECT_EQ(inPlace, y) << name(a);
     std::vector<double> dx(x.size()), dyInPlace = dy;
     const double *saved = savesOutput(a) ? y.data() : x.data();
-    activationBackward(a, 100, dy.data(), saved, dx.data());
-    activationBackward(a, 100, dyInPlace.data(), saved, dyInPlace.data());
+    activationBackward<double>(a, 100, dy.data(), saved, dx.data());
+    activationBackward<double>(a, 100, dyInPlace.data(), saved,
+                               dyInPlace.data());
     EXPECT_EQ(dyInPlace, dx) << name(a);
   }
 }
@@ -580,6 +582,44 @@ TEST(Arithmetic, ScaleAccumulateFill) {
   std::vector<double> z(5, 1);
   fill(4, 0.25, z.data());
   EXPECT_EQ(z, (std::vector<double>{0.25, 0.25, 0.25, 0.25, 1}));
+}
+
+/// Every activation and its gradient on F16 or Bf16 storage has the bits of
+/// the float kernel on widened copies followed by a cast, NaN's sign aside
+/// (NaN, infinities, zeros of both signs and subnormals among the inputs),
+/// in place too.
+template <typename T> void checkHalfActivations(CastType type) {
+  const int64_t n = 1001; // not a multiple of a vector
+  const std::vector<uint16_t> x = randomHalves<T>(n, 11),
+                              dy = randomHalves<T>(n, 12);
+  const std::vector<float> x32 = widen(x, type), dy32 = widen(dy, type);
+  for (Activation a : kAllActivations) {
+    SCOPED_TRACE(name(a));
+    std::vector<float> y32(n), dx32(n);
+    activationForward<float>(a, n, x32.data(), y32.data());
+    std::vector<uint16_t> y(n, 0x1234); // overwritten
+    activationForward<T>(a, n, x.data(), y.data());
+    ASSERT_EQ(nanSignsCleared(y, type),
+              nanSignsCleared(narrow(y32, type), type))
+        << "forward";
+    // The gradient reads the forward's rounded result where it saves it.
+    const std::vector<uint16_t> &saved = savesOutput(a) ? y : x;
+    activationBackward<float>(a, n, dy32.data(), widen(saved, type).data(),
+                              dx32.data());
+    std::vector<uint16_t> dx = dy;
+    activationBackward<T>(a, n, dx.data(), saved.data(), dx.data());
+    ASSERT_EQ(nanSignsCleared(dx, type),
+              nanSignsCleared(narrow(dx32, type), type))
+        << "backward, in place over dy";
+  }
+}
+
+TEST(ActivationHalfStorage, SameBitsAsFloatBetweenCastsF16) {
+  checkHalfActivations<F16>(CastType::F16);
+}
+
+TEST(ActivationHalfStorage, SameBitsAsFloatBetweenCastsBf16) {
+  checkHalfActivations<Bf16>(CastType::BF16);
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include "runtime/kernels/KernelError.h"
 
 #include "GradCheck.h"
+#include "HalfBits.h"
 #include "ThreadRanks.h"
 
 #include <cmath>
@@ -492,3 +493,96 @@ TEST(LayerNorm, ParameterGradientsOfManyRowsAcrossThreads) {
 }
 
 } // namespace
+
+namespace {
+
+/// Batch norm on F16 or Bf16 storage with float32 parameters and statistics
+/// (what autocast gives it) has the bits of the float kernel on widened
+/// copies followed by a cast, in every kernel: the forward on batch and on
+/// running statistics, the backward (dx rounded, the parameter gradients the
+/// same floats), the running update, and through the replicas' workspace.
+template <typename T> void checkHalfBatchNorm(CastType type) {
+  struct Case {
+    BnCase shape;
+    bool affine, specials;
+    float offset; // a mean far from 0: Centered's head and tail in float
+  };
+  const Case cases[] = {{{3, 4, 5}, true, false, 0},
+                        {{2, 3, 37}, true, false, 12},
+                        {{4, 3, 1}, false, false, 0},
+                        {{2, 2, 64}, true, true, 0}};
+  for (const Case &k : cases) {
+    const BnCase &b = k.shape;
+    SCOPED_TRACE(describe(b) + (k.specials ? " with NaN and infinities" : ""));
+    const int64_t size = b.n * b.c * b.spatial;
+    const std::vector<uint16_t> x = randomHalves<T>(size, uint32_t(size),
+                                                    k.specials, k.offset),
+                                dy = randomHalves<T>(size, uint32_t(size + 1),
+                                                     k.specials);
+    const std::vector<float> x32 = widen(x, type), dy32 = widen(dy, type);
+    std::vector<float> gammaValues = cast<float>(randomVector(b.c, 7)),
+                       betaValues = cast<float>(randomVector(b.c, 8));
+    const float *gamma = k.affine ? gammaValues.data() : nullptr;
+    const float *beta = k.affine ? betaValues.data() : nullptr;
+    for (bool replicas : {false, true}) {
+      SCOPED_TRACE(replicas ? "one replica" : "alone");
+      std::vector<double> workspace(batchNormReplicaSumElements(b.c, true));
+      double *ws = replicas ? workspace.data() : nullptr;
+      const RankSum sum =
+          replicas ? RankSum([](double *, int64_t) {}) : RankSum();
+
+      std::vector<float> y32(size);
+      std::vector<uint16_t> y(size, 0x1234); // overwritten
+      batchNormTrainingForward<float>(b.n, b.c, b.spatial, x32.data(), gamma,
+                                      beta, kEps, y32.data(), ws, sum);
+      batchNormTrainingForward<T>(b.n, b.c, b.spatial, x.data(), gamma, beta,
+                                  kEps, y.data(), ws, sum);
+      ASSERT_EQ(y, narrow(y32, type)) << "training forward";
+
+      std::vector<float> dx32(size), dg32(b.c), db32(b.c), dg(b.c), db(b.c);
+      std::vector<uint16_t> dx(size, 0x1234);
+      batchNormBackward<float>(b.n, b.c, b.spatial, dy32.data(), x32.data(),
+                               gamma, kEps, dx32.data(), dg32.data(),
+                               db32.data(), ws, sum);
+      batchNormBackward<T>(b.n, b.c, b.spatial, dy.data(), x.data(), gamma,
+                           kEps, dx.data(), dg.data(), db.data(), ws, sum);
+      ASSERT_EQ(dx, narrow(dx32, type)) << "dx";
+      if (!k.specials) { // NaN != NaN: the float vectors compare by value
+        ASSERT_EQ(dg, dg32) << "dgamma";
+        ASSERT_EQ(db, db32) << "dbeta";
+      }
+
+      std::vector<float> mean32(b.c, 0.5f), var32(b.c, 2.0f), mean(b.c, 0.5f),
+          var(b.c, 2.0f);
+      int64_t tracked32 = 3, tracked = 3;
+      batchNormUpdateRunningStats<float>(b.n, b.c, b.spatial, x32.data(), 0.1,
+                                         mean32.data(), var32.data(),
+                                         &tracked32, ws, sum);
+      batchNormUpdateRunningStats<T>(b.n, b.c, b.spatial, x.data(), 0.1,
+                                     mean.data(), var.data(), &tracked, ws,
+                                     sum);
+      if (!k.specials) {
+        ASSERT_EQ(mean, mean32) << "running mean";
+        ASSERT_EQ(var, var32) << "running var";
+      }
+      ASSERT_EQ(tracked, 4);
+
+      batchNormInferenceForward<float>(b.n, b.c, b.spatial, x32.data(), gamma,
+                                       beta, mean32.data(), var32.data(), kEps,
+                                       y32.data());
+      batchNormInferenceForward<T>(b.n, b.c, b.spatial, x.data(), gamma, beta,
+                                   mean32.data(), var32.data(), kEps, y.data());
+      ASSERT_EQ(y, narrow(y32, type)) << "inference forward";
+    }
+  }
+}
+
+} // namespace
+
+TEST(BatchNormHalfStorage, SameBitsAsFloatBetweenCastsF16) {
+  checkHalfBatchNorm<F16>(CastType::F16);
+}
+
+TEST(BatchNormHalfStorage, SameBitsAsFloatBetweenCastsBf16) {
+  checkHalfBatchNorm<Bf16>(CastType::BF16);
+}

@@ -93,8 +93,8 @@ TEST(Parallel, ActivationsAndBinaryOps) {
                           Activation::Tanh, Activation::GeluExact,
                           Activation::GeluTanh})
     expectSameBits({&y, &dx}, [&] {
-      activationForward(kind, n, x.data(), y.data());
-      activationBackward(kind, n, dy.data(), x.data(), dx.data());
+      activationForward<float>(kind, n, x.data(), y.data());
+      activationBackward<float>(kind, n, dy.data(), x.data(), dx.data());
     });
   // [307, 977] + [977]: a broadcast split by rows.
   const int64_t shape[] = {307, 977}, as[] = {977, 1}, bs[] = {0, 1};
@@ -139,12 +139,12 @@ TEST(Parallel, Normalization) {
   expectSameBits({&y, &dx, &dgamma, &dbeta, &mean, &var}, [&] {
     std::fill(mean.begin(), mean.end(), 0.0f);
     std::fill(var.begin(), var.end(), 1.0f);
-    batchNormTrainingForward(n, c, spatial, x.data(), gamma.data(),
-                             beta.data(), 1e-5, y.data());
-    batchNormBackward(n, c, spatial, dy.data(), x.data(), gamma.data(), 1e-5,
-                      dx.data(), dgamma.data(), dbeta.data());
-    batchNormUpdateRunningStats(n, c, spatial, x.data(), 0.1, mean.data(),
-                                var.data(), &tracked);
+    batchNormTrainingForward<float>(n, c, spatial, x.data(), gamma.data(),
+                                    beta.data(), 1e-5, y.data());
+    batchNormBackward<float>(n, c, spatial, dy.data(), x.data(), gamma.data(),
+                             1e-5, dx.data(), dgamma.data(), dbeta.data());
+    batchNormUpdateRunningStats<float>(n, c, spatial, x.data(), 0.1,
+                                       mean.data(), var.data(), &tracked);
   });
   // LayerNorm: rows split for y and dx, columns for dgamma and dbeta.
   const int64_t rows = 1201, cols = 67;

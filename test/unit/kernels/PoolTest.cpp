@@ -9,6 +9,7 @@
 #include "runtime/kernels/Pool.h"
 
 #include "GradCheck.h"
+#include "HalfBits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -373,42 +374,6 @@ TEST(AdaptiveAvgPool2d, BackwardMatchesFiniteDifferences) {
 } // namespace
 
 namespace {
-
-/// Random 16-bit patterns of type T: mostly values in [-4, 4) with repeats
-/// (ties in windows), some NaN (one with a payload and the sign bit, which a
-/// cast does not keep), infinities, zeros of both signs and subnormals.
-template <typename T> std::vector<uint16_t> randomHalves(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> kind(0, 20);
-  std::uniform_int_distribution<int> small(-64, 63);
-  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
-                            -std::numeric_limits<float>::quiet_NaN(),
-                            std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(),
-                            0.0f,
-                            -0.0f,
-                            1e-7f,
-                            -3e-41f};
-  std::vector<uint16_t> v(n);
-  for (uint16_t &bits : v) {
-    int k = kind(rng);
-    bits = k == 8 ? uint16_t(0xffc1) // a NaN in both types
-                  : T::store(k < 8 ? specials[k] : small(rng) / 16.0f);
-  }
-  return v;
-}
-
-std::vector<float> widen(const std::vector<uint16_t> &v, CastType type) {
-  std::vector<float> out(v.size());
-  castElements(v.data(), type, out.data(), CastType::F32, int64_t(v.size()));
-  return out;
-}
-
-std::vector<uint16_t> narrow(const std::vector<float> &v, CastType type) {
-  std::vector<uint16_t> out(v.size());
-  castElements(v.data(), CastType::F32, out.data(), type, int64_t(v.size()));
-  return out;
-}
 
 /// Max pooling on half storage has the bits of the float pool on widened
 /// copies followed by a cast (what cairn-compute-half-in-float32 would make
