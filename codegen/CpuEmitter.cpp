@@ -67,7 +67,8 @@ private:
   std::string ptr(Value value) const {
     return value ? identifiers[graph.ids.lookup(value)] : "nullptr";
   }
-  /// `cairn::kernels::name<float>` for the element type of `value`.
+  /// `cairn::kernels::name<float>` for the element type of `value` (a half
+  /// one's storage tag, Convert.h's F16 or Bf16).
   /// An update's lr: times the step's scheduled factor when there is a
   /// schedule.
   std::string formatLr(double lr) const {
@@ -75,7 +76,7 @@ private:
     return program.lrSchedule.empty() ? text : text + " * ctx.lrFactor";
   }
   std::string call(Value value, llvm::StringRef name) const {
-    return ("cairn::kernels::" + name + "<" + getElementCType(value) + ">")
+    return ("cairn::kernels::" + name + "<" + getTemplateType(value) + ">")
         .str();
   }
   llvm::raw_ostream &line() { return os.indent(indent); }

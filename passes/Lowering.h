@@ -87,7 +87,7 @@ bool isHalfProduct(mlir::Operation *op);
 /// the float32 op between casts without their float32 copies: a
 /// cairn.max_pool2d all of whose tensors have one half type (its result is
 /// one of its inputs), and a cairn.max_pool2d_grad likewise whose windows do
-/// not overlap (each gradient lands alone: no sum to round); the
+/// not overlap (each gradient lands alone: no sum to round); dropout, the
 /// activations (relu, sigmoid, tanh, gelu, silu, hardswish) and their
 /// gradients on one half type; batch norm, its gradient and its running
 /// update on half data, beside their float32 parameters and statistics.

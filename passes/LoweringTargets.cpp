@@ -80,9 +80,9 @@ bool cairn::isHalfProduct(mlir::Operation *op) {
 }
 
 bool cairn::isHalfStorageOp(mlir::Operation *op) {
-  if (mlir::isa<MaxPool2dOp, ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp,
-                HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp,
-                SiluGradOp, HardswishGradOp>(op))
+  if (mlir::isa<MaxPool2dOp, DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp,
+                SiluOp, HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp,
+                GeluGradOp, SiluGradOp, HardswishGradOp>(op))
     return hasOneHalfType(op);
   // Batch norm's data (input, result, dy, dx) has one type and its
   // parameters and statistics are float32 where that type is half (the

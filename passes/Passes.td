@@ -115,8 +115,8 @@ def ComputeHalfInFloat32Pass
 
     With `half-storage-kernels` (the CPU), an op of `isHalfStorageOp`
     (passes/Lowering.h: a `cairn.max_pool2d` on one half type, a
-    `cairn.max_pool2d_grad` likewise whose windows do not overlap, the
-    activations and their gradients on one half type, batch norm and its
+    `cairn.max_pool2d_grad` likewise whose windows do not overlap, dropout,
+    the activations and their gradients on one half type, batch norm and its
     gradient and running update on half data with float32 parameters) is
     left as it is too: its kernel reads the half tensors widened and writes
     them rounded, computing in float32 between, which is the copies'

@@ -204,11 +204,17 @@ std::vector<PhiloxPath> philoxPaths() {
   return paths;
 }
 
+// On half storage each element is widened as it is read and the product
+// rounded as it is written (Convert.h): the float kernel's bits between
+// casts.
 template <typename T>
 void dropoutWith(PhiloxLanesFn lanes, int64_t n, double p, uint64_t seed,
-                 uint64_t step, uint64_t stream, const T *x, T *y) {
+                 uint64_t step, uint64_t stream, const StoredAs<T> *x,
+                 StoredAs<T> *y) {
+  using S = Storage<T>;
+  using C = ComputedIn<T>;
   PhiloxKey key = ops::dropoutKey(seed, stream);
-  T keepScale = ops::dropoutScale<T>(p);
+  C keepScale = ops::dropoutScale<C>(p);
   // ScalarOps.h keeps an element when u = (word >> 8) * 2^-24 >= p. Both
   // sides times 2^-24 are exact, and word >> 8 is an integer, so that is
   // (word >> 8) >= ceil(p * 2^24): one integer compare per element.
@@ -228,8 +234,8 @@ void dropoutWith(PhiloxLanesFn lanes, int64_t n, double p, uint64_t seed,
           // The product is taken unconditionally: under a select it would
           // keep the loop scalar, branching on random bits.
           for (int64_t i = 0; i < block; ++i) {
-            const T kept = x[base + i] * keepScale;
-            y[base + i] = (words[i] >> 8) >= threshold ? kept : T(0);
+            const C kept = S::load(x[base + i]) * keepScale;
+            y[base + i] = S::store((words[i] >> 8) >= threshold ? kept : C(0));
           }
         }
       });
@@ -237,17 +243,18 @@ void dropoutWith(PhiloxLanesFn lanes, int64_t n, double p, uint64_t seed,
     PhiloxWords words = ops::dropoutWords(key, step, uint64_t(base) / 4);
     int64_t count = n - base < 4 ? n - base : 4;
     for (int64_t k = 0; k < count; ++k)
-      y[base + k] = ops::dropoutElement(words.w[k], p, x[base + k], keepScale);
+      y[base + k] = S::store(
+          ops::dropoutElement(words.w[k], p, S::load(x[base + k]), keepScale));
   }
 }
 
 } // namespace
 
 template <typename T>
-void dropout(int64_t n, double p, uint64_t seed, uint64_t step,
-             uint64_t stream, const T *x, T *y) {
+void dropout(int64_t n, double p, uint64_t seed, uint64_t step, uint64_t stream,
+             const StoredAs<T> *x, StoredAs<T> *y) {
   static const PhiloxLanesFn widest = philoxPaths().front().lanes;
-  dropoutWith(widest, n, p, seed, step, stream, x, y);
+  dropoutWith<T>(widest, n, p, seed, step, stream, x, y);
 }
 
 std::vector<std::string> dropoutPhiloxPaths() {
@@ -262,7 +269,7 @@ void dropoutUsing(const std::string &path, int64_t n, double p, uint64_t seed,
                   uint64_t step, uint64_t stream, const T *x, T *y) {
   for (const PhiloxPath &candidate : philoxPaths())
     if (path == candidate.name)
-      return dropoutWith(candidate.lanes, n, p, seed, step, stream, x, y);
+      return dropoutWith<T>(candidate.lanes, n, p, seed, step, stream, x, y);
   throw KernelError("dropout: no Philox path '" + path + "' on this CPU");
 }
 
@@ -270,6 +277,10 @@ template void dropout<float>(int64_t, double, uint64_t, uint64_t, uint64_t,
                              const float *, float *);
 template void dropout<double>(int64_t, double, uint64_t, uint64_t, uint64_t,
                               const double *, double *);
+template void dropout<F16>(int64_t, double, uint64_t, uint64_t, uint64_t,
+                           const uint16_t *, uint16_t *);
+template void dropout<Bf16>(int64_t, double, uint64_t, uint64_t, uint64_t,
+                            const uint16_t *, uint16_t *);
 template void dropoutUsing<float>(const std::string &, int64_t, double,
                                   uint64_t, uint64_t, uint64_t, const float *,
                                   float *);

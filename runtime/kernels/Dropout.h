@@ -17,6 +17,8 @@
 #ifndef CAIRN_RUNTIME_KERNELS_DROPOUT_H
 #define CAIRN_RUNTIME_KERNELS_DROPOUT_H
 
+#include "runtime/kernels/Convert.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -30,10 +32,12 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
                                    std::array<uint32_t, 2> key);
 
 /// y = x * mask / (1 - p); also the backward (applied to dy with the same
-/// seed, step and stream). y may alias x.
+/// seed, step and stream). y may alias x. T is float or double, or F16 or
+/// Bf16 (Convert.h): half tensors read widened to float and written
+/// rounded, the float kernel's bits between casts.
 template <typename T>
-void dropout(int64_t n, double p, uint64_t seed, uint64_t step,
-             uint64_t stream, const T *x, T *y);
+void dropout(int64_t n, double p, uint64_t seed, uint64_t step, uint64_t stream,
+             const StoredAs<T> *x, StoredAs<T> *y);
 
 /// The ways this CPU can draw Philox words ("avx512", "avx2", "scalar"),
 /// the one dropout uses first; each must give the same mask.

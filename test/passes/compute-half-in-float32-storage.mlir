@@ -38,7 +38,7 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "P"} {
 // Tests that with half-storage-kernels batch norm, its running update and
 // its gradient on bf16 data keep their float32 parameters and statistics and
 // read and write bf16 with no copies, and so do an activation and its
-// gradient on one half type (gelu's, which saves its input). Without the
+// gradient on one half type (gelu's, which saves its input), and dropout. Without the
 // option, every one is widened.
 module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
   func.func @norm(%x: tensor<2x3x4x4xbf16>, %dy: tensor<2x3x4x4xbf16>,
@@ -52,7 +52,8 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
     %dx, %dw, %db = cairn.batch_norm_grad %dy, %x weight %w {eps = 1.000000e-05 : f64} : (tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>, tensor<3xf32>) -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>)
     %g = cairn.gelu %y {approximate = "none"} : tensor<2x3x4x4xbf16>
     %dg = cairn.gelu_grad %dy, %y {approximate = "none"} : tensor<2x3x4x4xbf16>
-    return %g, %nm, %nv, %nn, %dx, %dw, %db, %dg, %y : tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>
+    %d = cairn.dropout %g {p = 5.000000e-01 : f64, stream = 0 : i64, training = true} : tensor<2x3x4x4xbf16>
+    return %d, %nm, %nv, %nn, %dx, %dw, %db, %dg, %y : tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<i64>, tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>
   }
 }
 // CHECK-LABEL: func.func @norm(
@@ -62,6 +63,7 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
 // CHECK-NEXT: cairn.batch_norm_grad %arg1, %arg0 weight %arg2 {{.*}} -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>)
 // CHECK-NEXT: cairn.gelu {{.*}} : tensor<2x3x4x4xbf16>
 // CHECK-NEXT: cairn.gelu_grad {{.*}} : tensor<2x3x4x4xbf16>
+// CHECK-NEXT: cairn.dropout {{.*}} : tensor<2x3x4x4xbf16>
 // CHECK-NEXT: return
 
 // WIDEN-LABEL: func.func @norm(
@@ -69,4 +71,5 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
 // WIDEN-NEXT: cairn.batch_norm {{.*}} -> tensor<2x3x4x4xf32>
 // WIDEN-NOT: cairn.batch_norm{{.*}}bf16
 // WIDEN-NOT: cairn.gelu{{.*}}bf16
+// WIDEN-NOT: cairn.dropout{{.*}}bf16
 // WIDEN: return

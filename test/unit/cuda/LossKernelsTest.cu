@@ -225,7 +225,8 @@ TYPED_TEST(LossKernels, DropoutMatchesCpuMask) {
   TestContext tc;
   for (const DropoutCase &c : dropoutCases()) {
     std::vector<T> x = randomVector<T>(c.n, -2, 2, c.n), expected(c.n);
-    kernels::dropout(c.n, c.p, c.seed, c.step, c.stream, x.data(), expected.data());
+    kernels::dropout<T>(c.n, c.p, c.seed, c.step, c.stream, x.data(),
+                        expected.data());
     tc.setSeed(c.seed);
     tc.setStep(static_cast<int64_t>(c.step));
     DeviceBuffer<T> dx(x), dy(c.n);
@@ -241,7 +242,7 @@ TYPED_TEST(LossKernels, DropoutInPlace) {
   TestContext tc;
   const size_t n = 1000003;
   std::vector<T> x = randomVector<T>(n, -2, 2, 9), expected(n);
-  kernels::dropout(n, 0.3, 77, 5, 2, x.data(), expected.data());
+  kernels::dropout<T>(n, 0.3, 77, 5, 2, x.data(), expected.data());
   tc.setSeed(77);
   tc.setStep(5);
   DeviceBuffer<T> buf(x);
@@ -269,7 +270,7 @@ TYPED_TEST(LossKernels, DropoutReplayedFromAGraph) {
     CAIRN_CUDA_CHECK(cudaGraphLaunch(exec, tc.cx.stream));
     tc.sync();
     std::vector<T> expected(n);
-    kernels::dropout(n, 0.5, seed, step, 4, x.data(), expected.data());
+    kernels::dropout<T>(n, 0.5, seed, step, 4, x.data(), expected.data());
     EXPECT_TRUE(allEqual(dy.download(), expected)) << "step " << step;
   }
   CAIRN_CUDA_CHECK(cudaGraphExecDestroy(exec));

@@ -9,6 +9,7 @@
 #include "runtime/kernels/KernelError.h"
 
 #include "GradCheck.h"
+#include "HalfBits.h"
 
 #include <cmath>
 
@@ -52,7 +53,7 @@ TEST(Dropout, FollowsTheDocumentedScheme) {
   // counter matters.
   const uint64_t seed = 0x123456789abcdef0, step = 0x500000007, stream = 9;
   std::vector<double> x = randomVector(n, 1), y(n);
-  dropout(n, p, seed, step, stream, x.data(), y.data());
+  dropout<double>(n, p, seed, step, stream, x.data(), y.data());
   double scale = 1 / (1 - p);
   for (int64_t i = 0; i < n; ++i)
     EXPECT_EQ(y[i], referenceKeep(i, p, seed, step, stream) ? x[i] * scale : 0)
@@ -71,7 +72,7 @@ TEST(Dropout, IntegerThresholdDecidesAsTheDocumentedCompare) {
                    std::ldexp(1.0, -30)}) {
     std::vector<float> y(n);
     std::vector<float> x = ones(n);
-    dropout(n, p, seed, step, stream, x.data(), y.data());
+    dropout<float>(n, p, seed, step, stream, x.data(), y.data());
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(y[i] != 0, referenceKeep(i, p, seed, step, stream))
           << "p " << p << " element " << i;
@@ -109,7 +110,7 @@ TEST(Dropout, KeptFractionIsOneMinusP) {
   const int64_t n = 1000000;
   for (double p : {0.1, 0.5, 0.9}) {
     std::vector<float> x = ones(n), y(n);
-    dropout(n, p, 42, 7, 0, x.data(), y.data());
+    dropout<float>(n, p, 42, 7, 0, x.data(), y.data());
     int64_t kept = 0;
     float scale = float(1 / (1 - p));
     for (float v : y) {
@@ -125,7 +126,7 @@ TEST(Dropout, MaskDependsOnSeedStepAndStream) {
   const int64_t n = 4096;
   auto mask = [&](uint64_t seed, uint64_t step, uint64_t stream) {
     std::vector<float> x = ones(n), y(n);
-    dropout(n, 0.5, seed, step, stream, x.data(), y.data());
+    dropout<float>(n, 0.5, seed, step, stream, x.data(), y.data());
     return y;
   };
   std::vector<float> base = mask(1, 2, 3);
@@ -145,8 +146,8 @@ TEST(Dropout, SameCallTwiceGivesSameMaskForForwardAndBackward) {
   const int64_t n = 777;
   std::vector<double> x = randomVector(n, 2), dy = randomVector(n, 3);
   std::vector<double> y(n), dx(n);
-  dropout(n, 0.25, 5, 6, 1, x.data(), y.data());
-  dropout(n, 0.25, 5, 6, 1, dy.data(), dx.data());
+  dropout<double>(n, 0.25, 5, 6, 1, x.data(), y.data());
+  dropout<double>(n, 0.25, 5, 6, 1, dy.data(), dx.data());
   for (int64_t i = 0; i < n; ++i)
     EXPECT_EQ(y[i] == 0, dx[i] == 0) << i;
   // The backward is the same linear map: <dropout(x), dy> == <x, dropout(dy)>.
@@ -155,14 +156,14 @@ TEST(Dropout, SameCallTwiceGivesSameMaskForForwardAndBackward) {
 
 TEST(Dropout, ZeroRateIsIdentity) {
   std::vector<float> x = {1.5f, -0.0f, 3e-38f, -7.25f, 1e30f}, y(5);
-  dropout(5, 0.0, 11, 12, 13, x.data(), y.data());
+  dropout<float>(5, 0.0, 11, 12, 13, x.data(), y.data());
   EXPECT_EQ(y, x);
   EXPECT_TRUE(std::signbit(y[1]));
 }
 
 TEST(Dropout, RateOneDropsEverything) {
   std::vector<float> x = {1.5f, -2.0f, 1e30f}, y(3, 9.0f);
-  dropout(3, 1.0, 11, 12, 13, x.data(), y.data());
+  dropout<float>(3, 1.0, 11, 12, 13, x.data(), y.data());
   EXPECT_EQ(y, std::vector<float>(3, 0.0f));
 }
 
@@ -171,21 +172,51 @@ TEST(Dropout, InPlace) {
   std::vector<float> x(n), y(n);
   for (int64_t i = 0; i < n; ++i)
     x[i] = float(i + 1);
-  dropout(n, 0.4, 3, 4, 5, x.data(), y.data());
-  dropout(n, 0.4, 3, 4, 5, x.data(), x.data());
+  dropout<float>(n, 0.4, 3, 4, 5, x.data(), y.data());
+  dropout<float>(n, 0.4, 3, 4, 5, x.data(), x.data());
   EXPECT_EQ(x, y);
 }
 
 TEST(Dropout, MaskOfAnElementDoesNotDependOnN) {
   const int64_t n = 1000;
   std::vector<float> x = ones(n), full(n);
-  dropout(n, 0.5, 8, 9, 10, x.data(), full.data());
+  dropout<float>(n, 0.5, 8, 9, 10, x.data(), full.data());
   for (int64_t m : {1, 2, 3, 5, 6, 7, 998}) {
     std::vector<float> prefix(m);
-    dropout(m, 0.5, 8, 9, 10, x.data(), prefix.data());
+    dropout<float>(m, 0.5, 8, 9, 10, x.data(), prefix.data());
     EXPECT_EQ(prefix, std::vector<float>(full.begin(), full.begin() + m))
         << "n " << m;
   }
+}
+
+/// Dropout on F16 or Bf16 storage has the bits of the float kernel on a
+/// widened copy followed by a cast (NaN's sign aside: a dropped NaN is 0 in
+/// both, a kept one is NaN), over the vectorised blocks and the tail, in
+/// place too, at p = 0, a fraction, and 1.
+template <typename T> void checkHalfDropout(CastType type) {
+  const int64_t n = 1000 + 3; // blocks and a tail
+  const std::vector<uint16_t> x = randomHalves<T>(n, 21);
+  const std::vector<float> x32 = widen(x, type);
+  for (double p : {0.0, 0.3, 1.0}) {
+    SCOPED_TRACE("p " + std::to_string(p));
+    std::vector<float> y32(n);
+    dropout<float>(n, p, 7, 8, 9, x32.data(), y32.data());
+    std::vector<uint16_t> y(n, 0x1234); // overwritten
+    dropout<T>(n, p, 7, 8, 9, x.data(), y.data());
+    const std::vector<uint16_t> want = nanSignsCleared(narrow(y32, type), type);
+    ASSERT_EQ(nanSignsCleared(y, type), want);
+    std::vector<uint16_t> inPlace = x;
+    dropout<T>(n, p, 7, 8, 9, inPlace.data(), inPlace.data());
+    ASSERT_EQ(nanSignsCleared(inPlace, type), want) << "in place";
+  }
+}
+
+TEST(DropoutHalfStorage, SameBitsAsFloatBetweenCastsF16) {
+  checkHalfDropout<F16>(CastType::F16);
+}
+
+TEST(DropoutHalfStorage, SameBitsAsFloatBetweenCastsBf16) {
+  checkHalfDropout<Bf16>(CastType::BF16);
 }
 
 } // namespace

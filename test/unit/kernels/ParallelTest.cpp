@@ -109,7 +109,8 @@ TEST(Parallel, Dropout) {
   const int64_t n = 200003;
   auto x = randomFloats(n, 4);
   std::vector<float> y(n);
-  expectSameBits({&y}, [&] { dropout(n, 0.3, 11, 5, 2, x.data(), y.data()); });
+  expectSameBits({&y},
+                 [&] { dropout<float>(n, 0.3, 11, 5, 2, x.data(), y.data()); });
 }
 
 TEST(Parallel, Softmax) {
