@@ -67,14 +67,14 @@ private:
   std::string ptr(Value value) const {
     return value ? identifiers[graph.ids.lookup(value)] : "nullptr";
   }
-  /// `cairn::kernels::name<float>` for the element type of `value` (a half
-  /// one's storage tag, Convert.h's F16 or Bf16).
   /// An update's lr: times the step's scheduled factor when there is a
   /// schedule.
   std::string formatLr(double lr) const {
     std::string text = formatDouble(lr);
     return program.lrSchedule.empty() ? text : text + " * ctx.lrFactor";
   }
+  /// `cairn::kernels::name<float>` for the element type of `value` (a half
+  /// one's storage tag, Convert.h's F16 or Bf16).
   std::string call(Value value, llvm::StringRef name) const {
     return ("cairn::kernels::" + name + "<" + getTemplateType(value) + ">")
         .str();
@@ -101,14 +101,14 @@ private:
   }
   void closeParallelLoop() { line() << "});\n"; }
 
-  /// An element of `value` at `index` as the loop computes it: a half one
-  /// widened to float by its storage tag (Convert.h), which `stored` rounds
-  /// back, so a loop over half tensors gives the float loop's bits between
-  /// casts.
   static bool isHalf(Value value) {
     Type element = cast<MemRefType>(value.getType()).getElementType();
     return element.isF16() || element.isBF16();
   }
+  /// An element of `value` at `index` as the loop computes it: a half one
+  /// widened to float by its storage tag (Convert.h), which `stored` rounds
+  /// back, so a loop over half tensors gives the float loop's bits between
+  /// casts.
   std::string loaded(Value value, llvm::StringRef index) const {
     std::string element = ptr(value) + "[" + index.str() + "]";
     return isHalf(value)

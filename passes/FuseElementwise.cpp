@@ -312,6 +312,15 @@ Operation *StepFuser::getSoleReader(Value buffer) {
   return readers.lookup(buffer).front();
 }
 
+/// The linear computes `relu` in its epilogue, and says so where it is.
+static void markReluFolded(LinearKernelOp linear, ReluKernelOp relu) {
+  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
+  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
+  linear->setLoc(
+      FusedLoc::get(linear.getContext(), locs,
+                    StringAttr::get(linear.getContext(), "cairn.linear+relu")));
+}
+
 bool StepFuser::foldRelu(Operation *op) {
   auto linear = dyn_cast<LinearKernelOp>(op);
   if (!linear || linear.getRelu())
@@ -360,11 +369,7 @@ bool StepFuser::foldRelu(Operation *op) {
     return false;
   // (The pass puts every declaration back before its first use after.)
   linear.getResultMutable().assign(result);
-  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
-  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
-  linear->setLoc(FusedLoc::get(linear.getContext(), locs,
-                               StringAttr::get(linear.getContext(),
-                                               "cairn.linear+relu")));
+  markReluFolded(linear, relu);
   // Each folded kernel read the previous result alone, and those results
   // go: the readers of every other buffer stay as they were.
   SmallVector<Value> dropped = {product};
@@ -392,11 +397,7 @@ bool StepFuser::foldHalfRelu(LinearKernelOp linear, CastKernelOp narrow) {
   Value result = relu.getResult();
   if (isWrittenBetween(narrow, relu, {getViewRoot(result)}))
     return false;
-  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
-  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
-  linear->setLoc(
-      FusedLoc::get(linear.getContext(), locs,
-                    StringAttr::get(linear.getContext(), "cairn.linear+relu")));
+  markReluFolded(linear, relu);
   narrow.getResultMutable().assign(result);
   relu->erase();
   readers.erase(narrowed);
