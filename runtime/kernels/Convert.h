@@ -1,11 +1,13 @@
 //===- Convert.h - float32 to and from f16 and bf16 -------------*- C++ -*-===//
 //
 // Half tensors are stored as their 16 bits (uint16_t) and computed in
-// float32: the CPU's kernels read float32 copies (cairn.kernel.cast). The
-// conversions are PyTorch's `.to()`: round to nearest even, overflow to
-// infinity, NaN to PyTorch's quiet NaN, f16 subnormals kept. Exact bit manipulation,
-// so every machine rounds alike; the scalar forms are for the host and the
-// device.
+// float32: the CPU's GEMMs and convolutions read float32 copies
+// (cairn.kernel.cast), and the kernels templated on a storage tag (F16,
+// Bf16 below: pooling, batch norm, the activations, dropout) widen each
+// element as they read it. The conversions are PyTorch's `.to()`: round to
+// nearest even, overflow to infinity, NaN to PyTorch's quiet NaN, f16
+// subnormals kept. Exact bit manipulation, so every machine rounds alike;
+// the scalar forms are for the host and the device.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_CONVERT_H
