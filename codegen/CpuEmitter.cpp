@@ -101,28 +101,20 @@ private:
   }
   void closeParallelLoop() { line() << "});\n"; }
 
-  static bool isHalf(Value value) {
-    Type element = cast<MemRefType>(value.getType()).getElementType();
-    return element.isF16() || element.isBF16();
-  }
   /// An element of `value` at `index` as the loop computes it: a half one
   /// widened to float by its storage tag (Convert.h), which `stored` rounds
   /// back, so a loop over half tensors gives the float loop's bits between
   /// casts.
   std::string loaded(Value value, llvm::StringRef index) const {
     std::string element = ptr(value) + "[" + index.str() + "]";
-    return isHalf(value)
+    return isHalfBuffer(value)
                ? std::string(getTemplateType(value)) + "::load(" + element + ")"
                : element;
   }
   std::string stored(Value value, const std::string &computed) const {
-    return isHalf(value) ? std::string(getTemplateType(value)) + "::store(" +
-                               computed + ")"
-                         : computed;
-  }
-  /// The value `v` in the type a loop over `value`'s elements computes in.
-  static std::string computedReal(Value value, double v) {
-    return isHalf(value) ? formatReal(v, /*f32=*/true) : formatRealOf(value, v);
+    return isHalfBuffer(value) ? std::string(getTemplateType(value)) +
+                                     "::store(" + computed + ")"
+                               : computed;
   }
 
   const ProgramGraph &graph;
@@ -524,7 +516,7 @@ void CpuEmitter::emitKernel(Operation *op) {
             os << "\n";
             line() << "    " << ptr(y) << "[i] = "
                    << stored(y, "std::max(" + loaded(k.getInput(), "i") + ", " +
-                                    computedReal(y, 0) + ")")
+                                    formatComputedRealOf(y, 0) + ")")
                    << ";\n";
             closeParallelLoop();
             return true;
@@ -533,11 +525,11 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dy is read unconditionally: a load under the select would
             // keep the compiler from vectorising the loop.
             Value dx = k.getResult();
-            std::string zero = computedReal(dx, 0);
+            std::string zero = formatComputedRealOf(dx, 0);
             openParallelLoop(k.getN(), 1);
             os << " {\n";
             line() << "    const "
-                   << (isHalf(dx) ? "float" : getElementCType(dx))
+                   << (isHalfBuffer(dx) ? "float" : getElementCType(dx))
                    << " dy = " << loaded(k.getDy(), "i") << ";\n";
             line() << "    " << ptr(dx) << "[i] = "
                    << stored(dx, loaded(k.getOutput(), "i") + " > " + zero +

@@ -116,7 +116,7 @@ private:
   /// gemm, batchedGemm or linearForward writing `result`: on half
   /// operands, its tensor-core twin (halfGemm<CastType::F16>, ...).
   std::string gemmCall(Value result, llvm::StringRef name) const {
-    if (!isHalf(result))
+    if (!isHalfBuffer(result))
       return call(result, name);
     return "cairn::cuda::" + getHalfTwin(name) +
            "<cairn::kernels::CastType::" + getCastTypeName(result) + ">";
@@ -126,15 +126,6 @@ private:
     std::string twin = ("half" + name).str();
     twin[4] = llvm::toUpper(twin[4]);
     return twin;
-  }
-  /// alpha or beta of a GEMM writing `result`: float for a half GEMM.
-  std::string gemmScalar(Value result, double value) const {
-    return isHalf(result) ? formatReal(value, /*isFloat=*/true)
-                          : formatRealOf(result, value);
-  }
-  static bool isHalf(Value value) {
-    Type element = cast<MemRefType>(value.getType()).getElementType();
-    return element.isF16() || element.isBF16();
   }
   /// `workspace, bytes` of a kernel's scratch, `nullptr, 0` without.
   std::string workspace(Value scratch);
@@ -460,7 +451,7 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
   std::string head = formatBool(op.getTransposeLhs()) + ", " +
                      formatBool(op.getTransposeRhs()) + ", " + formatInt(m) +
                      ", " + formatInt(n) + ", " + formatInt(op.getK()) + ", " +
-                     gemmScalar(result, 1) + ", ";
+                     formatComputedRealOf(result, 1) + ", ";
   std::string lda = formatInt(op.getLda()), ldb = formatInt(op.getLdb());
   std::string scratch = workspace(op.getWorkspace());
   int id = site();
@@ -468,16 +459,16 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
     if (batch == 1) {
       line() << gemmCall(result, "gemm") << "(cx, " << id << ", " << head
              << ptr(op.getLhs()) << ", " << lda << ", " << ptr(op.getRhs())
-             << ", " << ldb << ", " << gemmScalar(result, 0) << ", "
+             << ", " << ldb << ", " << formatComputedRealOf(result, 0) << ", "
              << ptr(result) << ", " << n << ", " << scratch << ");\n";
       return;
     }
     line() << gemmCall(result, "batchedGemm") << "(cx, " << id << ", " << batch
            << ", " << head << ptr(op.getLhs()) << ", " << lda << ", "
            << *op.getLhsStride() << ", " << ptr(op.getRhs()) << ", " << ldb
-           << ", " << *op.getRhsStride() << ", " << gemmScalar(result, 0)
-           << ", " << ptr(result) << ", " << n << ", " << m * n << ", "
-           << scratch << ");\n";
+           << ", " << *op.getRhsStride() << ", "
+           << formatComputedRealOf(result, 0) << ", " << ptr(result) << ", "
+           << n << ", " << m * n << ", " << scratch << ");\n";
     return;
   }
   // A partial broadcast of the batch dimensions: one GEMM per matrix, all
@@ -500,8 +491,8 @@ void CudaEmitter::emitMatmul(MatmulKernelOp op) {
   line() << "  for (int64_t b = 0; b < " << batch << "; ++b)\n";
   line() << "    " << gemmCall(result, "gemm") << "(cx, " << id << ", " << head
          << a << ", " << lda << ", " << b << ", " << ldb << ", "
-         << gemmScalar(result, 0) << ", " << ptr(result) << " + b * " << m * n
-         << ", " << n << ", " << scratch << ");\n";
+         << formatComputedRealOf(result, 0) << ", " << ptr(result) << " + b * "
+         << m * n << ", " << n << ", " << scratch << ");\n";
   line() << "}\n";
 }
 
@@ -538,7 +529,8 @@ void CudaEmitter::emitKernel(Operation *op) {
     // A half convolution calls its tensor-core twin, typed by its half type
     // (both are uint16_t in C).
     Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
-    if (isa<Conv2dKernelOp, Conv2dGradInputKernelOp>(op) && isHalf(result)) {
+    if (isa<Conv2dKernelOp, Conv2dGradInputKernelOp>(op) &&
+        isHalfBuffer(result)) {
       kernelCall->name = getHalfTwin(kernelCall->name);
       kernelCall->types = {std::string("cairn::kernels::CastType::") +
                            getCastTypeName(result)};
@@ -624,9 +616,10 @@ void CudaEmitter::emitKernel(Operation *op) {
             std::string scratch = workspace(k.getWorkspace());
             line() << gemmCall(dx, "gemm") << "(cx, " << site()
                    << ", false, false, " << rows << ", " << inF << ", " << outF
-                   << ", " << gemmScalar(dx, 1) << ", " << ptr(k.getDy())
-                   << ", " << outF << ", " << ptr(k.getWeight()) << ", " << inF
-                   << ", " << gemmScalar(dx, 0) << ", " << ptr(dx) << ", "
+                   << ", " << formatComputedRealOf(dx, 1) << ", "
+                   << ptr(k.getDy()) << ", " << outF << ", "
+                   << ptr(k.getWeight()) << ", " << inF << ", "
+                   << formatComputedRealOf(dx, 0) << ", " << ptr(dx) << ", "
                    << inF << ", " << scratch << ");\n";
             return true;
           })
@@ -637,9 +630,10 @@ void CudaEmitter::emitKernel(Operation *op) {
             std::string scratch = workspace(k.getWorkspace());
             line() << gemmCall(dw, "gemm") << "(cx, " << site()
                    << ", true, false, " << outF << ", " << inF << ", " << rows
-                   << ", " << gemmScalar(dw, 1) << ", " << ptr(k.getDy())
-                   << ", " << outF << ", " << ptr(k.getInput()) << ", " << inF
-                   << ", " << gemmScalar(dw, 0) << ", " << ptr(dw) << ", "
+                   << ", " << formatComputedRealOf(dw, 1) << ", "
+                   << ptr(k.getDy()) << ", " << outF << ", "
+                   << ptr(k.getInput()) << ", " << inF << ", "
+                   << formatComputedRealOf(dw, 0) << ", " << ptr(dw) << ", "
                    << inF << ", " << scratch << ");\n";
             return true;
           })

@@ -112,8 +112,8 @@ const char *cairn::codegen::getCType(DType dtype) {
     return "uint8_t";
   case DType::F16:
   case DType::BF16:
-    // Their bits: only cast kernels read and write them (the CPU target
-    // stores half tensors and computes in float32).
+    // Their bits: kernels widen them to float32 as they read them and
+    // round as they write (Convert.h), or read float32 copies.
     return "uint16_t";
   }
   llvm_unreachable("unknown dtype");
@@ -157,6 +157,16 @@ std::string cairn::codegen::formatBool(bool value) {
 std::string cairn::codegen::formatRealOf(Value typedBy, double value) {
   return formatReal(
       value, cast<MemRefType>(typedBy.getType()).getElementType().isF32());
+}
+
+bool cairn::codegen::isHalfBuffer(Value value) {
+  Type element = cast<MemRefType>(value.getType()).getElementType();
+  return element.isF16() || element.isBF16();
+}
+
+std::string cairn::codegen::formatComputedRealOf(Value typedBy, double value) {
+  return isHalfBuffer(typedBy) ? formatReal(value, /*isFloat=*/true)
+                               : formatRealOf(typedBy, value);
 }
 
 std::string cairn::codegen::formatSizeOf(Value value) {

@@ -29,8 +29,8 @@ namespace cairn::codegen {
 //===--- Literals
 //-----------------------------------------------------------===//
 
-/// "float", "double", "int32_t", "int64_t". Half precision has no C++ type
-/// here: the lowering rejects it for both targets.
+/// "float", "double", "int32_t", "int64_t", "uint8_t"; "uint16_t" for f16
+/// and bf16, their bits (kernels widen them to float: Convert.h).
 const char *getCType(DType dtype);
 
 /// The shortest decimal form that reads back as `value` in float (isFloat)
@@ -42,6 +42,11 @@ std::string formatInt(int64_t value);
 std::string formatBool(bool value);
 /// formatReal of `value` as a literal of `typedBy`'s element type.
 std::string formatRealOf(mlir::Value typedBy, double value);
+/// Whether the buffer `value` holds f16 or bf16 elements.
+bool isHalfBuffer(mlir::Value value);
+/// `value` as a literal of the type a kernel computes `typedBy`'s elements
+/// in: float for a half buffer (its kernels widen it), else formatRealOf.
+std::string formatComputedRealOf(mlir::Value typedBy, double value);
 /// `sizeof(float)`: the element size of `value` in C++ terms.
 std::string formatSizeOf(mlir::Value value);
 /// The elements of a buffer or view (a memref value).

@@ -35,6 +35,7 @@
 #include "ir/CairnKernelOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -78,10 +79,6 @@ std::optional<ChainStep> getChainStep(Operation *op) {
 
 int64_t getNumElements(Value value) {
   return cast<MemRefType>(value.getType()).getNumElements();
-}
-
-Type elementOf(Value buffer) {
-  return cast<MemRefType>(buffer.getType()).getElementType();
 }
 
 bool isHalf(Type element) { return element.isF16() || element.isBF16(); }
@@ -336,12 +333,12 @@ bool StepFuser::foldRelu(Operation *op) {
   // runs on half storage: the linear writes the relu's float32 result over
   // its product, which the cast then narrows into the relu's result.
   SmallVector<Operation *> folded;
-  bool halfProduct = isHalf(elementOf(product));
+  bool halfProduct = isHalf(getElementTypeOrSelf(product));
   if (auto first = dyn_cast_or_null<CastKernelOp>(reader)) {
     Value firstResult = first.getResult();
     if (!halfProduct)
       return foldHalfRelu(linear, first);
-    if (!elementOf(firstResult).isF32())
+    if (!getElementTypeOrSelf(firstResult).isF32())
       return false;
     folded.push_back(first);
     reader = getSoleReader(firstResult);
@@ -387,7 +384,7 @@ bool StepFuser::foldRelu(Operation *op) {
 
 bool StepFuser::foldHalfRelu(LinearKernelOp linear, CastKernelOp narrow) {
   Value narrowed = narrow.getResult();
-  if (!isHalf(elementOf(narrowed)))
+  if (!isHalf(getElementTypeOrSelf(narrowed)))
     return false;
   auto relu = dyn_cast_or_null<ReluKernelOp>(getSoleReader(narrowed));
   if (!relu || relu.getResult().getType() != narrowed.getType() ||
