@@ -57,6 +57,11 @@ private:
                   llvm::ArrayRef<int64_t> lhsStrides,
                   llvm::ArrayRef<int64_t> rhsStrides);
   void emitLinear(LinearKernelOp op);
+  /// A GEMM of half tensors (HalfGemm.h), in the kernel's workspace; `bias`
+  /// and `relu` as a linear's.
+  void emitHalfGemm(Value result, Value workspace, bool transA, bool transB,
+                    int64_t m, int64_t n, int64_t k, Value a, int64_t lda,
+                    Value b, int64_t ldb, Value bias, bool relu);
   void emitMatmul(MatmulKernelOp op);
   void emitChain(ElementwiseChainKernelOp op);
 
@@ -154,10 +159,10 @@ void CpuEmitter::emitHeader(int64_t devices) {
   for (const char *header :
        {"CpuBackend.h", "Program.h", "kernels/Conv.h", "kernels/ConvLibrary.h",
         "kernels/Convert.h", "kernels/Dropout.h", "kernels/Elementwise.h",
-        "kernels/Gemm.h", "kernels/Loss.h", "kernels/Movement.h",
-        "kernels/Normalization.h", "kernels/Optimizer.h", "kernels/Parallel.h",
-        "kernels/Pool.h", "kernels/Reduction.h", "kernels/ScalarOps.h",
-        "kernels/Softmax.h"})
+        "kernels/Gemm.h", "kernels/HalfGemm.h", "kernels/Loss.h",
+        "kernels/Movement.h", "kernels/Normalization.h", "kernels/Optimizer.h",
+        "kernels/Parallel.h", "kernels/Pool.h", "kernels/Reduction.h",
+        "kernels/ScalarOps.h", "kernels/Softmax.h"})
     os << "#include \"runtime/" << header << "\"\n";
   os << "\n#include <algorithm>\n#include <cstdint>\n#include <cstdio>\n"
         "#include <cstring>\n#include <limits>\n\n";
@@ -261,8 +266,23 @@ void CpuEmitter::emitBinary(Operation *op, Value lhs, Value rhs, Value result,
   line() << "}\n";
 }
 
+void CpuEmitter::emitHalfGemm(Value result, Value workspace, bool transA,
+                              bool transB, int64_t m, int64_t n, int64_t k,
+                              Value a, int64_t lda, Value b, int64_t ldb,
+                              Value bias, bool relu) {
+  line() << call(result, "halfGemm") << "(" << formatBool(transA) << ", "
+         << formatBool(transB) << ", " << m << ", " << n << ", " << k << ", "
+         << ptr(a) << ", " << lda << ", " << ptr(b) << ", " << ldb << ", "
+         << ptr(bias) << ", " << formatBool(relu) << ", " << ptr(result) << ", "
+         << n << ", reinterpret_cast<float *>(" << ptr(workspace) << "));\n";
+}
+
 void CpuEmitter::emitLinear(LinearKernelOp op) {
   int64_t rows = op.getRows(), inF = op.getIn(), outF = op.getOut();
+  if (isHalfBuffer(op.getResult()))
+    return emitHalfGemm(op.getResult(), op.getWorkspace(), false, true, rows,
+                        outF, inF, op.getInput(), inF, op.getWeight(), inF,
+                        op.getBias(), op.getRelu().value_or(false));
   std::string y = ptr(op.getResult());
   bool bias = bool(op.getBias());
   if (bias) {
@@ -551,6 +571,11 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dx = dy W.
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dx = k.getResult();
+            if (isHalfBuffer(dx)) {
+              emitHalfGemm(dx, k.getWorkspace(), false, false, rows, inF, outF,
+                           k.getDy(), outF, k.getWeight(), inF, Value(), false);
+              return true;
+            }
             line() << call(dx, "gemm") << "(false, false, " << rows << ", "
                    << inF << ", " << outF << ", " << formatRealOf(dx, 1) << ", "
                    << ptr(k.getDy()) << ", " << outF << ", "
@@ -563,6 +588,11 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dW = dy^T x.
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dw = k.getResult();
+            if (isHalfBuffer(dw)) {
+              emitHalfGemm(dw, k.getWorkspace(), true, false, outF, inF, rows,
+                           k.getDy(), outF, k.getInput(), inF, Value(), false);
+              return true;
+            }
             line() << call(dw, "gemm") << "(true, false, " << outF << ", "
                    << inF << ", " << rows << ", " << formatRealOf(dw, 1) << ", "
                    << ptr(k.getDy()) << ", " << outF << ", "

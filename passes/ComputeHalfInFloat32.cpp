@@ -15,7 +15,7 @@
 // half operands and rounds the result once, which is what the widened
 // product and its cast compute. With half-storage-kernels, so do the ops
 // whose kernels widen and round their half tensors themselves
-// (isHalfStorageOp): the same bits, without the float32 copies.
+// (isHalfStorageOp): the same arithmetic, without the float32 copies.
 //
 //===----------------------------------------------------------------------===//
 

@@ -135,9 +135,6 @@ private:
   void collectReaders();
   int fuseChain(ArrayRef<Operation *> members);
   bool foldRelu(Operation *linear);
-  /// foldRelu's CPU form: the float32 product narrowed by `narrow`, then a
-  /// relu on half storage.
-  bool foldHalfRelu(LinearKernelOp linear, CastKernelOp narrow);
   Operation *getSoleReader(Value buffer);
 
   StepOp step;
@@ -329,16 +326,13 @@ bool StepFuser::foldRelu(Operation *op) {
   // negative would round to -0). On a half product (CUDA's tensor cores),
   // cairn-compute-half-in-float32 computes the relu in float32 between two
   // casts (widen, relu, narrow), and the linear writes the narrowed result.
-  // A float32 product stored in half (the CPU) is narrowed, and the relu
-  // runs on half storage: the linear writes the relu's float32 result over
-  // its product, which the cast then narrows into the relu's result.
+  // On the CPU both run on half storage (halfGemm, the relu loop), and the
+  // relu reads the product directly, as in float32.
   SmallVector<Operation *> folded;
   bool halfProduct = isHalf(getElementTypeOrSelf(product));
   if (auto first = dyn_cast_or_null<CastKernelOp>(reader)) {
     Value firstResult = first.getResult();
-    if (!halfProduct)
-      return foldHalfRelu(linear, first);
-    if (!getElementTypeOrSelf(firstResult).isF32())
+    if (!halfProduct || !getElementTypeOrSelf(firstResult).isF32())
       return false;
     folded.push_back(first);
     reader = getSoleReader(firstResult);
@@ -379,26 +373,6 @@ bool StepFuser::foldRelu(Operation *op) {
     readers.erase(buffer);
     buffer.getDefiningOp()->erase();
   }
-  return true;
-}
-
-bool StepFuser::foldHalfRelu(LinearKernelOp linear, CastKernelOp narrow) {
-  Value narrowed = narrow.getResult();
-  if (!isHalf(getElementTypeOrSelf(narrowed)))
-    return false;
-  auto relu = dyn_cast_or_null<ReluKernelOp>(getSoleReader(narrowed));
-  if (!relu || relu.getResult().getType() != narrowed.getType() ||
-      isGlued(narrow) != isGlued(linear) || isGlued(relu) != isGlued(linear))
-    return false;
-  // The cast writes the relu's result where it runs, before the relu did.
-  Value result = relu.getResult();
-  if (isWrittenBetween(narrow, relu, {getViewRoot(result)}))
-    return false;
-  markReluFolded(linear, relu);
-  narrow.getResultMutable().assign(result);
-  relu->erase();
-  readers.erase(narrowed);
-  narrowed.getDefiningOp()->erase();
   return true;
 }
 

@@ -753,8 +753,9 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
   DType dtype = *getDType(result);
   // A half GEMM accumulates, and keeps split-K's partial sums, in float32.
   int64_t accumulatorBytes = std::max<int64_t>(getDTypeBytes(dtype), 4);
+  bool half = dtype == DType::F16 || dtype == DType::BF16;
   int64_t bytes =
-      rule(m, n, kDepth, numel(op->getResult(0)) * accumulatorBytes);
+      rule(m, n, kDepth, numel(op->getResult(0)) * accumulatorBytes, half);
   if (bytes == 0)
     return;
   // Workspace buffers count elements of a dtype: the GEMM's own, whose

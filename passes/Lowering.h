@@ -39,9 +39,10 @@ struct LoweringTarget {
   /// updates' found_inf).
   bool lossScaling = false;
   /// Bytes of scratch an m x n x k GEMM (Linear and its gradients, Matmul)
-  /// writing `outputBytes` gets (0: none; a multiple of the arena's 256).
+  /// writing `outputBytes` gets (0: none; an even number), `half` when its
+  /// tensors are f16 or bf16.
   int64_t (*gemmWorkspaceBytes)(int64_t m, int64_t n, int64_t k,
-                                int64_t outputBytes) = nullptr;
+                                int64_t outputBytes, bool half) = nullptr;
   /// Elements (of the convolution's type) of scratch a Conv2d kernel or one
   /// of its gradients (`pass`) gets, given Conv2dKernelOp's `shape`: n, c, h,
   /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo.
@@ -57,11 +58,12 @@ struct LoweringTarget {
 /// The most bytes of cuBLASLt workspace one GEMM gets in a CUDA plan.
 constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
 
-/// What the CPU backend takes: f32 and f64; OpenBLAS's GEMMs need no
-/// scratch; a convolution is im2col + GEMM over one image's column matrix
-/// for one group ((c / groups) kh kw x ho wo elements: what
-/// runtime/kernels/Conv.cpp walks; test/unit/plan/WorkspaceRuleTest.cpp
-/// holds the two to each other).
+/// What the CPU backend takes: f32 and f64; float GEMMs need no scratch,
+/// half ones (isHalfStorageOp's linears) halfGemm's float32 panels and
+/// tiles (runtime/kernels/HalfGemm.h's rule); a convolution is im2col + GEMM
+/// over one image's column matrix for one group ((c / groups) kh kw x ho wo
+/// elements: what runtime/kernels/Conv.cpp walks;
+/// test/unit/plan/WorkspaceRuleTest.cpp holds the two to each other).
 LoweringTarget getCpuTarget();
 /// What the CUDA backend takes: named "CUDA" in messages, f32 and f64, f16
 /// and bf16 stored and computed in float32 as on the CPU but for the GEMMs
@@ -83,8 +85,11 @@ std::optional<LoweringTarget> getLoweringTarget(llvm::StringRef name);
 bool isHalfProduct(mlir::Operation *op);
 
 /// An op whose kernel reads its half tensors widened to float32 and writes
-/// them rounded, computing in float32 between, so that it gives the bits of
-/// the float32 op between casts without their float32 copies: a
+/// them rounded, computing in float32 between, so that it gives the float32
+/// op's arithmetic between casts without their float32 copies: a linear
+/// and its two gradients on one half type (halfGemm: float32 sums of the
+/// widened operands, rounded once, in tiles and slices of K whose order of
+/// summing is its own, not the BLAS's on the whole product); a
 /// cairn.max_pool2d all of whose tensors have one half type (its result is
 /// one of its inputs), and a cairn.max_pool2d_grad likewise whose windows do
 /// not overlap (each gradient lands alone: no sum to round); dropout, the

@@ -11,6 +11,7 @@
 
 #include "ir/CairnOps.h"
 #include "runtime/kernels/ConvLibrary.h"
+#include "runtime/kernels/HalfGemm.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -48,11 +49,19 @@ int64_t getOneDnnWorkspaceBytes(llvm::ArrayRef<int64_t> s,
 /// is at the peak (an MLP's weight gradient, K = the batch, would grow the
 /// plan by a quarter). Rounded up to the arena's granule.
 int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
-                                int64_t outputBytes) {
+                                int64_t outputBytes, bool /*half*/) {
   if (k <= std::max(m, n))
     return 0;
   return std::min(kCudaGemmWorkspaceBytes,
                   std::max(kArenaAlignment, alignToArena(outputBytes)));
+}
+
+/// The CPU's float GEMMs need no scratch; its half GEMMs widen panels of
+/// their operands and round tiles of their result in float32 scratch
+/// (runtime/kernels/HalfGemm.h's rule).
+int64_t getHalfGemmWorkspaceBytes(int64_t m, int64_t n, int64_t k,
+                                  int64_t /*outputBytes*/, bool half) {
+  return half ? kernels::halfGemmWorkspaceElements(m, n, k) * 4 : 0;
 }
 
 /// All of `op`'s tensors have one half type.
@@ -80,9 +89,10 @@ bool cairn::isHalfProduct(mlir::Operation *op) {
 }
 
 bool cairn::isHalfStorageOp(mlir::Operation *op) {
-  if (mlir::isa<MaxPool2dOp, DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp,
-                SiluOp, HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp,
-                GeluGradOp, SiluGradOp, HardswishGradOp>(op))
+  if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, MaxPool2dOp,
+                DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp,
+                HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp,
+                SiluGradOp, HardswishGradOp>(op))
     return hasOneHalfType(op);
   // Batch norm's data (input, result, dy, dx) has one type and its
   // parameters and statistics are float32 where that type is half (the
@@ -115,6 +125,7 @@ LoweringTarget cairn::getCpuTarget() {
   target.halfStorage = true;
   target.halfStorageKernels = true;
   target.lossScaling = true;
+  target.gemmWorkspaceBytes = getHalfGemmWorkspaceBytes;
   target.convWorkspaceElements = getIm2colElements;
   target.convLibraryWorkspaceBytes = getOneDnnWorkspaceBytes;
   return target;

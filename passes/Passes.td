@@ -114,7 +114,9 @@ def ComputeHalfInFloat32Pass
     cast give, without the float32 copies.
 
     With `half-storage-kernels` (the CPU), an op of `isHalfStorageOp`
-    (passes/Lowering.h: a `cairn.max_pool2d` on one half type, a
+    (passes/Lowering.h: a `cairn.linear`, `cairn.linear_grad_input` or
+    `cairn.linear_grad_weight` on one half type, whose kernel widens panels
+    of its operands into float32 scratch; a `cairn.max_pool2d` on one half type, a
     `cairn.max_pool2d_grad` likewise whose windows do not overlap, dropout,
     the activations and their gradients on one half type, batch norm and its
     gradient and running update on half data with float32 parameters) is

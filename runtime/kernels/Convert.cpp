@@ -78,6 +78,33 @@ void convertRange(const void *in, void *out, int64_t begin, int64_t end, F conve
 }
 } // namespace
 
+void castRun(const void *in, CastType from, void *out, CastType to, int64_t begin, int64_t end) {
+#if defined(__F16C__) && defined(__AVX__)
+  if (from == CastType::F32 && to == CastType::F16)
+    return halvesFromFloats(static_cast<const float *>(in), static_cast<uint16_t *>(out), begin,
+                            end);
+  if (from == CastType::F16 && to == CastType::F32)
+    return floatsFromHalves(static_cast<const uint16_t *>(in), static_cast<float *>(out), begin,
+                            end);
+#endif
+#if defined(__AVX512BF16__) && defined(__AVX512DQ__)
+  if (from == CastType::F32 && to == CastType::BF16)
+    return bfloat16sFromFloats(static_cast<const float *>(in), static_cast<uint16_t *>(out),
+                               begin, end);
+#endif
+  if (from == CastType::F32 && to == CastType::F16)
+    convertRange<float, uint16_t>(in, out, begin, end, halfFromFloat);
+  else if (from == CastType::F32 && to == CastType::BF16)
+    convertRange<float, uint16_t>(in, out, begin, end, bfloat16FromFloat);
+  else if (from == CastType::F16 && to == CastType::F32)
+    convertRange<uint16_t, float>(in, out, begin, end, floatFromHalf);
+  else if (from == CastType::BF16 && to == CastType::F32)
+    convertRange<uint16_t, float>(in, out, begin, end, floatFromBfloat16);
+  else
+    throw KernelError("cast: f16 and bf16 convert through float32, not to each other or "
+                      "themselves");
+}
+
 void castElements(const void *in, CastType from, void *out, CastType to, int64_t n) {
   if (from == to) {
     std::memcpy(out, in, static_cast<size_t>(n) * elementBytes(from));
@@ -85,29 +112,7 @@ void castElements(const void *in, CastType from, void *out, CastType to, int64_t
   }
   if (from != CastType::F32 && to != CastType::F32)
     throw KernelError("cast: f16 and bf16 convert through float32, not to each other");
-  parallelFor(n, 4, [&](int64_t begin, int64_t end) {
-#if defined(__F16C__) && defined(__AVX__)
-    if (from == CastType::F32 && to == CastType::F16)
-      return halvesFromFloats(static_cast<const float *>(in), static_cast<uint16_t *>(out), begin,
-                              end);
-    if (from == CastType::F16)
-      return floatsFromHalves(static_cast<const uint16_t *>(in), static_cast<float *>(out), begin,
-                              end);
-#endif
-#if defined(__AVX512BF16__) && defined(__AVX512DQ__)
-    if (from == CastType::F32 && to == CastType::BF16)
-      return bfloat16sFromFloats(static_cast<const float *>(in), static_cast<uint16_t *>(out),
-                                 begin, end);
-#endif
-    if (from == CastType::F32 && to == CastType::F16)
-      convertRange<float, uint16_t>(in, out, begin, end, halfFromFloat);
-    else if (from == CastType::F32)
-      convertRange<float, uint16_t>(in, out, begin, end, bfloat16FromFloat);
-    else if (from == CastType::F16)
-      convertRange<uint16_t, float>(in, out, begin, end, floatFromHalf);
-    else
-      convertRange<uint16_t, float>(in, out, begin, end, floatFromBfloat16);
-  });
+  parallelFor(n, 4, [&](int64_t begin, int64_t end) { castRun(in, from, out, to, begin, end); });
 }
 
 } // namespace cairn::kernels

@@ -129,6 +129,11 @@ enum class CastType { F32, F16, BF16 };
 /// float32 to or from f16 or bf16; the same type copies.
 void castElements(const void *in, CastType from, void *out, CastType to, int64_t n);
 
+/// Elements [begin, end) of the same, on the calling thread: for kernels
+/// whose own loops convert many short runs (HalfGemm.cpp's panels). float32
+/// to or from f16 or bf16 only.
+void castRun(const void *in, CastType from, void *out, CastType to, int64_t begin, int64_t end);
+
 } // namespace cairn::kernels
 
 #endif // CAIRN_RUNTIME_KERNELS_CONVERT_H

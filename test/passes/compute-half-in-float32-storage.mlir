@@ -73,3 +73,33 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
 // WIDEN-NOT: cairn.gelu{{.*}}bf16
 // WIDEN-NOT: cairn.dropout{{.*}}bf16
 // WIDEN: return
+
+// -----
+
+// Tests that with half-storage-kernels a linear, its two gradients and a
+// relu on bf16 stay in bf16 with no float32 copies (the CPU's halfGemm
+// widens panels of the operands itself), and that without the option they
+// are widened.
+module attributes {cairn.batch = 2 : i64, cairn.model = "L"} {
+  func.func @linear(%x: tensor<2x4xbf16>, %w: tensor<3x4xbf16>, %b: tensor<3xbf16>,
+                    %dy: tensor<2x3xbf16>)
+      -> (tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xbf16>) {
+    %y = cairn.linear %x, %w, %b : (tensor<2x4xbf16>, tensor<3x4xbf16>, tensor<3xbf16>) -> tensor<2x3xbf16>
+    %r = cairn.relu %y : tensor<2x3xbf16>
+    %dx = cairn.linear_grad_input %dy, %w : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xbf16>
+    %dw = cairn.linear_grad_weight %dy, %x : (tensor<2x3xbf16>, tensor<2x4xbf16>) -> tensor<3x4xbf16>
+    return %r, %dx, %dw : tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xbf16>
+  }
+}
+// CHECK-LABEL: func.func @linear(
+// CHECK-NEXT: cairn.linear %arg0, %arg1, %arg2 : (tensor<2x4xbf16>, tensor<3x4xbf16>, tensor<3xbf16>) -> tensor<2x3xbf16>
+// CHECK-NEXT: cairn.relu {{.*}} : tensor<2x3xbf16>
+// CHECK-NEXT: cairn.linear_grad_input %arg3, %arg1 : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xbf16>
+// CHECK-NEXT: cairn.linear_grad_weight %arg3, %arg0 : (tensor<2x3xbf16>, tensor<2x4xbf16>) -> tensor<3x4xbf16>
+// CHECK-NEXT: return
+
+// WIDEN-LABEL: func.func @linear(
+// WIDEN: cairn.linear {{.*}} -> tensor<2x3xf32>
+// WIDEN: cairn.linear_grad_input {{.*}} -> tensor<2x4xf32>
+// WIDEN: cairn.linear_grad_weight {{.*}} -> tensor<3x4xf32>
+// WIDEN: return

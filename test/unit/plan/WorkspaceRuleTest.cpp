@@ -2,14 +2,18 @@
 //
 // The compiler sizes a convolution's workspace by the target's rule
 // (passes/LoweringTargets.cpp); the CPU kernels walk the scratch by their
-// own (runtime/kernels/Conv.h). The two must agree on every shape, or the
-// kernel writes past the bytes the plan gave it.
+// own (runtime/kernels/Conv.h), and a half GEMM's likewise (HalfGemm.h).
+// The two must agree on every shape, or the kernel writes past the bytes the
+// plan gave it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Lowering.h"
 
 #include "runtime/kernels/Conv.h"
+#include "runtime/kernels/HalfGemm.h"
+
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -56,17 +60,35 @@ TEST(WorkspaceRuleTest, TheCpuConvolutionRuleIsTheKernelsOwn) {
   EXPECT_GT(shapes, 500);
 }
 
-TEST(WorkspaceRuleTest, OnlyCudaGemmsWithALongReductionGetScratch) {
-  EXPECT_FALSE(getCpuTarget().gemmWorkspaceBytes);
+TEST(WorkspaceRuleTest, CudaGemmsWithALongReductionGetScratch) {
   auto rule = getCudaTarget().gemmWorkspaceBytes;
   ASSERT_TRUE(rule);
-  // K no longer than an output side: no split-K, no bytes.
-  EXPECT_EQ(rule(64, 256, 256, 64 * 256 * 4), 0);
-  EXPECT_EQ(rule(256, 784, 64, 256 * 784 * 4), 0);
-  // A long reduction: the output's bytes, rounded up to 256.
-  EXPECT_EQ(rule(10, 10, 4096, 400), 512);
-  EXPECT_EQ(rule(1, 1, 100, 4), 256);
-  // At most kCudaGemmWorkspaceBytes.
-  EXPECT_EQ(rule(2048, 2048, 65536, int64_t(2048) * 2048 * 4),
-            kCudaGemmWorkspaceBytes);
+  for (bool half : {false, true}) {
+    // K no longer than an output side: no split-K, no bytes.
+    EXPECT_EQ(rule(64, 256, 256, 64 * 256 * 4, half), 0);
+    EXPECT_EQ(rule(256, 784, 64, 256 * 784 * 4, half), 0);
+    // A long reduction: the output's bytes, rounded up to 256.
+    EXPECT_EQ(rule(10, 10, 4096, 400, half), 512);
+    EXPECT_EQ(rule(1, 1, 100, 4, half), 256);
+    // At most kCudaGemmWorkspaceBytes.
+    EXPECT_EQ(rule(2048, 2048, 65536, int64_t(2048) * 2048 * 4, half),
+              kCudaGemmWorkspaceBytes);
+  }
+}
+
+TEST(WorkspaceRuleTest, CpuHalfGemmsGetTheKernelsPanels) {
+  auto rule = getCpuTarget().gemmWorkspaceBytes;
+  ASSERT_TRUE(rule);
+  // Float GEMMs go to the BLAS as they are.
+  EXPECT_EQ(rule(64, 256, 784, 64 * 256 * 4, false), 0);
+  EXPECT_EQ(rule(8192, 2048, 512, int64_t(8192) * 2048 * 4, false), 0);
+  // Half ones get halfGemm's float32 panels and tile, the kernel's own rule.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 256, 784},
+                         {256, 784, 64},
+                         {8192, 2048, 512},
+                         {10, 10, 0}}) {
+    int64_t bytes = rule(m, n, k, m * n * 4, true);
+    EXPECT_EQ(bytes, kernels::halfGemmWorkspaceElements(m, n, k) * 4);
+    EXPECT_EQ(bytes % 2, 0) << "not whole half elements";
+  }
 }
