@@ -592,9 +592,13 @@ void cairn::codegen::emitTableKernel(
                << "};\n";
         line() << "  static const bool kReduced[] = {"
                << formatList(k.getReduced(), formatBool) << "};\n";
-        line() << "  " << typed("reduceSum") << in.size()
-               << ", kShape, kReduced, " << real(k.getAlpha()) << ", "
-               << pointer(k.getInput()) << ", " << out << ");\n";
+        // Typed by its input: a half one (the CPU's, isHalfStorageOp) is
+        // read widened into a float32 result.
+        line() << "  "
+               << (style.ns + "reduceSum<" + getTemplateType(k.getInput()) +
+                   ">(" + style.context)
+               << in.size() << ", kShape, kReduced, " << real(k.getAlpha())
+               << ", " << pointer(k.getInput()) << ", " << out << ");\n";
         line() << "}\n";
       })
       .Case([&](ClipCoefficientKernelOp k) {

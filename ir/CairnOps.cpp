@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace cairn;
@@ -389,7 +390,13 @@ static LogicalResult verifyReduce(Operation *op, Value input,
       shapes::reduce(shapeOf(input), dims, keepdim, error);
   if (!shape)
     return shapeError(op, error);
-  return verifyResult(op, *shape, elementTypeOf(input));
+  // A half input may be summed into a float32 result (the CPU reads it so,
+  // cairn-compute-half-in-float32, where autocast sums in float32).
+  Type element = elementTypeOf(input);
+  Type resultElement = getElementTypeOrSelf(op->getResult(0).getType());
+  if ((element.isF16() || element.isBF16()) && resultElement.isF32())
+    element = resultElement;
+  return verifyResult(op, *shape, element);
 }
 
 LogicalResult SumOp::verify() {

@@ -485,7 +485,9 @@ class Cairn_ReduceOp<string mnemonic, string what>
   let summary = what # " over dimensions";
   let description = [{
     Reduces over `dims` (non-empty, sorted, unique, in [0, rank)); the result
-    drops them, or keeps them as 1 with `keepdim`.
+    drops them, or keeps them as 1 with `keepdim`. Its element type is the
+    input's, or float32 for an f16 or bf16 input (summed in float32 from
+    the half values: what a cast to float32 and the sum give).
 
     ```mlir
     %y = cairn.}] # mnemonic # [{ %x {dims = array<i64: 1>, keepdim = false} : tensor<8x16xf32> -> tensor<8xf32>

@@ -15,7 +15,9 @@
 // half operands and rounds the result once, which is what the widened
 // product and its cast compute. With half-storage-kernels, so do the ops
 // whose kernels widen and round their half tensors themselves
-// (isHalfStorageOp): the same arithmetic, without the float32 copies.
+// (isHalfStorageOp): the same arithmetic, without the float32 copies. A sum
+// or mean in float32 of a half value's float32 copy (autocast sums in
+// float32; so does the sum this pass widens) then reads the half value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace cairn {
@@ -62,6 +65,9 @@ private:
   Value getFloat32(Value value, Operation *reader);
   /// A half constant made again in float32 (its values are exact there).
   void widenConstant(ConstantOp constant);
+  /// Sums and means that read a float32 copy of a half value read the half
+  /// value instead (isHalfStorageOp); copies nothing else reads go.
+  void sumHalvesInPlace();
 
   func::FuncOp func;
   OpBuilder builder;
@@ -96,6 +102,23 @@ void HalfInFloat32::widenConstant(ConstantOp constant) {
   constant.erase();
 }
 
+void HalfInFloat32::sumHalvesInPlace() {
+  SmallVector<Operation *> sums;
+  func.walk([&](Operation *op) {
+    if (isa<SumOp, MeanOp>(op))
+      sums.push_back(op);
+  });
+  for (Operation *sum : sums) {
+    auto widen = sum->getOperand(0).getDefiningOp<CastOp>();
+    if (!widen || !isHalfTensor(widen.getInput().getType()) ||
+        !getElementTypeOrSelf(widen.getType()).isF32())
+      continue;
+    sum->setOperand(0, widen.getInput());
+    if (widen->use_empty())
+      widen->erase();
+  }
+}
+
 void HalfInFloat32::run() {
   Block &body = func.getBody().front();
   SmallVector<Operation *> ops;
@@ -128,6 +151,8 @@ void HalfInFloat32::run() {
       result.replaceAllUsesExcept(half, half);
     }
   }
+  if (halfStorageKernels)
+    sumHalvesInPlace();
 }
 
 struct ComputeHalfInFloat32Pass

@@ -101,6 +101,13 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
     mlir::Type data = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
     return data.isF16() || data.isBF16();
   }
+  // A sum or mean reads its half input widened and sums it in float32 into
+  // a float32 result.
+  if (mlir::isa<SumOp, MeanOp>(op)) {
+    mlir::Type input = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
+    return (input.isF16() || input.isBF16()) &&
+           mlir::getElementTypeOrSelf(op->getResult(0).getType()).isF32();
+  }
   auto grad = mlir::dyn_cast<MaxPool2dGradOp>(op);
   if (!grad || !hasOneHalfType(op))
     return false;

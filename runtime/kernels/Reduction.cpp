@@ -28,15 +28,15 @@ constexpr int64_t kBlock = 256;
 using Walker = StridedWalk<1>;
 
 /// sum(x[0..n)) in double; eight partial sums let the loop vectorise.
-template <typename T> double rowSum(int64_t n, const T *x) {
+template <typename T> double rowSum(int64_t n, const StoredAs<T> *x) {
   double part[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int k = 0; k < 8; ++k)
-      part[k] += double(x[i + k]);
+      part[k] += double(Storage<T>::load(x[i + k]));
   double s = 0;
   for (; i < n; ++i)
-    s += double(x[i]);
+    s += double(Storage<T>::load(x[i]));
   for (double p : part)
     s += p;
   return s;
@@ -45,8 +45,9 @@ template <typename T> double rowSum(int64_t n, const T *x) {
 } // namespace
 
 template <typename T>
-void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
-               const T *in, T *out) {
+void reduceSum(int rank, const int64_t *inShape, const bool *reduced,
+               ComputedIn<T> alpha, const StoredAs<T> *in, ComputedIn<T> *out) {
+  using Out = ComputedIn<T>;
   int64_t outCount = 1;
   bool empty = false;
   for (int d = 0; d < rank; ++d) {
@@ -55,7 +56,7 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
     empty |= inShape[d] == 0;
   }
   if (empty) {
-    std::fill(out, out + outCount, T(0));
+    std::fill(out, out + outCount, Out(0));
     return;
   }
 
@@ -66,7 +67,7 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
   const bool *red = runs.reduced;
   double a = alpha;
   if (m == 0) {
-    out[0] = T(a * double(in[0]));
+    out[0] = Out(a * double(Storage<T>::load(in[0])));
     return;
   }
 
@@ -82,24 +83,24 @@ void reduceSum(int rank, const int64_t *inShape, const bool *reduced, T alpha,
     for (int64_t k = 0; k < keptCount; ++k, kept.next()) {
       double s = 0;
       for (int64_t r = 0; r < summedCount; ++r, summed.next())
-        s += rowSum(last, in + kept.offset[0] + summed.offset[0]);
-      out[k] = T(a * s);
+        s += rowSum<T>(last, in + kept.offset[0] + summed.offset[0]);
+      out[k] = Out(a * s);
     }
     return;
   }
   double acc[kBlock];
   for (int64_t k = 0; k < keptCount; ++k, kept.next()) {
-    T *o = out + k * last;
+    Out *o = out + k * last;
     for (int64_t j0 = 0; j0 < last; j0 += kBlock) {
       int64_t len = std::min(kBlock, last - j0);
       std::fill(acc, acc + len, 0.0);
       for (int64_t r = 0; r < summedCount; ++r, summed.next()) {
-        const T *row = in + kept.offset[0] + summed.offset[0] + j0;
+        const StoredAs<T> *row = in + kept.offset[0] + summed.offset[0] + j0;
         for (int64_t j = 0; j < len; ++j)
-          acc[j] += double(row[j]);
+          acc[j] += double(Storage<T>::load(row[j]));
       }
       for (int64_t j = 0; j < len; ++j)
-        o[j0 + j] = T(a * acc[j]);
+        o[j0 + j] = Out(a * acc[j]);
     }
   }
 }
@@ -146,5 +147,9 @@ void broadcastTo(int rank, const int64_t *outShape, const int64_t *inStrides,
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+template void reduceSum<F16>(int, const int64_t *, const bool *, float,
+                             const uint16_t *, float *);
+template void reduceSum<Bf16>(int, const int64_t *, const bool *, float,
+                              const uint16_t *, float *);
 
 } // namespace cairn::kernels

@@ -724,6 +724,26 @@ func.func @f(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 
 // -----
 
+// Tests that a float32 sum is not narrowed to half (only a half input may be
+// summed into float32).
+func.func @f(%x: tensor<2x3xf32>) -> tensor<3xbf16> {
+  // expected-error @+1 {{'cairn.sum' op expected result of type 'tensor<3xf32>' but got 'tensor<3xbf16>'}}
+  %0 = cairn.sum %x {dims = array<i64: 0>, keepdim = false} : tensor<2x3xf32> -> tensor<3xbf16>
+  return %0 : tensor<3xbf16>
+}
+
+// -----
+
+// Tests that a half sum's result is its own type or float32, not the other
+// half type.
+func.func @f(%x: tensor<2x3xf16>) -> tensor<3xbf16> {
+  // expected-error @+1 {{'cairn.sum' op expected result of type 'tensor<3xf16>' but got 'tensor<3xbf16>'}}
+  %0 = cairn.sum %x {dims = array<i64: 0>, keepdim = false} : tensor<2x3xf16> -> tensor<3xbf16>
+  return %0 : tensor<3xbf16>
+}
+
+// -----
+
 // Tests that mean's dims are not empty.
 func.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{'cairn.mean' op expected a non-empty, sorted list of unique dims in [0, 2) for input [2, 3] but got []}}

@@ -178,6 +178,16 @@ func.func @reductions(%x: tensor<8x16x4xf32>) -> tensor<8x1x1xf32> {
   return %1 : tensor<8x1x1xf32>
 }
 
+// A half input summed into a float32 result.
+// CHECK-LABEL: func.func @half_reductions
+func.func @half_reductions(%x: tensor<8x16xbf16>, %y: tensor<8x16xf16>) -> tensor<16xf32> {
+  // CHECK: cairn.sum %{{.+}} {dims = array<i64: 0>, keepdim = false} : tensor<8x16xbf16> -> tensor<16xf32>
+  %0 = cairn.sum %x {dims = array<i64: 0>, keepdim = false} : tensor<8x16xbf16> -> tensor<16xf32>
+  // CHECK: cairn.mean %{{.+}} {dims = array<i64: 1>, keepdim = false} : tensor<8x16xf16> -> tensor<8xf32>
+  %1 = cairn.mean %y {dims = array<i64: 1>, keepdim = false} : tensor<8x16xf16> -> tensor<8xf32>
+  return %0 : tensor<16xf32>
+}
+
 // CHECK-LABEL: func.func @losses
 func.func @losses(%logits: tensor<64x10xf32>, %labels: tensor<64xi64>, %y: tensor<64x1xf64>, %t: tensor<64x1xf64>) -> tensor<f32> {
   // CHECK: %[[L:.+]] = cairn.cross_entropy %{{.+}}, %{{.+}} {label_smoothing = 1.000000e-01 : f64} : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>

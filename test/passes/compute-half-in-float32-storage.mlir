@@ -103,3 +103,35 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "L"} {
 // WIDEN: cairn.linear_grad_input {{.*}} -> tensor<2x4xf32>
 // WIDEN: cairn.linear_grad_weight {{.*}} -> tensor<3x4xf32>
 // WIDEN: return
+
+// -----
+
+// Tests that with half-storage-kernels a sum of a bf16 value's float32 copy
+// (autocast sums in float32: a bias gradient) reads the bf16 value itself,
+// and the copy goes; that a mean of a bf16 value this pass would widen reads
+// it too, into a float32 result it then narrows; and that a copy another op
+// still reads stays for it. Without the option, the sums read the copies.
+module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
+  func.func @sums(%dy: tensor<4x3xbf16>, %z: tensor<4x3xbf16>)
+      -> (tensor<3xf32>, tensor<4xbf16>, tensor<3xf32>, tensor<4x3xf32>) {
+    %w = cairn.cast %dy : tensor<4x3xbf16> -> tensor<4x3xf32>
+    %s = cairn.sum %w {dims = array<i64: 0>, keepdim = false} : tensor<4x3xf32> -> tensor<3xf32>
+    %m = cairn.mean %dy {dims = array<i64: 1>, keepdim = false} : tensor<4x3xbf16> -> tensor<4xbf16>
+    %zw = cairn.cast %z : tensor<4x3xbf16> -> tensor<4x3xf32>
+    %t = cairn.sum %zw {dims = array<i64: 0>, keepdim = false} : tensor<4x3xf32> -> tensor<3xf32>
+    return %s, %m, %t, %zw : tensor<3xf32>, tensor<4xbf16>, tensor<3xf32>, tensor<4x3xf32>
+  }
+}
+// CHECK-LABEL: func.func @sums(
+// CHECK-NEXT: %[[S:.*]] = cairn.sum %arg0 {{.*}} : tensor<4x3xbf16> -> tensor<3xf32>
+// CHECK-NEXT: %[[M32:.*]] = cairn.mean %arg0 {{.*}} : tensor<4x3xbf16> -> tensor<4xf32>
+// CHECK-NEXT: %[[M:.*]] = cairn.cast %[[M32]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-NEXT: %[[ZW:.*]] = cairn.cast %arg1 : tensor<4x3xbf16> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[T:.*]] = cairn.sum %arg1 {{.*}} : tensor<4x3xbf16> -> tensor<3xf32>
+// CHECK-NEXT: return %[[S]], %[[M]], %[[T]], %[[ZW]]
+
+// WIDEN-LABEL: func.func @sums(
+// WIDEN: cairn.sum %{{.*}} : tensor<4x3xf32> -> tensor<3xf32>
+// WIDEN-NOT: cairn.sum %{{.*}}bf16
+// WIDEN-NOT: cairn.mean %{{.*}}bf16
+// WIDEN: return

@@ -560,8 +560,8 @@ TEST(Binary, BroadcastGradientIsReduceSumOfOutputGradient) {
       gb[i] = probe[i] * pb;
     }
     std::vector<double> da(a.size()), db(b.size());
-    reduceSum(3, out.data(), aReduced, 1.0, ga.data(), da.data());
-    reduceSum(3, out.data(), bReduced, 1.0, gb.data(), db.data());
+    reduceSum<double>(3, out.data(), aReduced, 1.0, ga.data(), da.data());
+    reduceSum<double>(3, out.data(), bReduced, 1.0, gb.data(), db.data());
     checkGradient(
         "grad a", a,
         [&](const std::vector<double> &av) { return loss(av, b); }, da);

@@ -2,12 +2,14 @@
 //
 // reduceSum against a one-element-at-a-time reference for every mask of a
 // rank-4 shape and the layouts with dedicated loops; broadcastTo against the
-// same; and the two as adjoints, <broadcastTo(a), b> == <a, reduceSum(b)>.
+// same; and the two as adjoints, <broadcastTo(a), b> == <a, reduceSum(b)>;
+// and reduceSum on half storage against the float kernel on a widened copy.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Reduction.h"
 
 #include "GradCheck.h"
+#include "HalfBits.h"
 
 #include <cmath>
 
@@ -99,8 +101,9 @@ void checkReduce(const std::vector<int64_t> &shape,
   std::vector<double> out(want.size(), -99);
   std::vector<float> outF(want.size(), -99);
   int rank = int(shape.size());
-  reduceSum(rank, shape.data(), mask, alpha, in.data(), out.data());
-  reduceSum(rank, shape.data(), mask, float(alpha), inF.data(), outF.data());
+  reduceSum<double>(rank, shape.data(), mask, alpha, in.data(), out.data());
+  reduceSum<float>(rank, shape.data(), mask, float(alpha), inF.data(),
+                   outF.data());
   std::string what = "shape rank " + std::to_string(rank) + " mask";
   for (bool r : reduced)
     what += r ? " R" : " K";
@@ -153,8 +156,8 @@ TEST(ReduceSum, EmptyInputGivesZeros) {
   std::vector<int64_t> shape = {0, 3};
   bool reduceRows[] = {true, false};
   std::vector<double> out(3, -1);
-  reduceSum(2, shape.data(), reduceRows, 1.0, static_cast<double *>(nullptr),
-            out.data());
+  reduceSum<double>(2, shape.data(), reduceRows, 1.0,
+                    static_cast<double *>(nullptr), out.data());
   EXPECT_EQ(out, std::vector<double>(3, 0));
 }
 
@@ -165,8 +168,55 @@ TEST(ReduceSum, FloatSumIsAccumulatedInDouble) {
   in[0] = float(1 << 24);
   float out = 0;
   bool all = true;
-  reduceSum(1, &n, &all, 1.0f, in.data(), &out);
+  reduceSum<float>(1, &n, &all, 1.0f, in.data(), &out);
   EXPECT_EQ(out, float((1 << 24) + n - 1));
+}
+
+/// On half storage reduceSum reads the half input widened: the float
+/// kernel's bits on a widened copy, NaN's sign aside (a sum of NaNs takes
+/// whichever operand's sign the instructions pass on).
+template <typename T> void checkHalfStorage(CastType type) {
+  const struct {
+    std::vector<int64_t> shape;
+    std::vector<bool> reduced;
+  } cases[] = {
+      {{7, 37}, {false, true}},              // row sums, a tail
+      {{300, 3, 520}, {true, false, false}}, // a bias gradient, two blocks
+      {{4, 6, 5}, {true, false, true}},
+      {{5}, {true}},
+  };
+  uint32_t seed = 40;
+  for (const auto &c : cases) {
+    int64_t n = numel(c.shape), outN = 1;
+    for (size_t d = 0; d < c.shape.size(); ++d)
+      outN *= c.reduced[d] ? 1 : c.shape[d];
+    for (bool specials : {false, true}) {
+      std::vector<uint16_t> in = randomHalves<T>(size_t(n), ++seed, specials);
+      std::vector<float> wide = widen(in, type);
+      bool mask[8];
+      for (size_t d = 0; d < c.shape.size(); ++d)
+        mask[d] = c.reduced[d];
+      std::vector<float> got(size_t(outN), -99), want(size_t(outN), -99);
+      int rank = int(c.shape.size());
+      reduceSum<T>(rank, c.shape.data(), mask, 0.25f, in.data(), got.data());
+      reduceSum<float>(rank, c.shape.data(), mask, 0.25f, wide.data(),
+                       want.data());
+      for (int64_t i = 0; i < outN; ++i) {
+        if (std::isnan(want[size_t(i)]))
+          EXPECT_TRUE(std::isnan(got[size_t(i)])) << i;
+        else
+          EXPECT_EQ(floatBits(got[size_t(i)]), floatBits(want[size_t(i)]))
+              << "rank " << rank << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(ReduceSumHalfStorage, SameBitsAsFloatOnAWidenedCopyF16) {
+  checkHalfStorage<F16>(CastType::F16);
+}
+TEST(ReduceSumHalfStorage, SameBitsAsFloatOnAWidenedCopyBf16) {
+  checkHalfStorage<Bf16>(CastType::BF16);
 }
 
 TEST(BroadcastTo, MatchesNaive) {
@@ -219,7 +269,7 @@ TEST(BroadcastTo, IsTheAdjointOfReduceSum) {
     std::vector<double> b = randomVector(numel(shape), 800 + bits);
     std::vector<double> ba(b.size()), rb(a.size());
     broadcastTo(4, shape.data(), strides.data(), 0.75, a.data(), ba.data());
-    reduceSum(4, shape.data(), mask, 0.75, b.data(), rb.data());
+    reduceSum<double>(4, shape.data(), mask, 0.75, b.data(), rb.data());
     EXPECT_NEAR(dot(ba, b), dot(a, rb), 1e-12) << "mask " << bits;
     // And reduceSum is the gradient of <broadcastTo(a), b> with respect to a.
     checkGradient(
