@@ -773,10 +773,11 @@ LogicalResult OpLowering::lowerConv(llvm::StringRef kind, Operation *op,
                            : kind == Conv2dGradInputKernelOp::getOperationName()
                                ? kernels::ConvPass::BackwardInput
                                : kernels::ConvPass::BackwardWeight;
-  int64_t elements = l.getTarget().convWorkspaceElements(shape, pass);
+  DType dtype = *getDType(op->getResult(0).getType());
+  int64_t elements = l.getTarget().convWorkspaceElements(
+      shape, pass, dtype == DType::F16 || dtype == DType::BF16);
   Kernel &k = add(kind, op, inputs);
-  k.workspace =
-      l.createWorkspace(op, *getDType(op->getResult(0).getType()), elements);
+  k.workspace = l.createWorkspace(op, dtype, elements);
   k.attrs.set("shape", std::move(shape));
   k.attrs.set("workspace_elements", elements);
   return success();

@@ -45,9 +45,10 @@ struct LoweringTarget {
                                 int64_t outputBytes, bool half) = nullptr;
   /// Elements (of the convolution's type) of scratch a Conv2d kernel or one
   /// of its gradients (`pass`) gets, given Conv2dKernelOp's `shape`: n, c, h,
-  /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo.
+  /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo; `half` when its
+  /// tensors are f16 or bf16.
   int64_t (*convWorkspaceElements)(llvm::ArrayRef<int64_t> shape,
-                                   kernels::ConvPass pass) = nullptr;
+                                   kernels::ConvPass pass, bool half) = nullptr;
   /// The most bytes of workspace the target's convolution library can use
   /// for a float32 convolution (null: no more than convWorkspaceElements),
   /// which cairn-grow-workspaces gives it where they are free.
@@ -62,8 +63,9 @@ constexpr int64_t kCudaGemmWorkspaceBytes = int64_t(4) << 20;
 /// half ones (isHalfStorageOp's linears) halfGemm's float32 panels and
 /// tiles (runtime/kernels/HalfGemm.h's rule); a convolution is im2col + GEMM
 /// over one image's column matrix for one group ((c / groups) kh kw x ho wo
-/// elements: what runtime/kernels/Conv.cpp walks;
-/// test/unit/plan/WorkspaceRuleTest.cpp holds the two to each other).
+/// elements: what runtime/kernels/Conv.cpp walks), a half one that and one
+/// group of images and the weights in float32 (HalfConv.h's rule);
+/// test/unit/plan/WorkspaceRuleTest.cpp holds the rules to the kernels'.
 LoweringTarget getCpuTarget();
 /// What the CUDA backend takes: named "CUDA" in messages, f32 and f64, f16
 /// and bf16 stored and computed in float32 as on the CPU but for the GEMMs
@@ -89,7 +91,10 @@ bool isHalfProduct(mlir::Operation *op);
 /// op's arithmetic between casts without their float32 copies: a linear
 /// and its two gradients on one half type (halfGemm: float32 sums of the
 /// widened operands, rounded once, in tiles and slices of K whose order of
-/// summing is its own, not the BLAS's on the whole product); a
+/// summing is its own, not the BLAS's on the whole product); a convolution
+/// and its two gradients on one half type (HalfConv.h: the float im2col
+/// kernels a group of images at a time); a sum or a mean of a half input
+/// into float32; a
 /// cairn.max_pool2d all of whose tensors have one half type (its result is
 /// one of its inputs), and a cairn.max_pool2d_grad likewise whose windows do
 /// not overlap (each gradient lands alone: no sum to round); dropout, the

@@ -11,6 +11,7 @@
 
 #include "ir/CairnOps.h"
 #include "runtime/kernels/ConvLibrary.h"
+#include "runtime/kernels/HalfConv.h"
 #include "runtime/kernels/HalfGemm.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -31,8 +32,17 @@ kernels::Conv2dShape toConvShape(llvm::ArrayRef<int64_t> s) {
 /// column matrix of one group of conv2dImagesPerGemm images and, for more
 /// than one, their outputs side by side. oneDNN runs a CPU convolution only
 /// inside it (runtime/kernels/ConvLibrary.h).
-int64_t getIm2colElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass) {
+int64_t getIm2colElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass,
+                          bool /*half*/) {
   return kernels::conv2dWorkspaceElements(toConvShape(s), pass);
+}
+
+/// The CPU's: im2col's for a float convolution; for a half one, HalfConv.h's
+/// floats as half elements (two each).
+int64_t getCpuConvElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass,
+                           bool half) {
+  return half ? 2 * kernels::halfConv2dWorkspaceElements(toConvShape(s), pass)
+              : kernels::conv2dWorkspaceElements(toConvShape(s), pass);
 }
 
 /// oneDNN's most (runtime/kernels/ConvLibrary.h).
@@ -89,7 +99,8 @@ bool cairn::isHalfProduct(mlir::Operation *op) {
 }
 
 bool cairn::isHalfStorageOp(mlir::Operation *op) {
-  if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, MaxPool2dOp,
+  if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
+                Conv2dGradInputOp, Conv2dGradWeightOp, MaxPool2dOp,
                 DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp,
                 HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp,
                 SiluGradOp, HardswishGradOp>(op))
@@ -133,7 +144,7 @@ LoweringTarget cairn::getCpuTarget() {
   target.halfStorageKernels = true;
   target.lossScaling = true;
   target.gemmWorkspaceBytes = getHalfGemmWorkspaceBytes;
-  target.convWorkspaceElements = getIm2colElements;
+  target.convWorkspaceElements = getCpuConvElements;
   target.convLibraryWorkspaceBytes = getOneDnnWorkspaceBytes;
   return target;
 }

@@ -409,7 +409,9 @@ def make_optimizer(name, kw):
                 m = b1 * st["exp_avg"][n] + (1 - b1) * g
                 v = b2 * st["exp_avg_sq"][n] + (1 - b2) * g * g
                 denom = jnp.sqrt(v) / jnp.sqrt(bc2) + eps
-                new_p[n] = p - (lr / bc1) * m / denom
+                # In p's type: under x64 (bench.py's checks) t and the bias
+                # corrections are float64, which would widen float32 params.
+                new_p[n] = (p - (lr / bc1) * m / denom).astype(p.dtype)
                 m_out[n], v_out[n] = m, v
             return new_p, {"step": st["step"] + 1, "exp_avg": m_out, "exp_avg_sq": v_out}
         return init, update

@@ -255,10 +255,11 @@ void conv2dBackwardInput(const Conv2dShape &s, const T *dy, const T *w, T *dx,
 
 template <typename T>
 void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
-                          T *dbias, T *workspace, int64_t images) {
+                          T *dbias, T *workspace, int64_t images,
+                          bool accumulate) {
   const ConvDims d(s);
   images = std::max<int64_t>(images, 1);
-  if (s.n == 0)
+  if (s.n == 0 && !accumulate)
     std::fill(dw, dw + s.o * d.k, T(0));
   for (int64_t b0 = 0; b0 < s.n; b0 += images) {
     const int64_t nb = std::min(images, s.n - b0), cols = nb * d.p;
@@ -276,9 +277,11 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
         copyPlanes(dyg, {s.o, 1}, gathered, {1, nb}, nb, d.og, d.p);
         dyg = gathered;
       }
-      // dW_g += dY_g col^T over these images; the first images overwrite.
+      // dW_g += dY_g col^T over these images; the first images overwrite
+      // (unless accumulating).
       splitGemm<T>(false, true, d.og, d.k, cols, T(1), dyg, cols, col, cols,
-                   b0 == 0 ? T(0) : T(1), dw + g * d.og * d.k, d.k);
+                   b0 == 0 && !accumulate ? T(0) : T(1), dw + g * d.og * d.k,
+                   d.k);
     }
   }
   if (dbias)
@@ -315,7 +318,8 @@ void conv2dBackwardBias(const Conv2dShape &s, const T *dy, T *dbias) {
   template void conv2dBackwardInput<T>(const Conv2dShape &, const T *,        \
                                        const T *, T *, T *, int64_t);         \
   template void conv2dBackwardWeight<T>(const Conv2dShape &, const T *,       \
-                                        const T *, T *, T *, T *, int64_t);    \
+                                        const T *, T *, T *, T *, int64_t,     \
+                                        bool);                                 \
   template void conv2dBackwardBias<T>(const Conv2dShape &, const T *, T *);
 CAIRN_INSTANTIATE_CONV2D(float)
 CAIRN_INSTANTIATE_CONV2D(double)

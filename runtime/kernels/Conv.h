@@ -87,10 +87,12 @@ void conv2dBackwardInput(const Conv2dShape &s, const T *dy, const T *w, T *dx,
                          T *workspace, int64_t images);
 
 /// dw (and dbias = sum of dy over n, ho, wo, when dbias is not null) are
-/// overwritten.
+/// overwritten; with `accumulate`, dw's products are added to it, as the
+/// images after the first group's are (a batch given a group at a time).
 template <typename T>
 void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
-                          T *dbias, T *workspace, int64_t images);
+                          T *dbias, T *workspace, int64_t images,
+                          bool accumulate = false);
 
 /// dbias[o] = the sum of dy over n, ho and wo (in double), overwritten.
 template <typename T>

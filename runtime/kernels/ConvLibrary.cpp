@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/ConvLibrary.h"
 
+#include "runtime/kernels/HalfConv.h"
 #include "runtime/kernels/KernelError.h"
 
 #include <dnnl.hpp>
@@ -633,6 +634,10 @@ std::string ConvLibrary::describe(int index) const {
 
 namespace {
 
+/// F16 and Bf16: half storage, HalfConv.h's kernels.
+template <typename T>
+constexpr bool kIsHalf = !std::is_same_v<StoredAs<T>, T>;
+
 /// The workspace must hold im2col's at least (the plan's rule).
 template <typename T>
 void checkWorkspace(const Conv2dShape &s, ConvPass pass,
@@ -648,52 +653,81 @@ void checkWorkspace(const Conv2dShape &s, ConvPass pass,
 
 template <typename T>
 void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
-                   const T *x, const T *w, const T *bias, T *y, T *workspace,
-                   size_t workspaceBytes) {
-  checkWorkspace<T>(s, ConvPass::Forward, workspaceBytes);
-  if constexpr (std::is_same_v<T, float>)
-    if (library.forward(site, s, x, w, bias, y, workspace, workspaceBytes))
-      return;
-  conv2dForward(s, x, w, bias, y, workspace);
+                   const StoredAs<T> *x, const StoredAs<T> *w,
+                   const StoredAs<T> *bias, StoredAs<T> *y,
+                   StoredAs<T> *workspace, size_t workspaceBytes) {
+  if constexpr (kIsHalf<T>) {
+    halfConv2dForward<T>(s, x, w, bias, y, reinterpret_cast<float *>(workspace),
+                         workspaceBytes);
+  } else {
+    checkWorkspace<T>(s, ConvPass::Forward, workspaceBytes);
+    if constexpr (std::is_same_v<T, float>)
+      if (library.forward(site, s, x, w, bias, y, workspace, workspaceBytes))
+        return;
+    conv2dForward(s, x, w, bias, y, workspace);
+  }
 }
 
 template <typename T>
 void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
-                         const T *dy, const T *w, T *dx, T *workspace,
+                         const StoredAs<T> *dy, const StoredAs<T> *w,
+                         StoredAs<T> *dx, StoredAs<T> *workspace,
                          size_t workspaceBytes) {
-  checkWorkspace<T>(s, ConvPass::BackwardInput, workspaceBytes);
-  if constexpr (std::is_same_v<T, float>)
-    if (library.backwardInput(site, s, dy, w, dx, workspace, workspaceBytes))
-      return;
-  conv2dBackwardInput(s, dy, w, dx, workspace);
+  if constexpr (kIsHalf<T>) {
+    halfConv2dBackwardInput<T>(s, dy, w, dx,
+                               reinterpret_cast<float *>(workspace),
+                               workspaceBytes);
+  } else {
+    checkWorkspace<T>(s, ConvPass::BackwardInput, workspaceBytes);
+    if constexpr (std::is_same_v<T, float>)
+      if (library.backwardInput(site, s, dy, w, dx, workspace,
+                                workspaceBytes))
+        return;
+    conv2dBackwardInput(s, dy, w, dx, workspace);
+  }
 }
 
 template <typename T>
 void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
-                          const T *dy, const T *x, T *dw, T *dbias,
-                          T *workspace, size_t workspaceBytes) {
-  checkWorkspace<T>(s, ConvPass::BackwardWeight, workspaceBytes);
-  if constexpr (std::is_same_v<T, float>)
-    if (library.backwardWeight(site, s, dy, x, dw, workspace, workspaceBytes)) {
-      if (dbias)
-        conv2dBackwardBias(s, dy, dbias);
-      return;
-    }
-  conv2dBackwardWeight(s, dy, x, dw, dbias, workspace);
+                          const StoredAs<T> *dy, const StoredAs<T> *x,
+                          StoredAs<T> *dw, StoredAs<T> *dbias,
+                          StoredAs<T> *workspace, size_t workspaceBytes) {
+  if constexpr (kIsHalf<T>) {
+    if (dbias)
+      throw KernelError("a half convolution's bias gradient is a reduction "
+                        "kernel of its own");
+    halfConv2dBackwardWeight<T>(s, dy, x, dw,
+                                reinterpret_cast<float *>(workspace),
+                                workspaceBytes);
+  } else {
+    checkWorkspace<T>(s, ConvPass::BackwardWeight, workspaceBytes);
+    if constexpr (std::is_same_v<T, float>)
+      if (library.backwardWeight(site, s, dy, x, dw, workspace,
+                                 workspaceBytes)) {
+        if (dbias)
+          conv2dBackwardBias(s, dy, dbias);
+        return;
+      }
+    conv2dBackwardWeight(s, dy, x, dw, dbias, workspace);
+  }
 }
 
 #define CAIRN_INSTANTIATE_CONV2D_SITES(T)                                      \
-  template void conv2dForward<T>(ConvLibrary &, int, const Conv2dShape &,      \
-                                 const T *, const T *, const T *, T *, T *,    \
-                                 size_t);                                      \
-  template void conv2dBackwardInput<T>(ConvLibrary &, int,                     \
-                                       const Conv2dShape &, const T *,         \
-                                       const T *, T *, T *, size_t);           \
-  template void conv2dBackwardWeight<T>(ConvLibrary &, int,                    \
-                                        const Conv2dShape &, const T *,        \
-                                        const T *, T *, T *, T *, size_t);
+  template void conv2dForward<T>(                                              \
+      ConvLibrary &, int, const Conv2dShape &, const StoredAs<T> *,            \
+      const StoredAs<T> *, const StoredAs<T> *, StoredAs<T> *, StoredAs<T> *,  \
+      size_t);                                                                 \
+  template void conv2dBackwardInput<T>(                                        \
+      ConvLibrary &, int, const Conv2dShape &, const StoredAs<T> *,            \
+      const StoredAs<T> *, StoredAs<T> *, StoredAs<T> *, size_t);              \
+  template void conv2dBackwardWeight<T>(                                       \
+      ConvLibrary &, int, const Conv2dShape &, const StoredAs<T> *,            \
+      const StoredAs<T> *, StoredAs<T> *, StoredAs<T> *, StoredAs<T> *,        \
+      size_t);
 CAIRN_INSTANTIATE_CONV2D_SITES(float)
 CAIRN_INSTANTIATE_CONV2D_SITES(double)
+CAIRN_INSTANTIATE_CONV2D_SITES(F16)
+CAIRN_INSTANTIATE_CONV2D_SITES(Bf16)
 #undef CAIRN_INSTANTIATE_CONV2D_SITES
 
 } // namespace cairn::kernels

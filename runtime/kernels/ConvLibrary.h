@@ -31,6 +31,7 @@
 #define CAIRN_RUNTIME_KERNELS_CONVLIBRARY_H
 
 #include "runtime/kernels/Conv.h"
+#include "runtime/kernels/Convert.h"
 
 #include <cstddef>
 #include <memory>
@@ -168,19 +169,25 @@ private:
 /// where it can run it within the workspace (float only), im2col otherwise.
 /// The workspace holds `workspaceBytes`: at least im2col's
 /// conv2dWorkspaceElements(s, pass) elements, more where the plan had them
-/// free (cairn-grow-workspaces).
+/// free (cairn-grow-workspaces). On F16 or Bf16 storage (the tensors and the
+/// workspace are uint16_t) the convolution is HalfConv.h's, im2col in
+/// float32 a group of images at a time, in halfConv2dWorkspaceElements(s,
+/// pass) floats.
 template <typename T>
 void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
-                   const T *x, const T *w, const T *bias, T *y, T *workspace,
-                   size_t workspaceBytes);
+                   const StoredAs<T> *x, const StoredAs<T> *w,
+                   const StoredAs<T> *bias, StoredAs<T> *y,
+                   StoredAs<T> *workspace, size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
-                         const T *dy, const T *w, T *dx, T *workspace,
+                         const StoredAs<T> *dy, const StoredAs<T> *w,
+                         StoredAs<T> *dx, StoredAs<T> *workspace,
                          size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
-                          const T *dy, const T *x, T *dw, T *dbias,
-                          T *workspace, size_t workspaceBytes);
+                          const StoredAs<T> *dy, const StoredAs<T> *x,
+                          StoredAs<T> *dw, StoredAs<T> *dbias,
+                          StoredAs<T> *workspace, size_t workspaceBytes);
 
 } // namespace cairn::kernels
 

@@ -78,8 +78,33 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
 
 // Tests that with half-storage-kernels a linear, its two gradients and a
 // relu on bf16 stay in bf16 with no float32 copies (the CPU's halfGemm
-// widens panels of the operands itself), and that without the option they
-// are widened.
+// widens panels of the operands itself), and so do a convolution and its
+// two gradients (HalfConv.h widens a group of images at a time); and that
+// without the option they are widened.
+module attributes {cairn.batch = 2 : i64, cairn.model = "C"} {
+  func.func @conv(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>,
+                  %dy: tensor<2x4x8x8xbf16>)
+      -> (tensor<2x4x8x8xbf16>, tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) {
+    %y = cairn.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
+    %dx = cairn.conv2d_grad_input %dy, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x3x8x8xbf16>
+    %dw = cairn.conv2d_grad_weight %dy, %x {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<2x3x8x8xbf16>) -> tensor<4x3x3x3xbf16>
+    return %y, %dx, %dw : tensor<2x4x8x8xbf16>, tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>
+  }
+}
+// CHECK-LABEL: func.func @conv(
+// CHECK-NEXT: cairn.conv2d %arg0, %arg1, %arg2 {{.*}} -> tensor<2x4x8x8xbf16>
+// CHECK-NEXT: cairn.conv2d_grad_input %arg3, %arg1 {{.*}} -> tensor<2x3x8x8xbf16>
+// CHECK-NEXT: cairn.conv2d_grad_weight %arg3, %arg0 {{.*}} -> tensor<4x3x3x3xbf16>
+// CHECK-NEXT: return
+
+// WIDEN-LABEL: func.func @conv(
+// WIDEN: cairn.conv2d {{.*}} -> tensor<2x4x8x8xf32>
+// WIDEN: cairn.conv2d_grad_input {{.*}} -> tensor<2x3x8x8xf32>
+// WIDEN: cairn.conv2d_grad_weight {{.*}} -> tensor<4x3x3x3xf32>
+// WIDEN: return
+
+// -----
+
 module attributes {cairn.batch = 2 : i64, cairn.model = "L"} {
   func.func @linear(%x: tensor<2x4xbf16>, %w: tensor<3x4xbf16>, %b: tensor<3xbf16>,
                     %dy: tensor<2x3xbf16>)

@@ -11,6 +11,7 @@
 #include "passes/Lowering.h"
 
 #include "runtime/kernels/Conv.h"
+#include "runtime/kernels/HalfConv.h"
 #include "runtime/kernels/HalfGemm.h"
 
 #include <tuple>
@@ -51,9 +52,17 @@ TEST(WorkspaceRuleTest, TheCpuConvolutionRuleIsTheKernelsOwn) {
                         kernels::ConvPass::BackwardInput,
                         kernels::ConvPass::BackwardWeight}) {
                     int64_t kernel = kernels::conv2dWorkspaceElements(s, pass);
-                    EXPECT_EQ(cpu.convWorkspaceElements(attr, pass), kernel);
+                    EXPECT_EQ(cpu.convWorkspaceElements(attr, pass, false),
+                              kernel);
                     // cuDNN's budget is the same size, so the arenas agree.
-                    EXPECT_EQ(cuda.convWorkspaceElements(attr, pass), kernel);
+                    EXPECT_EQ(cuda.convWorkspaceElements(attr, pass, false),
+                              kernel);
+                    EXPECT_EQ(cuda.convWorkspaceElements(attr, pass, true),
+                              kernel);
+                    // A half one on the CPU: HalfConv.h's floats, as half
+                    // elements.
+                    EXPECT_EQ(cpu.convWorkspaceElements(attr, pass, true),
+                              2 * kernels::halfConv2dWorkspaceElements(s, pass));
                   }
                   ++shapes;
                 }

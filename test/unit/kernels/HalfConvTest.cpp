@@ -1,0 +1,129 @@
+//===- HalfConvTest.cpp - Convolutions of half tensors --------------------===//
+//
+// The half convolutions (HalfConv.h), through the generated code's entry
+// points (ConvLibrary.h on F16/Bf16 storage), against the float im2col
+// kernels (Conv.h) on widened copies of the whole batch, rounded as a cast
+// rounds: the same bits, for the forward, the input gradient and the weight
+// gradient. Shapes cover several image groups with a partial last one
+// (small planes, several images a GEMM), one image a GEMM, strides,
+// padding, dilation, groups, a 1x1 convolution read in place, and a bias.
+// A workspace smaller than the rule is refused.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/ConvLibrary.h"
+#include "runtime/kernels/HalfConv.h"
+#include "runtime/kernels/KernelError.h"
+
+#include "ConvShapes.h"
+#include "HalfBits.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace cairn::kernels;
+using namespace cairn::kernels::testing;
+
+namespace {
+
+const Conv2dShape kShapes[] = {
+    shape(7, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1),       // 6x6 planes: 4 a GEMM
+    shape(5, 4, 12, 12, 5, 3, 3, 2, 2, 1, 1),     // strided, 4 a GEMM
+    shape(2, 2, 16, 16, 3, 3, 3, 1, 1, 2, 2, 2, 2), // dilated, 1 a GEMM
+    shape(5, 4, 5, 5, 6, 1, 1),                   // 1x1, read in place
+    shape(4, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2), // two groups
+};
+
+template <typename T> CastType castTypeOf() {
+  return std::is_same_v<T, F16> ? CastType::F16 : CastType::BF16;
+}
+
+template <typename T> std::vector<uint16_t> halfWorkspace(const Conv2dShape &s,
+                                                         ConvPass pass) {
+  return std::vector<uint16_t>(
+      size_t(2 * halfConv2dWorkspaceElements(s, pass)));
+}
+
+template <typename T> void checkPasses(bool specials) {
+  const CastType type = castTypeOf<T>();
+  ConvLibrary library(/*enabled=*/false);
+  uint32_t seed = specials ? 500 : 100;
+  for (const Conv2dShape &s : kShapes) {
+    const std::string what = describe(s);
+    auto x = randomHalves<T>(size_t(xSize(s)), ++seed, specials);
+    auto w = randomHalves<T>(size_t(wSize(s)), ++seed, false);
+    auto bias = randomHalves<T>(size_t(s.o), ++seed, false, 1.0f);
+    auto dy = randomHalves<T>(size_t(ySize(s)), ++seed, specials);
+    std::vector<float> x32 = widen(x, type), w32 = widen(w, type),
+                       b32 = widen(bias, type), dy32 = widen(dy, type);
+
+    // Forward.
+    std::vector<float> y32(size_t(ySize(s))),
+        scratch(size_t(conv2dWorkspaceElements(s, ConvPass::Forward)));
+    conv2dForward<float>(s, x32.data(), w32.data(), b32.data(), y32.data(),
+                         scratch.data());
+    std::vector<uint16_t> y(size_t(ySize(s)));
+    auto ws = halfWorkspace<T>(s, ConvPass::Forward);
+    conv2dForward<T>(library, 0, s, x.data(), w.data(), bias.data(), y.data(),
+                     ws.data(), ws.size() * 2);
+    EXPECT_EQ(y, narrow(y32, type)) << "forward " << what;
+
+    // Input gradient.
+    std::vector<float> dx32(size_t(xSize(s)));
+    scratch.assign(
+        size_t(conv2dWorkspaceElements(s, ConvPass::BackwardInput)), 0);
+    conv2dBackwardInput<float>(s, dy32.data(), w32.data(), dx32.data(),
+                               scratch.data());
+    std::vector<uint16_t> dx(size_t(xSize(s)));
+    ws = halfWorkspace<T>(s, ConvPass::BackwardInput);
+    conv2dBackwardInput<T>(library, 1, s, dy.data(), w.data(), dx.data(),
+                           ws.data(), ws.size() * 2);
+    EXPECT_EQ(dx, narrow(dx32, type)) << "input gradient " << what;
+
+    // Weight gradient: the float kernel's sums over the whole batch.
+    std::vector<float> dw32(size_t(wSize(s)));
+    scratch.assign(
+        size_t(conv2dWorkspaceElements(s, ConvPass::BackwardWeight)), 0);
+    conv2dBackwardWeight<float>(s, dy32.data(), x32.data(), dw32.data(),
+                                nullptr, scratch.data());
+    std::vector<uint16_t> dw(size_t(wSize(s)));
+    ws = halfWorkspace<T>(s, ConvPass::BackwardWeight);
+    conv2dBackwardWeight<T>(library, 2, s, dy.data(), x.data(), dw.data(),
+                            nullptr, ws.data(), ws.size() * 2);
+    EXPECT_EQ(nanSignsCleared(dw, type),
+              nanSignsCleared(narrow(dw32, type), type))
+        << "weight gradient " << what;
+  }
+}
+
+TEST(HalfConv, SameBitsAsFloatIm2colBetweenCastsF16) {
+  checkPasses<F16>(false);
+  checkPasses<F16>(true);
+}
+TEST(HalfConv, SameBitsAsFloatIm2colBetweenCastsBf16) {
+  checkPasses<Bf16>(false);
+  checkPasses<Bf16>(true);
+}
+
+TEST(HalfConv, RefusesASmallerWorkspace) {
+  ConvLibrary library(false);
+  const Conv2dShape s = kShapes[0];
+  std::vector<uint16_t> x(size_t(xSize(s))), w(size_t(wSize(s))),
+      y(size_t(ySize(s)));
+  auto ws = halfWorkspace<Bf16>(s, ConvPass::Forward);
+  EXPECT_THROW(conv2dForward<Bf16>(library, 0, s, x.data(), w.data(), nullptr,
+                                   y.data(), ws.data(), ws.size() * 2 - 4),
+               KernelError);
+}
+
+TEST(HalfConv, WorkspaceIsOneGroupAndTheWeights) {
+  // ResNet-18's first 3x3 convolution at batch 64: 56x56 planes, one image
+  // a GEMM: the weights, the bias, one image in and out, one column matrix.
+  const Conv2dShape s = shape(64, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1);
+  EXPECT_EQ(halfConv2dWorkspaceElements(s, ConvPass::Forward),
+            64 * 64 * 9 + 64 + (64 * 56 * 56 + 64 * 56 * 56) +
+                64 * 9 * 56 * 56);
+}
+
+} // namespace
