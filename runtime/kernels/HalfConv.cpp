@@ -1,10 +1,11 @@
 //===- HalfConv.cpp - Convolutions of half tensors on the CPU -------------===//
 //
-// The scratch, in floats: the weights (widened, or the weight gradient's
-// sums), the bias, one group's input planes, one group's output planes, and
-// the float kernel's own scratch for the group. A group of images is
-// contiguous in every NCHW operand, so each widening and rounding is one
-// cast of a run (Convert.h, threaded).
+// The scratch, in floats: a slice's weights (widened, or the weight
+// gradient's sums), the bias, one group's input planes, one group's output
+// planes (of the slice), and the float kernel's own scratch for the group.
+// A group of images is contiguous in every NCHW operand, and a slice of its
+// channels one run an image, so each widening and rounding is a cast of a
+// few runs (Convert.h, threaded).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/HalfConv.h"
@@ -30,10 +31,11 @@ template <typename T> void narrow(const float *in, uint16_t *out, int64_t n) {
   castElements(in, CastType::F32, out, kHalfType<T>, n);
 }
 
-/// The scratch of one pass, carved as halfConv2dWorkspaceElements counts it.
+/// The scratch of one pass, carved as halfConv2dWorkspaceElements counts it
+/// for its widest slice.
 struct Scratch {
   float *weights, *bias, *in, *out, *kernel;
-  int64_t images;
+  int64_t images, width;
 
   Scratch(const Conv2dShape &s, ConvPass pass, float *workspace,
           size_t workspaceBytes) {
@@ -43,19 +45,41 @@ struct Scratch {
                         std::to_string(workspaceBytes) +
                         " bytes is smaller than its " + std::to_string(need));
     images = std::max<int64_t>(conv2dImagesPerGemm(s, pass), 1);
+    width = halfConv2dSliceWidth(s, pass);
+    const Conv2dShape t = halfConv2dSlice(s, pass, width);
     weights = workspace;
-    bias = weights + s.o * (s.c / s.groups) * s.kh * s.kw;
+    bias = weights + t.o * (t.c / t.groups) * t.kh * t.kw;
     in = bias + s.o;
-    out = in + images * s.c * s.h * s.w;
-    kernel = out + images * s.o * s.ho * s.wo;
+    out = in + images * t.c * t.h * t.w;
+    kernel = out + images * t.o * t.ho * t.wo;
   }
 };
 
-/// The shape of `count` images of the batch.
+/// The shape of `count` images of `s`.
 Conv2dShape group(const Conv2dShape &s, int64_t count) {
   Conv2dShape g = s;
   g.n = count;
   return g;
+}
+
+/// Widens `count` runs of `run` elements, `stride` apart, into one block.
+template <typename T>
+void widenRuns(const uint16_t *in, int64_t stride, int64_t count, int64_t run,
+               float *out) {
+  if (run == stride)
+    return widen<T>(in, out, count * run);
+  for (int64_t i = 0; i < count; ++i)
+    widen<T>(in + i * stride, out + i * run, run);
+}
+
+/// Rounds one block into `count` runs of `run` elements, `stride` apart.
+template <typename T>
+void narrowRuns(const float *in, int64_t count, int64_t run, uint16_t *out,
+                int64_t stride) {
+  if (run == stride)
+    return narrow<T>(in, out, count * run);
+  for (int64_t i = 0; i < count; ++i)
+    narrow<T>(in + i * run, out + i * stride, run);
 }
 
 } // namespace
@@ -65,17 +89,24 @@ void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
                        const uint16_t *w, const uint16_t *bias, uint16_t *y,
                        float *workspace, size_t workspaceBytes) {
   Scratch scratch(s, ConvPass::Forward, workspace, workspaceBytes);
-  const int64_t plane = s.c * s.h * s.w, outPlane = s.o * s.ho * s.wo;
-  widen<T>(w, scratch.weights, s.o * (s.c / s.groups) * s.kh * s.kw);
+  const int64_t plane = s.c * s.h * s.w, p = s.ho * s.wo;
+  const int64_t perChannel = (s.c / s.groups) * s.kh * s.kw;
   if (bias)
     widen<T>(bias, scratch.bias, s.o);
-  for (int64_t b = 0; b < s.n; b += scratch.images) {
-    const int64_t count = std::min(scratch.images, s.n - b);
-    widen<T>(x + b * plane, scratch.in, count * plane);
-    conv2dForward<float>(group(s, count), scratch.in, scratch.weights,
-                         bias ? scratch.bias : nullptr, scratch.out,
-                         scratch.kernel, scratch.images);
-    narrow<T>(scratch.out, y + b * outPlane, count * outPlane);
+  // Output channels [o0, o0 + width) a slice.
+  for (int64_t o0 = 0; o0 < s.o; o0 += scratch.width) {
+    const int64_t width = std::min(scratch.width, s.o - o0);
+    const Conv2dShape t = halfConv2dSlice(s, ConvPass::Forward, width);
+    widen<T>(w + o0 * perChannel, scratch.weights, width * perChannel);
+    for (int64_t b = 0; b < s.n; b += scratch.images) {
+      const int64_t count = std::min(scratch.images, s.n - b);
+      widen<T>(x + b * plane, scratch.in, count * plane);
+      conv2dForward<float>(group(t, count), scratch.in, scratch.weights,
+                           bias ? scratch.bias + o0 : nullptr, scratch.out,
+                           scratch.kernel, scratch.images);
+      narrowRuns<T>(scratch.out, count, width * p, y + (b * s.o + o0) * p,
+                    s.o * p);
+    }
   }
 }
 
@@ -84,14 +115,23 @@ void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
                              const uint16_t *w, uint16_t *dx, float *workspace,
                              size_t workspaceBytes) {
   Scratch scratch(s, ConvPass::BackwardInput, workspace, workspaceBytes);
-  const int64_t plane = s.c * s.h * s.w, outPlane = s.o * s.ho * s.wo;
-  widen<T>(w, scratch.weights, s.o * (s.c / s.groups) * s.kh * s.kw);
-  for (int64_t b = 0; b < s.n; b += scratch.images) {
-    const int64_t count = std::min(scratch.images, s.n - b);
-    widen<T>(dy + b * outPlane, scratch.out, count * outPlane);
-    conv2dBackwardInput<float>(group(s, count), scratch.out, scratch.weights,
-                               scratch.in, scratch.kernel, scratch.images);
-    narrow<T>(scratch.in, dx + b * plane, count * plane);
+  const int64_t hw = s.h * s.w, outPlane = s.o * s.ho * s.wo;
+  const int64_t kk = s.kh * s.kw, perOutput = (s.c / s.groups) * kk;
+  // Input channels [c0, c0 + width) a slice: each output channel's weights
+  // for them, gathered.
+  for (int64_t c0 = 0; c0 < s.c; c0 += scratch.width) {
+    const int64_t width = std::min(scratch.width, s.c - c0);
+    const Conv2dShape t = halfConv2dSlice(s, ConvPass::BackwardInput, width);
+    widenRuns<T>(w + c0 * kk, perOutput, s.o, (t.c / t.groups) * kk,
+                 scratch.weights);
+    for (int64_t b = 0; b < s.n; b += scratch.images) {
+      const int64_t count = std::min(scratch.images, s.n - b);
+      widen<T>(dy + b * outPlane, scratch.out, count * outPlane);
+      conv2dBackwardInput<float>(group(t, count), scratch.out, scratch.weights,
+                                 scratch.in, scratch.kernel, scratch.images);
+      narrowRuns<T>(scratch.in, count, width * hw, dx + (b * s.c + c0) * hw,
+                    s.c * hw);
+    }
   }
 }
 
@@ -100,20 +140,27 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, const uint16_t *dy,
                               const uint16_t *x, uint16_t *dw,
                               float *workspace, size_t workspaceBytes) {
   Scratch scratch(s, ConvPass::BackwardWeight, workspace, workspaceBytes);
-  const int64_t plane = s.c * s.h * s.w, outPlane = s.o * s.ho * s.wo;
-  const int64_t weights = s.o * (s.c / s.groups) * s.kh * s.kw;
-  if (s.n == 0)
-    std::fill(scratch.weights, scratch.weights + weights, 0.0f);
-  for (int64_t b = 0; b < s.n; b += scratch.images) {
-    const int64_t count = std::min(scratch.images, s.n - b);
-    widen<T>(x + b * plane, scratch.in, count * plane);
-    widen<T>(dy + b * outPlane, scratch.out, count * outPlane);
-    // The groups after the first add to the float32 sums.
-    conv2dBackwardWeight<float>(group(s, count), scratch.out, scratch.in,
-                                scratch.weights, nullptr, scratch.kernel,
-                                scratch.images, /*accumulate=*/b > 0);
+  const int64_t plane = s.c * s.h * s.w, p = s.ho * s.wo;
+  const int64_t perChannel = (s.c / s.groups) * s.kh * s.kw;
+  // Output channels [o0, o0 + width) a slice, its sums over every group of
+  // images before the next slice.
+  for (int64_t o0 = 0; o0 < s.o; o0 += scratch.width) {
+    const int64_t width = std::min(scratch.width, s.o - o0);
+    const Conv2dShape t = halfConv2dSlice(s, ConvPass::BackwardWeight, width);
+    if (s.n == 0)
+      std::fill(scratch.weights, scratch.weights + width * perChannel, 0.0f);
+    for (int64_t b = 0; b < s.n; b += scratch.images) {
+      const int64_t count = std::min(scratch.images, s.n - b);
+      widen<T>(x + b * plane, scratch.in, count * plane);
+      widenRuns<T>(dy + (b * s.o + o0) * p, s.o * p, count, width * p,
+                   scratch.out);
+      // The groups after the first add to the float32 sums.
+      conv2dBackwardWeight<float>(group(t, count), scratch.out, scratch.in,
+                                  scratch.weights, nullptr, scratch.kernel,
+                                  scratch.images, /*accumulate=*/b > 0);
+    }
+    narrow<T>(scratch.weights, dw + o0 * perChannel, width * perChannel);
   }
-  narrow<T>(scratch.weights, dw, weights);
 }
 
 #define CAIRN_INSTANTIATE_HALF_CONV2D(T)                                       \

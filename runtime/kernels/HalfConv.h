@@ -1,4 +1,5 @@
-//===- HalfConv.h - Convolutions of half tensors on the CPU ------*- C++ -*-===//
+//===- HalfConv.h - Convolutions of half tensors on the CPU ------*- C++
+//-*-===//
 //
 // A convolution (forward, input gradient, weight gradient) whose tensors
 // are f16 or bf16 (Convert.h's storage tags), computed as autocast computes
@@ -6,15 +7,20 @@
 // images go a group at a time, the group the float im2col kernels (Conv.h)
 // put in one GEMM: the group's operands are widened into float32 scratch,
 // the float kernel runs on them, and its result is rounded into the half
-// tensor. The weights are widened once (or, for the weight gradient, summed
-// in float32 over the groups and rounded at the end). So the scratch holds
-// one group's images and the weights in float32, not float32 copies of the
-// whole batch (what cairn.kernel.cast gave before); the memory plan holds
-// it, sized by halfConv2dWorkspaceElements, the rule the compiler reads too.
+// tensor. The weights are widened a slice of channels at a time (all of
+// them but where they are large); a slice's weight gradient is summed in
+// float32 over the groups and rounded at the end. So the scratch holds one
+// group's images and one slice of the weights in float32, not float32
+// copies of the whole batch and weights (what cairn.kernel.cast gave
+// before); the memory plan holds it, sized by halfConv2dWorkspaceElements,
+// the rule the compiler reads too.
 //
-// Each group's products are the float kernel's on the same images, and the
-// weight gradient adds the groups into one sum as that kernel does, so the
-// results are the float im2col kernels' bits on widened copies, rounded.
+// Each group's products are the float kernel's on the same images, a slice
+// its rows of the same products (the same dot products where the BLAS
+// rounds a row alike wherever it falls, as Conv.cpp's splitGemm assumes),
+// and the weight gradient adds the groups into one sum as that kernel
+// does, so the results are the float im2col kernels' bits on widened
+// copies, rounded.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_HALFCONV_H
@@ -28,15 +34,46 @@
 
 namespace cairn::kernels {
 
-/// Floats of scratch a half convolution's pass takes: the weights, the
-/// bias, one group of conv2dImagesPerGemm images' input and output, and the
-/// float kernel's own scratch for that group.
+/// Floats of a slice of the weights in float32 at most: where the weights
+/// are larger (ResNet-18's last stages: 9 MiB), a pass takes the channels a
+/// slice at a time (output channels for the forward and the weight
+/// gradient, input channels for the input gradient, so that no slice splits
+/// a sum), and the scratch holds one slice; its images are widened again
+/// for each slice, and there are few of them where the weights are large.
+constexpr int64_t kHalfConvWeightElements = int64_t(1) << 18;
+
+/// The channels one slice of `pass` takes: all of them for a grouped
+/// convolution, else as many as kHalfConvWeightElements holds (at least
+/// one).
+inline int64_t halfConv2dSliceWidth(const Conv2dShape &s, ConvPass pass) {
+  const bool inputs = pass == ConvPass::BackwardInput;
+  const int64_t channels = inputs ? s.c : s.o;
+  if (s.groups != 1)
+    return channels;
+  const int64_t perChannel = (inputs ? s.o : s.c) * s.kh * s.kw;
+  return std::clamp<int64_t>(kHalfConvWeightElements /
+                                 std::max<int64_t>(perChannel, 1),
+                             1, std::max<int64_t>(channels, 1));
+}
+
+/// The convolution one slice of `width` channels computes.
+inline Conv2dShape halfConv2dSlice(const Conv2dShape &s, ConvPass pass,
+                                   int64_t width) {
+  Conv2dShape sliced = s;
+  (pass == ConvPass::BackwardInput ? sliced.c : sliced.o) = width;
+  return sliced;
+}
+
+/// Floats of scratch a half convolution's pass takes: one slice's weights,
+/// the bias, one group of conv2dImagesPerGemm images' input and output (of
+/// the slice), and the float kernel's own scratch for that group and slice.
 inline int64_t halfConv2dWorkspaceElements(const Conv2dShape &s,
                                            ConvPass pass) {
   const int64_t images = std::max<int64_t>(conv2dImagesPerGemm(s, pass), 1);
-  const int64_t weights = s.o * (s.c / s.groups) * s.kh * s.kw;
-  return weights + s.o + images * (s.c * s.h * s.w + s.o * s.ho * s.wo) +
-         conv2dWorkspaceElements(s, images);
+  const Conv2dShape t = halfConv2dSlice(s, pass, halfConv2dSliceWidth(s, pass));
+  const int64_t weights = t.o * (t.c / t.groups) * t.kh * t.kw;
+  return weights + s.o + images * (t.c * t.h * t.w + t.o * t.ho * t.wo) +
+         conv2dWorkspaceElements(t, images);
 }
 
 /// y = conv(x, w) + bias (bias may be null), T F16 or Bf16; `workspace`

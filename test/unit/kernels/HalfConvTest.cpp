@@ -6,7 +6,8 @@
 // rounds: the same bits, for the forward, the input gradient and the weight
 // gradient. Shapes cover several image groups with a partial last one
 // (small planes, several images a GEMM), one image a GEMM, strides,
-// padding, dilation, groups, a 1x1 convolution read in place, and a bias.
+// padding, dilation, groups, a 1x1 convolution read in place, a bias, and
+// weights taken a slice of channels at a time.
 // A workspace smaller than the rule is refused.
 //
 //===----------------------------------------------------------------------===//
@@ -28,11 +29,15 @@ using namespace cairn::kernels::testing;
 namespace {
 
 const Conv2dShape kShapes[] = {
-    shape(7, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1),       // 6x6 planes: 4 a GEMM
-    shape(5, 4, 12, 12, 5, 3, 3, 2, 2, 1, 1),     // strided, 4 a GEMM
-    shape(2, 2, 16, 16, 3, 3, 3, 1, 1, 2, 2, 2, 2), // dilated, 1 a GEMM
-    shape(5, 4, 5, 5, 6, 1, 1),                   // 1x1, read in place
+    shape(7, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1),          // 6x6 planes: 4 a GEMM
+    shape(5, 4, 12, 12, 5, 3, 3, 2, 2, 1, 1),        // strided, 4 a GEMM
+    shape(2, 2, 16, 16, 3, 3, 3, 1, 1, 2, 2, 2, 2),  // dilated, 1 a GEMM
+    shape(5, 4, 5, 5, 6, 1, 1),                      // 1x1, read in place
     shape(4, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2), // two groups
+    // Weights past kHalfConvWeightElements: output channels in slices of 56
+    // (the forward, the weight gradient), input channels in slices of 227
+    // (the input gradient), partial last ones; 4x4 planes, 3 images a GEMM.
+    shape(3, 512, 4, 4, 128, 3, 3, 1, 1, 1, 1),
 };
 
 template <typename T> CastType castTypeOf() {
@@ -117,13 +122,23 @@ TEST(HalfConv, RefusesASmallerWorkspace) {
                KernelError);
 }
 
-TEST(HalfConv, WorkspaceIsOneGroupAndTheWeights) {
+TEST(HalfConv, WorkspaceIsOneGroupAndOneSliceOfTheWeights) {
   // ResNet-18's first 3x3 convolution at batch 64: 56x56 planes, one image
   // a GEMM: the weights, the bias, one image in and out, one column matrix.
-  const Conv2dShape s = shape(64, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1);
+  Conv2dShape s = shape(64, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1);
+  EXPECT_EQ(halfConv2dSliceWidth(s, ConvPass::Forward), 64);
   EXPECT_EQ(halfConv2dWorkspaceElements(s, ConvPass::Forward),
             64 * 64 * 9 + 64 + (64 * 56 * 56 + 64 * 56 * 56) +
                 64 * 9 * 56 * 56);
+  // Its last (512 channels, 4x4 planes at 128x128 images): 9 MiB of
+  // weights, taken 56 output channels or 56 input channels a slice; the
+  // scratch is under half of them (their float32 copy alone took all).
+  s = shape(64, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1);
+  EXPECT_EQ(halfConv2dSliceWidth(s, ConvPass::Forward), 56);
+  EXPECT_EQ(halfConv2dSliceWidth(s, ConvPass::BackwardInput), 56);
+  for (ConvPass pass :
+       {ConvPass::Forward, ConvPass::BackwardInput, ConvPass::BackwardWeight})
+    EXPECT_LT(halfConv2dWorkspaceElements(s, pass), 512 * 512 * 9 / 2);
 }
 
 } // namespace
