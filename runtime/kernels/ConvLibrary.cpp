@@ -342,14 +342,17 @@ ConvLibrary::ConvLibrary(bool enabled) : enabled(enabled) {
 
 ConvLibrary::~ConvLibrary() = default;
 
-ConvLibrary::Site &ConvLibrary::getSite(int index, ConvPass pass,
+ConvLibrary::Site &ConvLibrary::getSite(int index, int part, ConvPass pass,
                                         const Conv2dShape &s, bool bias,
                                         size_t workspaceBytes) {
-  if (index < 0)
-    throw KernelError("convolution call site " + std::to_string(index));
+  if (index < 0 || part < 0)
+    throw KernelError("convolution call site " + std::to_string(index) +
+                      " part " + std::to_string(part));
   if (static_cast<size_t>(index) >= sites.size())
     sites.resize(index + 1);
-  std::unique_ptr<Site> &slot = sites[index];
+  if (static_cast<size_t>(part) >= sites[index].size())
+    sites[index].resize(part + 1);
+  std::unique_ptr<Site> &slot = sites[index][part];
   if (slot) {
     const bool same = slot->pass == pass && slot->bias == bias &&
                       slot->workspaceBytes == workspaceBytes &&
@@ -581,11 +584,11 @@ void runChunks(const ConvLibrary::Site &site, const dnnl::engine &engine,
 
 } // namespace
 
-bool ConvLibrary::run(int index, ConvPass pass, const Conv2dShape &s,
+bool ConvLibrary::run(int index, int part, ConvPass pass, const Conv2dShape &s,
                       const float *in, const float *other, float *out,
                       const float *bias, void *workspace,
                       size_t workspaceBytes) {
-  Site &site = getSite(index, pass, s, bias != nullptr, workspaceBytes);
+  Site &site = getSite(index, part, pass, s, bias != nullptr, workspaceBytes);
   if (listener)
     listener(listenerContext, site.description);
   if (!site.usable)
@@ -603,30 +606,32 @@ bool ConvLibrary::run(int index, ConvPass pass, const Conv2dShape &s,
 
 bool ConvLibrary::forward(int index, const Conv2dShape &s, const float *x,
                           const float *w, const float *bias, float *y,
-                          void *workspace, size_t workspaceBytes) {
-  return run(index, ConvPass::Forward, s, x, w, y, bias, workspace,
+                          void *workspace, size_t workspaceBytes, int part) {
+  return run(index, part, ConvPass::Forward, s, x, w, y, bias, workspace,
              workspaceBytes);
 }
 
 bool ConvLibrary::backwardInput(int index, const Conv2dShape &s,
                                 const float *dy, const float *w, float *dx,
-                                void *workspace, size_t workspaceBytes) {
-  return run(index, ConvPass::BackwardInput, s, dy, w, dx, nullptr, workspace,
-             workspaceBytes);
+                                void *workspace, size_t workspaceBytes,
+                                int part) {
+  return run(index, part, ConvPass::BackwardInput, s, dy, w, dx, nullptr,
+             workspace, workspaceBytes);
 }
 
 bool ConvLibrary::backwardWeight(int index, const Conv2dShape &s,
                                  const float *dy, const float *x, float *dw,
                                  void *workspace, size_t workspaceBytes) {
   // oneDNN's per-image operands of a weight gradient: the input, then dy.
-  return run(index, ConvPass::BackwardWeight, s, x, dy, dw, nullptr, workspace,
-             workspaceBytes);
+  return run(index, 0, ConvPass::BackwardWeight, s, x, dy, dw, nullptr,
+             workspace, workspaceBytes);
 }
 
-std::string ConvLibrary::describe(int index) const {
-  if (index < 0 || static_cast<size_t>(index) >= sites.size() || !sites[index])
+std::string ConvLibrary::describe(int index, int part) const {
+  if (index < 0 || part < 0 || static_cast<size_t>(index) >= sites.size() ||
+      static_cast<size_t>(part) >= sites[index].size() || !sites[index][part])
     return "";
-  return sites[index]->description;
+  return sites[index][part]->description;
 }
 
 // The generated code's entry points: the library first (float), im2col
@@ -658,7 +663,7 @@ void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
                    StoredAs<T> *workspace, size_t workspaceBytes) {
   if constexpr (kIsHalf<T>) {
     halfConv2dForward<T>(s, x, w, bias, y, reinterpret_cast<float *>(workspace),
-                         workspaceBytes);
+                         workspaceBytes, &library, site);
   } else {
     checkWorkspace<T>(s, ConvPass::Forward, workspaceBytes);
     if constexpr (std::is_same_v<T, float>)
@@ -676,7 +681,7 @@ void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
   if constexpr (kIsHalf<T>) {
     halfConv2dBackwardInput<T>(s, dy, w, dx,
                                reinterpret_cast<float *>(workspace),
-                               workspaceBytes);
+                               workspaceBytes, &library, site);
   } else {
     checkWorkspace<T>(s, ConvPass::BackwardInput, workspaceBytes);
     if constexpr (std::is_same_v<T, float>)

@@ -120,22 +120,24 @@ public:
   /// Runs call site `site`'s convolution through oneDNN within the
   /// `workspaceBytes` at `workspace`: false, having written nothing, where
   /// the site cannot (the caller then runs im2col). A site is one kernel of
-  /// the program: the same pass and shape on every call.
+  /// the program: the same pass and shape on every call; a kernel that
+  /// runs a few shapes (a half convolution's groups and slices, HalfConv.h)
+  /// numbers them `part`, each its own shape and choice.
   bool forward(int site, const Conv2dShape &s, const float *x, const float *w,
                const float *bias, float *y, void *workspace,
-               size_t workspaceBytes);
+               size_t workspaceBytes, int part = 0);
   bool backwardInput(int site, const Conv2dShape &s, const float *dy,
                      const float *w, float *dx, void *workspace,
-                     size_t workspaceBytes);
+                     size_t workspaceBytes, int part = 0);
   /// dw is overwritten; the bias gradient is the caller's.
   bool backwardWeight(int site, const Conv2dShape &s, const float *dy,
                       const float *x, float *dw, void *workspace,
                       size_t workspaceBytes);
 
-  /// What site `site` runs: "oneDNN jit:avx512_core, 4 images a call", with
-  /// "in 4 slices of 128 output channels" where it slices, or
-  /// "im2col (...why)"; empty before its first call.
-  std::string describe(int site) const;
+  /// What site `site` (its part `part`) runs: "oneDNN jit:avx512_core, 4
+  /// images a call", with "in 4 slices of 128 output channels" where it
+  /// slices, or "im2col (...why)"; empty before its first call.
+  std::string describe(int site, int part = 0) const;
 
   /// Called with describe(site) on every call of a site while set (a
   /// profile's note of how the kernel ran; null: nothing).
@@ -152,17 +154,18 @@ private:
   /// The three passes' common path: `in` is the first per-image operand
   /// (x, dy, x), `other` the weights or, for the weight gradient, dy; `out`
   /// the result.
-  bool run(int site, ConvPass pass, const Conv2dShape &s, const float *in,
-           const float *other, float *out, const float *bias, void *workspace,
-           size_t workspaceBytes);
-  Site &getSite(int site, ConvPass pass, const Conv2dShape &s, bool bias,
-                size_t workspaceBytes);
+  bool run(int site, int part, ConvPass pass, const Conv2dShape &s,
+           const float *in, const float *other, float *out, const float *bias,
+           void *workspace, size_t workspaceBytes);
+  Site &getSite(int site, int part, ConvPass pass, const Conv2dShape &s,
+                bool bias, size_t workspaceBytes);
 
   bool enabled;
   Listener listener = nullptr;
   void *listenerContext = nullptr;
   std::unique_ptr<Engine> engine;
-  std::vector<std::unique_ptr<Site>> sites;
+  /// By site, then part.
+  std::vector<std::vector<std::unique_ptr<Site>>> sites;
 };
 
 /// The generated code's convolutions: call site `site` through `library`

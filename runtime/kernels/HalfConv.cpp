@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/HalfConv.h"
 
+#include "runtime/kernels/ConvLibrary.h"
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/KernelError.h"
 
@@ -55,6 +56,19 @@ struct Scratch {
   }
 };
 
+/// The bytes of the float kernel's scratch, from `kernel` to the end.
+size_t kernelBytes(const float *workspace, size_t workspaceBytes,
+                   const float *kernel) {
+  return workspaceBytes - size_t(kernel - workspace) * sizeof(float);
+}
+
+/// The library's part (ConvLibrary.h) for a slice of `width` channels and a
+/// group of `count` images: each of the up to four shapes a pass runs
+/// (whole or last slice, whole or last group) its own.
+int libraryPart(const Scratch &scratch, int64_t width, int64_t count) {
+  return (width < scratch.width ? 2 : 0) + (count < scratch.images ? 1 : 0);
+}
+
 /// The shape of `count` images of `s`.
 Conv2dShape group(const Conv2dShape &s, int64_t count) {
   Conv2dShape g = s;
@@ -87,8 +101,11 @@ void narrowRuns(const float *in, int64_t count, int64_t run, uint16_t *out,
 template <typename T>
 void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
                        const uint16_t *w, const uint16_t *bias, uint16_t *y,
-                       float *workspace, size_t workspaceBytes) {
+                       float *workspace, size_t workspaceBytes,
+                       ConvLibrary *library, int site) {
   Scratch scratch(s, ConvPass::Forward, workspace, workspaceBytes);
+  const size_t libraryBytes =
+      kernelBytes(workspace, workspaceBytes, scratch.kernel);
   const int64_t plane = s.c * s.h * s.w, p = s.ho * s.wo;
   const int64_t perChannel = (s.c / s.groups) * s.kh * s.kw;
   if (bias)
@@ -101,9 +118,14 @@ void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
     for (int64_t b = 0; b < s.n; b += scratch.images) {
       const int64_t count = std::min(scratch.images, s.n - b);
       widen<T>(x + b * plane, scratch.in, count * plane);
-      conv2dForward<float>(group(t, count), scratch.in, scratch.weights,
-                           bias ? scratch.bias + o0 : nullptr, scratch.out,
-                           scratch.kernel, scratch.images);
+      const float *groupBias = bias ? scratch.bias + o0 : nullptr;
+      if (!library ||
+          !library->forward(site, group(t, count), scratch.in, scratch.weights,
+                            groupBias, scratch.out, scratch.kernel,
+                            libraryBytes, libraryPart(scratch, width, count)))
+        conv2dForward<float>(group(t, count), scratch.in, scratch.weights,
+                             groupBias, scratch.out, scratch.kernel,
+                             scratch.images);
       narrowRuns<T>(scratch.out, count, width * p, y + (b * s.o + o0) * p,
                     s.o * p);
     }
@@ -113,8 +135,11 @@ void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
 template <typename T>
 void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
                              const uint16_t *w, uint16_t *dx, float *workspace,
-                             size_t workspaceBytes) {
+                             size_t workspaceBytes, ConvLibrary *library,
+                             int site) {
   Scratch scratch(s, ConvPass::BackwardInput, workspace, workspaceBytes);
+  const size_t libraryBytes =
+      kernelBytes(workspace, workspaceBytes, scratch.kernel);
   const int64_t hw = s.h * s.w, outPlane = s.o * s.ho * s.wo;
   const int64_t kk = s.kh * s.kw, perOutput = (s.c / s.groups) * kk;
   // Input channels [c0, c0 + width) a slice: each output channel's weights
@@ -127,8 +152,13 @@ void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
     for (int64_t b = 0; b < s.n; b += scratch.images) {
       const int64_t count = std::min(scratch.images, s.n - b);
       widen<T>(dy + b * outPlane, scratch.out, count * outPlane);
-      conv2dBackwardInput<float>(group(t, count), scratch.out, scratch.weights,
-                                 scratch.in, scratch.kernel, scratch.images);
+      if (!library ||
+          !library->backwardInput(
+              site, group(t, count), scratch.out, scratch.weights, scratch.in,
+              scratch.kernel, libraryBytes, libraryPart(scratch, width, count)))
+        conv2dBackwardInput<float>(group(t, count), scratch.out,
+                                   scratch.weights, scratch.in, scratch.kernel,
+                                   scratch.images);
       narrowRuns<T>(scratch.in, count, width * hw, dx + (b * s.c + c0) * hw,
                     s.c * hw);
     }
@@ -164,16 +194,15 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, const uint16_t *dy,
 }
 
 #define CAIRN_INSTANTIATE_HALF_CONV2D(T)                                       \
-  template void halfConv2dForward<T>(const Conv2dShape &, const uint16_t *,   \
-                                     const uint16_t *, const uint16_t *,      \
-                                     uint16_t *, float *, size_t);            \
-  template void halfConv2dBackwardInput<T>(const Conv2dShape &,               \
-                                           const uint16_t *, const uint16_t *, \
-                                           uint16_t *, float *, size_t);      \
-  template void halfConv2dBackwardWeight<T>(const Conv2dShape &,              \
-                                            const uint16_t *,                 \
-                                            const uint16_t *, uint16_t *,     \
-                                            float *, size_t);
+  template void halfConv2dForward<T>(                                          \
+      const Conv2dShape &, const uint16_t *, const uint16_t *,                 \
+      const uint16_t *, uint16_t *, float *, size_t, ConvLibrary *, int);      \
+  template void halfConv2dBackwardInput<T>(                                    \
+      const Conv2dShape &, const uint16_t *, const uint16_t *, uint16_t *,     \
+      float *, size_t, ConvLibrary *, int);                                    \
+  template void halfConv2dBackwardWeight<T>(                                   \
+      const Conv2dShape &, const uint16_t *, const uint16_t *, uint16_t *,     \
+      float *, size_t);
 CAIRN_INSTANTIATE_HALF_CONV2D(F16)
 CAIRN_INSTANTIATE_HALF_CONV2D(Bf16)
 #undef CAIRN_INSTANTIATE_HALF_CONV2D

@@ -20,7 +20,9 @@
 // rounds a row alike wherever it falls, as Conv.cpp's splitGemm assumes),
 // and the weight gradient adds the groups into one sum as that kernel
 // does, so the results are the float im2col kernels' bits on widened
-// copies, rounded.
+// copies, rounded. The forward and the input gradient may run a group
+// through oneDNN instead (ConvLibrary.h), as a float32 convolution does;
+// the weight gradient's sums over the groups are im2col's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_RUNTIME_KERNELS_HALFCONV_H
@@ -76,19 +78,27 @@ inline int64_t halfConv2dWorkspaceElements(const Conv2dShape &s,
          conv2dWorkspaceElements(t, images);
 }
 
+class ConvLibrary;
+
 /// y = conv(x, w) + bias (bias may be null), T F16 or Bf16; `workspace`
 /// holds at least halfConv2dWorkspaceElements(s, Forward) floats, which
-/// `workspaceBytes` says.
+/// `workspaceBytes` says. With a `library`, each group of a slice runs as
+/// call site `site` of it (one part for each shape: whole or last slice,
+/// whole or last group) where the library runs that shape in the float
+/// kernel's scratch (oneDNN, whose forward and input gradient give the same
+/// bits whatever the images a call: ConvLibrary.h); im2col otherwise.
 template <typename T>
 void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
                        const uint16_t *w, const uint16_t *bias, uint16_t *y,
-                       float *workspace, size_t workspaceBytes);
+                       float *workspace, size_t workspaceBytes,
+                       ConvLibrary *library = nullptr, int site = 0);
 
-/// dx from dy, overwritten.
+/// dx from dy, overwritten; the library as for the forward.
 template <typename T>
 void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
                              const uint16_t *w, uint16_t *dx, float *workspace,
-                             size_t workspaceBytes);
+                             size_t workspaceBytes,
+                             ConvLibrary *library = nullptr, int site = 0);
 
 /// dw, overwritten (the bias gradient is a reduction of its own).
 template <typename T>

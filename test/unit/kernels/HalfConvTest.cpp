@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -52,9 +53,9 @@ template <typename T> std::vector<uint16_t> halfWorkspace(const Conv2dShape &s,
 
 template <typename T> void checkPasses(bool specials) {
   const CastType type = castTypeOf<T>();
-  ConvLibrary library(/*enabled=*/false);
   uint32_t seed = specials ? 500 : 100;
   for (const Conv2dShape &s : kShapes) {
+    ConvLibrary library(/*enabled=*/false); // sites 0, 1, 2: a shape each
     const std::string what = describe(s);
     auto x = randomHalves<T>(size_t(xSize(s)), ++seed, specials);
     auto w = randomHalves<T>(size_t(wSize(s)), ++seed, false);
@@ -109,6 +110,59 @@ TEST(HalfConv, SameBitsAsFloatIm2colBetweenCastsF16) {
 TEST(HalfConv, SameBitsAsFloatIm2colBetweenCastsBf16) {
   checkPasses<Bf16>(false);
   checkPasses<Bf16>(true);
+}
+
+/// With oneDNN (where it runs the shape), the forward and the input
+/// gradient are the float32 library's results on widened copies, within one
+/// rounding of the half type (oneDNN's sums do not depend on the images a
+/// call, but a slice's may be summed otherwise than the whole weights').
+template <typename T> void checkLibrary() {
+  const CastType type = castTypeOf<T>();
+  uint32_t seed = 900;
+  for (const Conv2dShape &s : kShapes) {
+    ConvLibrary half, full;
+    const std::string what = describe(s);
+    auto x = randomHalves<T>(size_t(xSize(s)), ++seed, false);
+    auto w = randomHalves<T>(size_t(wSize(s)), ++seed, false);
+    auto dy = randomHalves<T>(size_t(ySize(s)), ++seed, false);
+    std::vector<float> x32 = widen(x, type), w32 = widen(w, type),
+                       dy32 = widen(dy, type);
+    auto closeTo = [&](const std::vector<uint16_t> &got,
+                       const std::vector<float> &want, const char *pass) {
+      std::vector<float> wide = widen(got, type);
+      const float ulp = type == CastType::F16 ? 1.0f / 1024 : 1.0f / 128;
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_LE(std::fabs(wide[i] - want[i]),
+                  ulp * std::max(std::fabs(want[i]), 1e-3f))
+            << pass << " " << what << " at " << i;
+    };
+    std::vector<float> y32(size_t(ySize(s))),
+        scratch(size_t(conv2dWorkspaceElements(s, ConvPass::Forward)));
+    conv2dForward<float>(full, 0, s, x32.data(), w32.data(), nullptr,
+                         y32.data(), scratch.data(), scratch.size() * 4);
+    std::vector<uint16_t> y(size_t(ySize(s)));
+    auto ws = halfWorkspace<T>(s, ConvPass::Forward);
+    conv2dForward<T>(half, 0, s, x.data(), w.data(), nullptr, y.data(),
+                     ws.data(), ws.size() * 2);
+    closeTo(y, y32, "forward");
+    std::vector<float> dx32(size_t(xSize(s)));
+    scratch.assign(size_t(conv2dWorkspaceElements(s, ConvPass::BackwardInput)),
+                   0);
+    conv2dBackwardInput<float>(full, 1, s, dy32.data(), w32.data(), dx32.data(),
+                               scratch.data(), scratch.size() * 4);
+    std::vector<uint16_t> dx(size_t(xSize(s)));
+    ws = halfWorkspace<T>(s, ConvPass::BackwardInput);
+    conv2dBackwardInput<T>(half, 1, s, dy.data(), w.data(), dx.data(),
+                           ws.data(), ws.size() * 2);
+    closeTo(dx, dx32, "input gradient");
+  }
+}
+
+TEST(HalfConv, ThroughOneDnnAsFloat32WithinARoundingF16) {
+  checkLibrary<F16>();
+}
+TEST(HalfConv, ThroughOneDnnAsFloat32WithinARoundingBf16) {
+  checkLibrary<Bf16>();
 }
 
 TEST(HalfConv, RefusesASmallerWorkspace) {
