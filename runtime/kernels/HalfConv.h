@@ -36,13 +36,16 @@
 
 namespace cairn::kernels {
 
-/// Floats of a slice of the weights in float32 at most: where the weights
-/// are larger (ResNet-18's last stages: 9 MiB), a pass takes the channels a
-/// slice at a time (output channels for the forward and the weight
-/// gradient, input channels for the input gradient, so that no slice splits
-/// a sum), and the scratch holds one slice; its images are widened again
-/// for each slice, and there are few of them where the weights are large.
-constexpr int64_t kHalfConvWeightElements = int64_t(1) << 18;
+/// Floats of a slice of the weights in float32 at most (4 MiB): where the
+/// weights are larger (ResNet-18's last stages: 9 MiB), a pass takes the
+/// channels a slice at a time (output channels for the forward and the
+/// weight gradient, input channels for the input gradient, so that no slice
+/// splits a sum), and the scratch holds one slice. Its images are widened,
+/// and their column matrices made, again for each slice: at slices of
+/// 1 MiB ResNet-18's bf16 step took 1.4x the time of the build with float32
+/// copies (`EXE train --profile`, batch 16, 2 cores), at these 1.2x, and
+/// neither plan's peak held a convolution's scratch.
+constexpr int64_t kHalfConvWeightElements = int64_t(1) << 20;
 
 /// The channels one slice of `pass` takes: all of them for a grouped
 /// convolution, else as many as kHalfConvWeightElements holds (at least
