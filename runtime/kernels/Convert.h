@@ -90,15 +90,21 @@ CAIRN_HOST_DEVICE inline float floatFromBfloat16(uint16_t bits) {
   return floatFromBits(static_cast<uint32_t>(bits) << 16);
 }
 
+/// Element types a cast kernel converts between.
+enum class CastType { F32, F16, BF16 };
+
 /// 16-bit float storage as a kernel's template argument: the tensors are
 /// uint16_t bit patterns, read widened to float (exact) and written rounded
 /// as a cast writes them, so a kernel computing in float between the two
 /// gives the bits of the float kernel on widened copies followed by a cast.
+/// `kCastType` names it for castElements.
 struct F16 {
+  static constexpr CastType kCastType = CastType::F16;
   CAIRN_HOST_DEVICE static float load(uint16_t bits) { return floatFromHalf(bits); }
   CAIRN_HOST_DEVICE static uint16_t store(float value) { return halfFromFloat(value); }
 };
 struct Bf16 {
+  static constexpr CastType kCastType = CastType::BF16;
   CAIRN_HOST_DEVICE static float load(uint16_t bits) { return floatFromBfloat16(bits); }
   CAIRN_HOST_DEVICE static uint16_t store(float value) { return bfloat16FromFloat(value); }
 };
@@ -121,9 +127,6 @@ template <> struct Storage<Bf16> : Bf16 {
 };
 template <typename T> using StoredAs = typename Storage<T>::Bits;
 template <typename T> using ComputedIn = typename Storage<T>::Compute;
-
-/// Element types a cast kernel converts between.
-enum class CastType { F32, F16, BF16 };
 
 /// Converts `n` elements at `in` (of type `from`) into `out` (of type `to`):
 /// float32 to or from f16 or bf16; the same type copies.

@@ -14,22 +14,19 @@
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/KernelError.h"
 
+#include <algorithm>
 #include <string>
-#include <type_traits>
 
 namespace cairn::kernels {
 
 namespace {
 
-template <typename T> constexpr CastType kHalfType =
-    std::is_same_v<T, F16> ? CastType::F16 : CastType::BF16;
-
 template <typename T> void widen(const uint16_t *in, float *out, int64_t n) {
-  castElements(in, kHalfType<T>, out, CastType::F32, n);
+  castElements(in, T::kCastType, out, CastType::F32, n);
 }
 
 template <typename T> void narrow(const float *in, uint16_t *out, int64_t n) {
-  castElements(in, CastType::F32, out, kHalfType<T>, n);
+  castElements(in, CastType::F32, out, T::kCastType, n);
 }
 
 /// The scratch of one pass, carved as halfConv2dWorkspaceElements counts it

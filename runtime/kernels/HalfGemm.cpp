@@ -17,16 +17,11 @@
 #include <algorithm>
 #include <limits>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 namespace cairn::kernels {
 
 namespace {
-
-template <typename T>
-constexpr CastType kHalfType =
-    std::is_same_v<T, F16> ? CastType::F16 : CastType::BF16;
 
 /// Widens `rows` runs of `columns` half elements, `stride` apart, into the
 /// contiguous float32 block `out`.
@@ -34,7 +29,7 @@ template <typename T>
 void widenBlock(const uint16_t *in, int64_t stride, int64_t rows,
                 int64_t columns, float *out) {
   for (int64_t r = 0; r < rows; ++r)
-    castRun(in + r * stride, kHalfType<T>, out + r * columns, CastType::F32, 0,
+    castRun(in + r * stride, T::kCastType, out + r * columns, CastType::F32, 0,
             columns);
 }
 
@@ -71,7 +66,7 @@ void computeTile(bool transA, bool transB, int64_t k, int64_t depth,
       tile[e] = std::max(tile[e], 0.0f);
   for (int64_t r = 0; r < rows; ++r)
     castRun(tile + r * columns, CastType::F32, c + (i + r) * ldc + j,
-            kHalfType<T>, 0, columns);
+            T::kCastType, 0, columns);
 }
 
 } // namespace

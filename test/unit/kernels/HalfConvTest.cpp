@@ -41,10 +41,6 @@ const Conv2dShape kShapes[] = {
     shape(3, 512, 4, 4, 512, 3, 3, 1, 1, 1, 1),
 };
 
-template <typename T> CastType castTypeOf() {
-  return std::is_same_v<T, F16> ? CastType::F16 : CastType::BF16;
-}
-
 template <typename T> std::vector<uint16_t> halfWorkspace(const Conv2dShape &s,
                                                          ConvPass pass) {
   return std::vector<uint16_t>(
@@ -52,7 +48,7 @@ template <typename T> std::vector<uint16_t> halfWorkspace(const Conv2dShape &s,
 }
 
 template <typename T> void checkPasses(bool specials) {
-  const CastType type = castTypeOf<T>();
+  const CastType type = T::kCastType;
   uint32_t seed = specials ? 500 : 100;
   for (const Conv2dShape &s : kShapes) {
     ConvLibrary library(/*enabled=*/false); // sites 0, 1, 2: a shape each
@@ -117,7 +113,7 @@ TEST(HalfConv, SameBitsAsFloatIm2colBetweenCastsBf16) {
 /// rounding of the half type (oneDNN's sums do not depend on the images a
 /// call, but a slice's may be summed otherwise than the whole weights').
 template <typename T> void checkLibrary() {
-  const CastType type = castTypeOf<T>();
+  const CastType type = T::kCastType;
   uint32_t seed = 900;
   for (const Conv2dShape &s : kShapes) {
     ConvLibrary half, full;

@@ -49,12 +49,8 @@ std::vector<float> exactProduct(bool transA, bool transB, const Shape &s,
   return c;
 }
 
-template <typename T> CastType castTypeOf() {
-  return std::is_same_v<T, F16> ? CastType::F16 : CastType::BF16;
-}
-
 template <typename T> void checkExact(const Shape &s, uint32_t seed) {
-  const CastType type = castTypeOf<T>();
+  const CastType type = T::kCastType;
   for (bool transA : {false, true})
     for (bool transB : {false, true})
       for (bool withBias : {false, true}) {
@@ -179,7 +175,7 @@ TEST(HalfGemm, SameBitsOnOneThreadAndMany) {
 /// the float product (an infinity times a zero, or two of opposite signs
 /// summed, is NaN).
 template <typename T> void checkSpecials() {
-  const CastType type = castTypeOf<T>();
+  const CastType type = T::kCastType;
   const Shape s = {70, 90, 1000};
   auto a = randomHalves<T>(size_t(s.m * s.k), 7, /*specials=*/false);
   auto b = randomHalves<T>(size_t(s.k * s.n), 8, /*specials=*/false);
