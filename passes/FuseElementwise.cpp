@@ -306,15 +306,6 @@ Operation *StepFuser::getSoleReader(Value buffer) {
   return readers.lookup(buffer).front();
 }
 
-/// The linear computes `relu` in its epilogue, and says so where it is.
-static void markReluFolded(LinearKernelOp linear, ReluKernelOp relu) {
-  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
-  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
-  linear->setLoc(
-      FusedLoc::get(linear.getContext(), locs,
-                    StringAttr::get(linear.getContext(), "cairn.linear+relu")));
-}
-
 bool StepFuser::foldRelu(Operation *op) {
   auto linear = dyn_cast<LinearKernelOp>(op);
   if (!linear || linear.getRelu())
@@ -360,7 +351,12 @@ bool StepFuser::foldRelu(Operation *op) {
     return false;
   // (The pass puts every declaration back before its first use after.)
   linear.getResultMutable().assign(result);
-  markReluFolded(linear, relu);
+  // The linear computes `relu` in its epilogue, and says so where it is.
+  linear.setReluAttr(BoolAttr::get(linear.getContext(), true));
+  SmallVector<Location> locs = {linear.getLoc(), relu.getLoc()};
+  linear->setLoc(
+      FusedLoc::get(linear.getContext(), locs,
+                    StringAttr::get(linear.getContext(), "cairn.linear+relu")));
   // Each folded kernel read the previous result alone, and those results
   // go: the readers of every other buffer stay as they were.
   SmallVector<Value> dropped = {product};

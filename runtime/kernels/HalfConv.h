@@ -41,10 +41,9 @@ namespace cairn::kernels {
 /// channels a slice at a time (output channels for the forward and the
 /// weight gradient, input channels for the input gradient, so that no slice
 /// splits a sum), and the scratch holds one slice. Its images are widened,
-/// and their column matrices made, again for each slice: at slices of
-/// 1 MiB ResNet-18's bf16 step took 1.4x the time of the build with float32
-/// copies (`EXE train --profile`, batch 16, 2 cores), at these 1.2x, and
-/// neither plan's peak held a convolution's scratch.
+/// and their column matrices made, again for each slice, so slices of 1 MiB
+/// cost ResNet-18's step more time than these for no smaller plan (neither
+/// plan's peak holds a convolution's scratch).
 constexpr int64_t kHalfConvWeightElements = int64_t(1) << 20;
 
 /// The channels one slice of `pass` takes: all of them for a grouped
