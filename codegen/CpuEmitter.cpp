@@ -14,6 +14,7 @@
 #include "codegen/KernelCalls.h"
 
 #include "ir/CairnKernelOps.h"
+#include "ir/ProductTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -57,11 +58,11 @@ private:
                   llvm::ArrayRef<int64_t> lhsStrides,
                   llvm::ArrayRef<int64_t> rhsStrides);
   void emitLinear(LinearKernelOp op);
-  /// A GEMM of half tensors (HalfGemm.h), in the kernel's workspace; `bias`
-  /// and `relu` as a linear's.
-  void emitHalfGemm(Value result, Value workspace, bool transA, bool transB,
-                    int64_t m, int64_t n, int64_t k, Value a, int64_t lda,
-                    Value b, int64_t ldb, Value bias, bool relu);
+  /// Kernel `op`'s GEMM in half precision (HalfGemm.h), in its workspace;
+  /// `bias` and `relu` as a linear's.
+  void emitHalfGemm(Operation *op, Value result, Value workspace, bool transA,
+                    bool transB, int64_t m, int64_t n, int64_t k, Value a,
+                    int64_t lda, Value b, int64_t ldb, Value bias, bool relu);
   void emitMatmul(MatmulKernelOp op);
   void emitChain(ElementwiseChainKernelOp op);
 
@@ -266,23 +267,24 @@ void CpuEmitter::emitBinary(Operation *op, Value lhs, Value rhs, Value result,
   line() << "}\n";
 }
 
-void CpuEmitter::emitHalfGemm(Value result, Value workspace, bool transA,
-                              bool transB, int64_t m, int64_t n, int64_t k,
-                              Value a, int64_t lda, Value b, int64_t ldb,
-                              Value bias, bool relu) {
-  line() << call(result, "halfGemm") << "(" << formatBool(transA) << ", "
-         << formatBool(transB) << ", " << m << ", " << n << ", " << k << ", "
-         << ptr(a) << ", " << lda << ", " << ptr(b) << ", " << ldb << ", "
-         << ptr(bias) << ", " << formatBool(relu) << ", " << ptr(result) << ", "
-         << n << ", reinterpret_cast<float *>(" << ptr(workspace) << "));\n";
+void CpuEmitter::emitHalfGemm(Operation *op, Value result, Value workspace,
+                              bool transA, bool transB, int64_t m, int64_t n,
+                              int64_t k, Value a, int64_t lda, Value b,
+                              int64_t ldb, Value bias, bool relu) {
+  line() << "cairn::kernels::halfGemm<" << getProductTemplateType(op, result)
+         << ">(" << formatBool(transA) << ", " << formatBool(transB) << ", "
+         << m << ", " << n << ", " << k << ", " << ptr(a) << ", " << lda << ", "
+         << ptr(b) << ", " << ldb << ", " << ptr(bias) << ", "
+         << formatBool(relu) << ", " << ptr(result) << ", " << n
+         << ", reinterpret_cast<float *>(" << ptr(workspace) << "));\n";
 }
 
 void CpuEmitter::emitLinear(LinearKernelOp op) {
   int64_t rows = op.getRows(), inF = op.getIn(), outF = op.getOut();
-  if (isHalfBuffer(op.getResult()))
-    return emitHalfGemm(op.getResult(), op.getWorkspace(), false, true, rows,
-                        outF, inF, op.getInput(), inF, op.getWeight(), inF,
-                        op.getBias(), op.getRelu().value_or(false));
+  if (isHalfElementType(getProductElementType(op)))
+    return emitHalfGemm(op, op.getResult(), op.getWorkspace(), false, true,
+                        rows, outF, inF, op.getInput(), inF, op.getWeight(),
+                        inF, op.getBias(), op.getRelu().value_or(false));
   std::string y = ptr(op.getResult());
   bool bias = bool(op.getBias());
   if (bias) {
@@ -571,9 +573,10 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dx = dy W.
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dx = k.getResult();
-            if (isHalfBuffer(dx)) {
-              emitHalfGemm(dx, k.getWorkspace(), false, false, rows, inF, outF,
-                           k.getDy(), outF, k.getWeight(), inF, Value(), false);
+            if (isHalfElementType(getProductElementType(k))) {
+              emitHalfGemm(k, dx, k.getWorkspace(), false, false, rows, inF,
+                           outF, k.getDy(), outF, k.getWeight(), inF, Value(),
+                           false);
               return true;
             }
             line() << call(dx, "gemm") << "(false, false, " << rows << ", "
@@ -588,9 +591,10 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dW = dy^T x.
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dw = k.getResult();
-            if (isHalfBuffer(dw)) {
-              emitHalfGemm(dw, k.getWorkspace(), true, false, outF, inF, rows,
-                           k.getDy(), outF, k.getInput(), inF, Value(), false);
+            if (isHalfElementType(getProductElementType(k))) {
+              emitHalfGemm(k, dw, k.getWorkspace(), true, false, outF, inF,
+                           rows, k.getDy(), outF, k.getInput(), inF, Value(),
+                           false);
               return true;
             }
             line() << call(dw, "gemm") << "(true, false, " << outF << ", "

@@ -5,6 +5,7 @@
 #include "codegen/EmitterSupport.h"
 
 #include "ir/CairnKernelOps.h"
+#include "ir/ProductTypes.h"
 #include "passes/KernelGraphIR.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -24,6 +25,16 @@ const char *cairn::codegen::getTemplateType(Value value) {
   if (type.isBF16())
     return "cairn::kernels::Bf16";
   return getElementCType(value);
+}
+
+const char *cairn::codegen::getProductTemplateType(Operation *op,
+                                                   Value result) {
+  Type type = getProductElementType(op);
+  if (type.isF16())
+    return "cairn::kernels::F16";
+  if (type.isBF16())
+    return "cairn::kernels::Bf16";
+  return getTemplateType(result);
 }
 
 const char *cairn::codegen::getCastTypeName(Value value) {
@@ -67,6 +78,12 @@ public:
   CallBuilder &types(std::initializer_list<Value> values) {
     for (Value value : values)
       call.types.push_back(getTemplateType(value));
+    return *this;
+  }
+  /// The template argument of a GEMM or convolution kernel: the type it
+  /// computes in (ir/ProductTypes.h).
+  CallBuilder &productType(Operation *op, Value result) {
+    call.types.push_back(getProductTemplateType(op, result));
     return *this;
   }
   CallBuilder &site() {
@@ -206,20 +223,20 @@ cairn::codegen::describeKernelCall(Operation *op,
           // Convolutions: call sites of cuDNN on CUDA, of oneDNN on the CPU
           // (im2col where it does not fit the workspace).
           .Case([&](Conv2dKernelOp k) {
-            c.name("conv2dForward").types({k.getResult()}).site();
+            c.name("conv2dForward").productType(k, k.getResult()).site();
             c.ints(k.getShape()).ptr(k.getInput()).ptr(k.getWeight());
             c.ptr(k.getBias()).ptr(k.getResult()).workspace(k.getWorkspace());
             return true;
           })
           .Case([&](Conv2dGradInputKernelOp k) {
-            c.name("conv2dBackwardInput").types({k.getResult()}).site();
+            c.name("conv2dBackwardInput").productType(k, k.getResult()).site();
             c.ints(k.getShape()).ptr(k.getDy()).ptr(k.getWeight());
             c.ptr(k.getResult()).workspace(k.getWorkspace());
             return true;
           })
           .Case([&](Conv2dGradWeightKernelOp k) {
             // The bias gradient is a reduction kernel of its own.
-            c.name("conv2dBackwardWeight").types({k.getResult()}).site();
+            c.name("conv2dBackwardWeight").productType(k, k.getResult()).site();
             c.ints(k.getShape()).ptr(k.getDy()).ptr(k.getInput());
             c.ptr(k.getResult()).arg("nullptr").workspace(k.getWorkspace());
             return true;

@@ -79,6 +79,10 @@ const char *getElementCType(mlir::Value value);
 /// A kernel's template argument for `value`'s elements: its C type, or for
 /// f16 and bf16 the storage tag cairn::kernels::F16 or Bf16 (Convert.h).
 const char *getTemplateType(mlir::Value value);
+/// The template argument of GEMM or convolution kernel `op` writing
+/// `result`: the half type it computes in (its float32 tensors rounded to
+/// it, ir/ProductTypes.h), else getTemplateType(result).
+const char *getProductTemplateType(mlir::Operation *op, mlir::Value result);
 /// The kernels::CastType enumerator of a cast's side ("F32", "F16", "BF16").
 const char *getCastTypeName(mlir::Value value);
 

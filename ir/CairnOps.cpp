@@ -168,10 +168,12 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
-  Type elementType = elementTypeOf(getInput());
-  if (failed(verifyElementType(*this, "weight", getWeight(), elementType)) ||
+  Type product = getProductElementType(*this);
+  if (failed(verifyProductElementType(*this, "input", getInput(), product)) ||
+      failed(verifyProductElementType(*this, "weight", getWeight(), product)) ||
       (getBias() &&
-       failed(verifyElementType(*this, "bias", getBias(), elementType))))
+       failed(verifyProductElementType(*this, "bias", getBias(), product))) ||
+      failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
   std::optional<shapes::Shape> bias;
   if (getBias())
@@ -182,14 +184,16 @@ LogicalResult LinearOp::verify() {
                      bias ? &*bias : nullptr, error);
   if (!shape)
     return shapeError(*this, error);
-  return verifyResult(*this, *shape, elementType);
+  return verifyResult(*this, *shape, elementTypeOf(getResult()));
 }
 
 LogicalResult Conv2dOp::verify() {
-  Type elementType = elementTypeOf(getInput());
-  if (failed(verifyElementType(*this, "weight", getWeight(), elementType)) ||
+  Type product = getProductElementType(*this);
+  if (failed(verifyProductElementType(*this, "input", getInput(), product)) ||
+      failed(verifyProductElementType(*this, "weight", getWeight(), product)) ||
       (getBias() &&
-       failed(verifyElementType(*this, "bias", getBias(), elementType))))
+       failed(verifyProductElementType(*this, "bias", getBias(), product))) ||
+      failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
   std::optional<shapes::Shape> bias;
   if (getBias())
@@ -200,7 +204,7 @@ LogicalResult Conv2dOp::verify() {
       getStride(), getPadding(), getDilation(), getGroups(), error);
   if (!shape)
     return shapeError(*this, error);
-  return verifyResult(*this, *shape, elementType);
+  return verifyResult(*this, *shape, elementTypeOf(getResult()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -93,9 +93,11 @@ LogicalResult LogSoftmaxGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LinearGradInputOp::verify() {
-  Type elementType = elementTypeOf(getDy());
+  Type product = getProductElementType(*this);
   ArrayRef<int64_t> dy = shapeOf(getDy()), weight = shapeOf(getWeight());
-  if (failed(verifyElementType(*this, "weight", getWeight(), elementType)))
+  if (failed(verifyProductElementType(*this, "dy", getDy(), product)) ||
+      failed(verifyProductElementType(*this, "weight", getWeight(), product)) ||
+      failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
   if (weight.size() != 2 || dy.empty() || dy.back() != weight[0])
     return emitOpError() << "expected weight [out, in] and dy [..., out] but "
@@ -104,13 +106,16 @@ LogicalResult LinearGradInputOp::verify() {
                          << shapes::format(dy);
   shapes::Shape input(dy.drop_back());
   input.push_back(weight[1]);
-  return verifyTensor(*this, "result", getResult(), input, elementType);
+  return verifyTensor(*this, "result", getResult(), input,
+                      elementTypeOf(getResult()));
 }
 
 LogicalResult LinearGradWeightOp::verify() {
-  Type elementType = elementTypeOf(getDy());
+  Type product = getProductElementType(*this);
   ArrayRef<int64_t> dy = shapeOf(getDy()), input = shapeOf(getInput());
-  if (failed(verifyElementType(*this, "input", getInput(), elementType)))
+  if (failed(verifyProductElementType(*this, "dy", getDy(), product)) ||
+      failed(verifyProductElementType(*this, "input", getInput(), product)) ||
+      failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
   if (dy.empty() || input.size() != dy.size() ||
       dy.drop_back() != input.drop_back())
@@ -118,14 +123,15 @@ LogicalResult LinearGradWeightOp::verify() {
                             "the same leading dimensions but got dy "
                          << shapes::format(dy) << " and input "
                          << shapes::format(input);
-  return verifyTensor(*this, "result", getResult(),
-                      {dy.back(), input.back()}, elementType);
+  return verifyTensor(*this, "result", getResult(), {dy.back(), input.back()},
+                      elementTypeOf(getResult()));
 }
 
 LogicalResult Conv2dGradInputOp::verify() {
-  Type elementType = elementTypeOf(getDy());
-  if (failed(verifyElementType(*this, "weight", getWeight(), elementType)) ||
-      failed(verifyElementType(*this, "result", getResult(), elementType)))
+  Type product = getProductElementType(*this);
+  if (failed(verifyProductElementType(*this, "dy", getDy(), product)) ||
+      failed(verifyProductElementType(*this, "weight", getWeight(), product)) ||
+      failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
   std::string error;
   std::optional<shapes::Shape> shape = shapes::conv2d(
@@ -135,9 +141,10 @@ LogicalResult Conv2dGradInputOp::verify() {
 }
 
 LogicalResult Conv2dGradWeightOp::verify() {
-  Type elementType = elementTypeOf(getDy());
-  if (failed(verifyElementType(*this, "input", getInput(), elementType)) ||
-      failed(verifyElementType(*this, "result", getResult(), elementType)))
+  Type product = getProductElementType(*this);
+  if (failed(verifyProductElementType(*this, "dy", getDy(), product)) ||
+      failed(verifyProductElementType(*this, "input", getInput(), product)) ||
+      failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
   std::string error;
   std::optional<shapes::Shape> shape = shapes::conv2d(

@@ -7,6 +7,8 @@
 #ifndef CAIRN_IR_VERIFIERHELPERS_H
 #define CAIRN_IR_VERIFIERHELPERS_H
 
+#include "ir/ProductTypes.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
@@ -43,6 +45,23 @@ inline mlir::LogicalResult verifyElementType(mlir::Operation *op,
     return op->emitOpError() << "expected " << name << " with element type "
                              << elementType << " but got " << value.getType();
   return mlir::success();
+}
+
+/// Checks that `value`, named `name`, of a GEMM or a convolution has the
+/// element type `product` it computes in (getProductElementType), or is
+/// float32 where that is half: rounded to it as it is read or written.
+inline mlir::LogicalResult verifyProductElementType(mlir::Operation *op,
+                                                    const llvm::Twine &name,
+                                                    mlir::Value value,
+                                                    mlir::Type product) {
+  mlir::Type element = elementTypeOf(value);
+  if (element == product || (element.isF32() && isHalfElementType(product)))
+    return mlir::success();
+  auto diagnostic = op->emitOpError()
+                    << "expected " << name << " with element type " << product;
+  if (isHalfElementType(product))
+    diagnostic << " or 'f32'";
+  return diagnostic << " but got " << value.getType();
 }
 
 /// The element type of batch norm's parameters and statistics for `input`:

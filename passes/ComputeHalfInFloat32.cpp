@@ -17,7 +17,11 @@
 // whose kernels widen and round their half tensors themselves
 // (isHalfStorageOp): the same arithmetic, without the float32 copies. A sum
 // or mean in float32 of a half value's float32 copy (autocast sums in
-// float32; so does the sum this pass widens) then reads the half value.
+// float32; so does the sum this pass widens) then reads the half value. A
+// linear's or a convolution's casts of a parameter or of the input batch
+// to half, and of a weight gradient back to float32, fuse into the product,
+// which rounds those float32 tensors as it reads or writes them
+// (ir/ProductTypes.h): the bits of the casts, without the half copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +53,14 @@ bool isHalfTensor(Type type) {
          (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
 }
 
+/// Whether `value` holds a function argument's bytes: the argument or a
+/// reshape of it (which lowers to an alias).
+bool isArgumentView(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return isa<BlockArgument>(value);
+}
+
 class HalfInFloat32 {
 public:
   HalfInFloat32(func::FuncOp func, bool halfProducts, bool halfStorageKernels)
@@ -68,6 +80,12 @@ private:
   /// Sums and means that read a float32 copy of a half value read the half
   /// value instead (isHalfStorageOp); copies nothing else reads go.
   void sumHalvesInPlace();
+  /// Products on half storage read a function argument (a parameter, the
+  /// input batch: float32 values the step holds throughout) or a reshape of
+  /// one instead of its half copy, and write a result only a widening cast
+  /// reads (a weight gradient for the float32 master) in float32; copies
+  /// nothing else reads go.
+  void fuseProductCasts();
 
   func::FuncOp func;
   OpBuilder builder;
@@ -119,6 +137,39 @@ void HalfInFloat32::sumHalvesInPlace() {
   }
 }
 
+void HalfInFloat32::fuseProductCasts() {
+  SmallVector<Operation *> products;
+  func.walk([&](Operation *op) {
+    if (isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
+            Conv2dGradInputOp, Conv2dGradWeightOp>(op) &&
+        isHalfStorageOp(op))
+      products.push_back(op);
+  });
+  for (Operation *product : products) {
+    // The product rounds the float32 value to its half type as the cast
+    // did (ir/ProductTypes.h); the value lives anyway, the copy need not.
+    for (OpOperand &operand : product->getOpOperands()) {
+      auto narrow = operand.get().getDefiningOp<CastOp>();
+      if (!narrow || !isArgumentView(narrow.getInput()) ||
+          !getElementTypeOrSelf(narrow.getInput().getType()).isF32())
+        continue;
+      operand.set(narrow.getInput());
+      if (narrow->use_empty())
+        narrow->erase();
+    }
+    // Its float32 result is the cast's: each sum rounded to half, widened.
+    Value result = product->getResult(0);
+    if (!result.hasOneUse())
+      continue;
+    auto widen = dyn_cast<CastOp>(*result.getUsers().begin());
+    if (!widen || !getElementTypeOrSelf(widen.getType()).isF32())
+      continue;
+    result.setType(widen.getType());
+    widen.getResult().replaceAllUsesWith(result);
+    widen->erase();
+  }
+}
+
 void HalfInFloat32::run() {
   Block &body = func.getBody().front();
   SmallVector<Operation *> ops;
@@ -151,8 +202,10 @@ void HalfInFloat32::run() {
       result.replaceAllUsesExcept(half, half);
     }
   }
-  if (halfStorageKernels)
+  if (halfStorageKernels) {
     sumHalvesInPlace();
+    fuseProductCasts();
+  }
 }
 
 struct ComputeHalfInFloat32Pass

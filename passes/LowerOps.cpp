@@ -12,6 +12,7 @@
 
 #include "ir/CairnKernelOps.h"
 #include "ir/CairnOps.h"
+#include "ir/ProductTypes.h"
 #include "runtime/kernels/Optimizer.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -749,8 +750,9 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
   auto rule = l.getTarget().gemmWorkspaceBytes;
   if (!rule)
     return;
-  Type result = op->getResult(0).getType();
-  DType dtype = *getDType(result);
+  // In the type it computes in (a half GEMM's float32 tensors are rounded to
+  // it: ir/ProductTypes.h).
+  DType dtype = *getDType(getProductElementType(op));
   // A half GEMM accumulates, and keeps split-K's partial sums, in float32.
   int64_t accumulatorBytes = std::max<int64_t>(getDTypeBytes(dtype), 4);
   bool half = dtype == DType::F16 || dtype == DType::BF16;
@@ -773,9 +775,11 @@ LogicalResult OpLowering::lowerConv(llvm::StringRef kind, Operation *op,
                            : kind == Conv2dGradInputKernelOp::getOperationName()
                                ? kernels::ConvPass::BackwardInput
                                : kernels::ConvPass::BackwardWeight;
-  DType dtype = *getDType(op->getResult(0).getType());
+  DType dtype = *getDType(getProductElementType(op));
+  bool half = dtype == DType::F16 || dtype == DType::BF16;
   int64_t elements = l.getTarget().convWorkspaceElements(
-      shape, pass, dtype == DType::F16 || dtype == DType::BF16);
+      shape, pass, half,
+      half && getElementTypeOrSelf(op->getResult(0).getType()).isF32());
   Kernel &k = add(kind, op, inputs);
   k.workspace = l.createWorkspace(op, dtype, elements);
   k.attrs.set("shape", std::move(shape));

@@ -45,10 +45,12 @@ struct LoweringTarget {
                                 int64_t outputBytes, bool half) = nullptr;
   /// Elements (of the convolution's type) of scratch a Conv2d kernel or one
   /// of its gradients (`pass`) gets, given Conv2dKernelOp's `shape`: n, c, h,
-  /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo; `half` when its
-  /// tensors are f16 or bf16.
+  /// w, o, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo; `half` when it
+  /// computes in f16 or bf16, `float32Result` when it writes its result in
+  /// float32 (rounded: ir/ProductTypes.h).
   int64_t (*convWorkspaceElements)(llvm::ArrayRef<int64_t> shape,
-                                   kernels::ConvPass pass, bool half) = nullptr;
+                                   kernels::ConvPass pass, bool half,
+                                   bool float32Result) = nullptr;
   /// The most bytes of workspace the target's convolution library can use
   /// for a float32 convolution (null: no more than convWorkspaceElements),
   /// which cairn-grow-workspaces gives it where they are free.

@@ -10,6 +10,7 @@
 #include "passes/Lowering.h"
 
 #include "ir/CairnOps.h"
+#include "ir/ProductTypes.h"
 #include "runtime/kernels/ConvLibrary.h"
 #include "runtime/kernels/HalfConv.h"
 #include "runtime/kernels/HalfGemm.h"
@@ -33,15 +34,16 @@ kernels::Conv2dShape toConvShape(llvm::ArrayRef<int64_t> s) {
 /// than one, their outputs side by side. oneDNN runs a CPU convolution only
 /// inside it (runtime/kernels/ConvLibrary.h).
 int64_t getIm2colElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass,
-                          bool /*half*/) {
+                          bool /*half*/, bool /*float32Result*/) {
   return kernels::conv2dWorkspaceElements(toConvShape(s), pass);
 }
 
 /// The CPU's: im2col's for a float convolution; for a half one, HalfConv.h's
 /// floats as half elements (two each).
 int64_t getCpuConvElements(llvm::ArrayRef<int64_t> s, kernels::ConvPass pass,
-                           bool half) {
-  return half ? 2 * kernels::halfConv2dWorkspaceElements(toConvShape(s), pass)
+                           bool half, bool float32Result) {
+  return half ? 2 * kernels::halfConv2dWorkspaceElements(toConvShape(s), pass,
+                                                         float32Result)
               : kernels::conv2dWorkspaceElements(toConvShape(s), pass);
 }
 
@@ -99,11 +101,14 @@ bool cairn::isHalfProduct(mlir::Operation *op) {
 }
 
 bool cairn::isHalfStorageOp(mlir::Operation *op) {
+  // A product's float32 tensors, if any, are rounded to its half type as it
+  // reads or writes them (ir/ProductTypes.h).
   if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
-                Conv2dGradInputOp, Conv2dGradWeightOp, MaxPool2dOp,
-                DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp,
-                HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp,
-                SiluGradOp, HardswishGradOp>(op))
+                Conv2dGradInputOp, Conv2dGradWeightOp>(op))
+    return isHalfElementType(getProductElementType(op));
+  if (mlir::isa<MaxPool2dOp, DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp,
+                SiluOp, HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp,
+                GeluGradOp, SiluGradOp, HardswishGradOp>(op))
     return hasOneHalfType(op);
   // Batch norm's data (input, result, dy, dx) has one type and its
   // parameters and statistics are float32 where that type is half (the

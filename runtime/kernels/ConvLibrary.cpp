@@ -658,9 +658,9 @@ void checkWorkspace(const Conv2dShape &s, ConvPass pass,
 
 template <typename T>
 void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
-                   const StoredAs<T> *x, const StoredAs<T> *w,
-                   const StoredAs<T> *bias, StoredAs<T> *y,
-                   StoredAs<T> *workspace, size_t workspaceBytes) {
+                   ProductIn<T> x, ProductIn<T> w, ProductIn<T> bias,
+                   ProductOut<T> y, StoredAs<T> *workspace,
+                   size_t workspaceBytes) {
   if constexpr (kIsHalf<T>) {
     halfConv2dForward<T>(s, x, w, bias, y, reinterpret_cast<float *>(workspace),
                          workspaceBytes, &library, site);
@@ -675,9 +675,8 @@ void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
 
 template <typename T>
 void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
-                         const StoredAs<T> *dy, const StoredAs<T> *w,
-                         StoredAs<T> *dx, StoredAs<T> *workspace,
-                         size_t workspaceBytes) {
+                         ProductIn<T> dy, ProductIn<T> w, ProductOut<T> dx,
+                         StoredAs<T> *workspace, size_t workspaceBytes) {
   if constexpr (kIsHalf<T>) {
     halfConv2dBackwardInput<T>(s, dy, w, dx,
                                reinterpret_cast<float *>(workspace),
@@ -694,9 +693,9 @@ void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
 
 template <typename T>
 void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
-                          const StoredAs<T> *dy, const StoredAs<T> *x,
-                          StoredAs<T> *dw, StoredAs<T> *dbias,
-                          StoredAs<T> *workspace, size_t workspaceBytes) {
+                          ProductIn<T> dy, ProductIn<T> x, ProductOut<T> dw,
+                          ProductOut<T> dbias, StoredAs<T> *workspace,
+                          size_t workspaceBytes) {
   if constexpr (kIsHalf<T>) {
     if (dbias)
       throw KernelError("a half convolution's bias gradient is a reduction "
@@ -718,17 +717,15 @@ void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
 }
 
 #define CAIRN_INSTANTIATE_CONV2D_SITES(T)                                      \
-  template void conv2dForward<T>(                                              \
-      ConvLibrary &, int, const Conv2dShape &, const StoredAs<T> *,            \
-      const StoredAs<T> *, const StoredAs<T> *, StoredAs<T> *, StoredAs<T> *,  \
-      size_t);                                                                 \
+  template void conv2dForward<T>(ConvLibrary &, int, const Conv2dShape &,      \
+                                 ProductIn<T>, ProductIn<T>, ProductIn<T>,     \
+                                 ProductOut<T>, StoredAs<T> *, size_t);        \
   template void conv2dBackwardInput<T>(                                        \
-      ConvLibrary &, int, const Conv2dShape &, const StoredAs<T> *,            \
-      const StoredAs<T> *, StoredAs<T> *, StoredAs<T> *, size_t);              \
+      ConvLibrary &, int, const Conv2dShape &, ProductIn<T>, ProductIn<T>,     \
+      ProductOut<T>, StoredAs<T> *, size_t);                                   \
   template void conv2dBackwardWeight<T>(                                       \
-      ConvLibrary &, int, const Conv2dShape &, const StoredAs<T> *,            \
-      const StoredAs<T> *, StoredAs<T> *, StoredAs<T> *, StoredAs<T> *,        \
-      size_t);
+      ConvLibrary &, int, const Conv2dShape &, ProductIn<T>, ProductIn<T>,     \
+      ProductOut<T>, ProductOut<T>, StoredAs<T> *, size_t);
 CAIRN_INSTANTIATE_CONV2D_SITES(float)
 CAIRN_INSTANTIATE_CONV2D_SITES(double)
 CAIRN_INSTANTIATE_CONV2D_SITES(F16)

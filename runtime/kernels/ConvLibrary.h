@@ -32,6 +32,7 @@
 
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Convert.h"
+#include "runtime/kernels/HalfOperand.h"
 
 #include <cstddef>
 #include <memory>
@@ -172,25 +173,24 @@ private:
 /// where it can run it within the workspace (float only), im2col otherwise.
 /// The workspace holds `workspaceBytes`: at least im2col's
 /// conv2dWorkspaceElements(s, pass) elements, more where the plan had them
-/// free (cairn-grow-workspaces). On F16 or Bf16 storage (the tensors and the
-/// workspace are uint16_t) the convolution is HalfConv.h's, im2col in
-/// float32 a group of images at a time, in halfConv2dWorkspaceElements(s,
-/// pass) floats.
+/// free (cairn-grow-workspaces). For F16 or Bf16 (the workspace is uint16_t,
+/// each tensor half or float32 rounded to T: HalfOperand.h) the convolution
+/// is HalfConv.h's, im2col in float32 a group of images at a time, in
+/// halfConv2dWorkspaceElements(s, pass) floats.
 template <typename T>
 void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
-                   const StoredAs<T> *x, const StoredAs<T> *w,
-                   const StoredAs<T> *bias, StoredAs<T> *y,
-                   StoredAs<T> *workspace, size_t workspaceBytes);
+                   ProductIn<T> x, ProductIn<T> w, ProductIn<T> bias,
+                   ProductOut<T> y, StoredAs<T> *workspace,
+                   size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
-                         const StoredAs<T> *dy, const StoredAs<T> *w,
-                         StoredAs<T> *dx, StoredAs<T> *workspace,
-                         size_t workspaceBytes);
+                         ProductIn<T> dy, ProductIn<T> w, ProductOut<T> dx,
+                         StoredAs<T> *workspace, size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
-                          const StoredAs<T> *dy, const StoredAs<T> *x,
-                          StoredAs<T> *dw, StoredAs<T> *dbias,
-                          StoredAs<T> *workspace, size_t workspaceBytes);
+                          ProductIn<T> dy, ProductIn<T> x, ProductOut<T> dw,
+                          ProductOut<T> dbias, StoredAs<T> *workspace,
+                          size_t workspaceBytes);
 
 } // namespace cairn::kernels
 

@@ -21,12 +21,12 @@ namespace cairn::kernels {
 
 namespace {
 
-template <typename T> void widen(const uint16_t *in, float *out, int64_t n) {
-  castElements(in, T::kCastType, out, CastType::F32, n);
+template <typename T> void widen(HalfIn in, float *out, int64_t n) {
+  in.widen<T>(out, n);
 }
 
-template <typename T> void narrow(const float *in, uint16_t *out, int64_t n) {
-  castElements(in, CastType::F32, out, T::kCastType, n);
+template <typename T> void narrow(const float *in, HalfOut out, int64_t n) {
+  out.narrow<T>(in, n);
 }
 
 /// The scratch of one pass, carved as halfConv2dWorkspaceElements counts it
@@ -35,9 +35,11 @@ struct Scratch {
   float *weights, *bias, *in, *out, *kernel;
   int64_t images, width;
 
+  /// `float32Result`: a weight gradient summed in its float32 result.
   Scratch(const Conv2dShape &s, ConvPass pass, float *workspace,
-          size_t workspaceBytes) {
-    const size_t need = size_t(halfConv2dWorkspaceElements(s, pass)) * 4;
+          size_t workspaceBytes, bool float32Result = false) {
+    const size_t need =
+        size_t(halfConv2dWorkspaceElements(s, pass, float32Result)) * 4;
     if (workspaceBytes < need)
       throw KernelError("a half convolution's workspace of " +
                         std::to_string(workspaceBytes) +
@@ -45,8 +47,10 @@ struct Scratch {
     images = std::max<int64_t>(conv2dImagesPerGemm(s, pass), 1);
     width = halfConv2dSliceWidth(s, pass);
     const Conv2dShape t = halfConv2dSlice(s, pass, width);
-    weights = workspace;
-    bias = weights + t.o * (t.c / t.groups) * t.kh * t.kw;
+    const bool sumsInResult = float32Result && pass == ConvPass::BackwardWeight;
+    weights = sumsInResult ? nullptr : workspace;
+    bias =
+        workspace + (sumsInResult ? 0 : t.o * (t.c / t.groups) * t.kh * t.kw);
     in = bias + s.o;
     out = in + images * t.c * t.h * t.w;
     kernel = out + images * t.o * t.ho * t.wo;
@@ -75,7 +79,7 @@ Conv2dShape group(const Conv2dShape &s, int64_t count) {
 
 /// Widens `count` runs of `run` elements, `stride` apart, into one block.
 template <typename T>
-void widenRuns(const uint16_t *in, int64_t stride, int64_t count, int64_t run,
+void widenRuns(HalfIn in, int64_t stride, int64_t count, int64_t run,
                float *out) {
   if (run == stride)
     return widen<T>(in, out, count * run);
@@ -85,7 +89,7 @@ void widenRuns(const uint16_t *in, int64_t stride, int64_t count, int64_t run,
 
 /// Rounds one block into `count` runs of `run` elements, `stride` apart.
 template <typename T>
-void narrowRuns(const float *in, int64_t count, int64_t run, uint16_t *out,
+void narrowRuns(const float *in, int64_t count, int64_t run, HalfOut out,
                 int64_t stride) {
   if (run == stride)
     return narrow<T>(in, out, count * run);
@@ -96,9 +100,8 @@ void narrowRuns(const float *in, int64_t count, int64_t run, uint16_t *out,
 } // namespace
 
 template <typename T>
-void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
-                       const uint16_t *w, const uint16_t *bias, uint16_t *y,
-                       float *workspace, size_t workspaceBytes,
+void halfConv2dForward(const Conv2dShape &s, HalfIn x, HalfIn w, HalfIn bias,
+                       HalfOut y, float *workspace, size_t workspaceBytes,
                        ConvLibrary *library, int site) {
   Scratch scratch(s, ConvPass::Forward, workspace, workspaceBytes);
   const size_t libraryBytes =
@@ -130,8 +133,8 @@ void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
 }
 
 template <typename T>
-void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
-                             const uint16_t *w, uint16_t *dx, float *workspace,
+void halfConv2dBackwardInput(const Conv2dShape &s, HalfIn dy, HalfIn w,
+                             HalfOut dx, float *workspace,
                              size_t workspaceBytes, ConvLibrary *library,
                              int site) {
   Scratch scratch(s, ConvPass::BackwardInput, workspace, workspaceBytes);
@@ -163,19 +166,23 @@ void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
 }
 
 template <typename T>
-void halfConv2dBackwardWeight(const Conv2dShape &s, const uint16_t *dy,
-                              const uint16_t *x, uint16_t *dw,
-                              float *workspace, size_t workspaceBytes) {
-  Scratch scratch(s, ConvPass::BackwardWeight, workspace, workspaceBytes);
+void halfConv2dBackwardWeight(const Conv2dShape &s, HalfIn dy, HalfIn x,
+                              HalfOut dw, float *workspace,
+                              size_t workspaceBytes) {
+  Scratch scratch(s, ConvPass::BackwardWeight, workspace, workspaceBytes,
+                  dw.isFloat32());
   const int64_t plane = s.c * s.h * s.w, p = s.ho * s.wo;
   const int64_t perChannel = (s.c / s.groups) * s.kh * s.kw;
   // Output channels [o0, o0 + width) a slice, its sums over every group of
-  // images before the next slice.
+  // images before the next slice: in the scratch, or in a float32 result,
+  // rounded there in place at the end.
   for (int64_t o0 = 0; o0 < s.o; o0 += scratch.width) {
     const int64_t width = std::min(scratch.width, s.o - o0);
     const Conv2dShape t = halfConv2dSlice(s, ConvPass::BackwardWeight, width);
+    float *sums =
+        dw.isFloat32() ? dw.float32() + o0 * perChannel : scratch.weights;
     if (s.n == 0)
-      std::fill(scratch.weights, scratch.weights + width * perChannel, 0.0f);
+      std::fill(sums, sums + width * perChannel, 0.0f);
     for (int64_t b = 0; b < s.n; b += scratch.images) {
       const int64_t count = std::min(scratch.images, s.n - b);
       widen<T>(x + b * plane, scratch.in, count * plane);
@@ -183,23 +190,22 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, const uint16_t *dy,
                    scratch.out);
       // The groups after the first add to the float32 sums.
       conv2dBackwardWeight<float>(group(t, count), scratch.out, scratch.in,
-                                  scratch.weights, nullptr, scratch.kernel,
-                                  scratch.images, /*accumulate=*/b > 0);
+                                  sums, nullptr, scratch.kernel, scratch.images,
+                                  /*accumulate=*/b > 0);
     }
-    narrow<T>(scratch.weights, dw + o0 * perChannel, width * perChannel);
+    narrow<T>(sums, dw + o0 * perChannel, width * perChannel);
   }
 }
 
 #define CAIRN_INSTANTIATE_HALF_CONV2D(T)                                       \
-  template void halfConv2dForward<T>(                                          \
-      const Conv2dShape &, const uint16_t *, const uint16_t *,                 \
-      const uint16_t *, uint16_t *, float *, size_t, ConvLibrary *, int);      \
-  template void halfConv2dBackwardInput<T>(                                    \
-      const Conv2dShape &, const uint16_t *, const uint16_t *, uint16_t *,     \
-      float *, size_t, ConvLibrary *, int);                                    \
-  template void halfConv2dBackwardWeight<T>(                                   \
-      const Conv2dShape &, const uint16_t *, const uint16_t *, uint16_t *,     \
-      float *, size_t);
+  template void halfConv2dForward<T>(const Conv2dShape &, HalfIn, HalfIn,      \
+                                     HalfIn, HalfOut, float *, size_t,         \
+                                     ConvLibrary *, int);                      \
+  template void halfConv2dBackwardInput<T>(const Conv2dShape &, HalfIn,        \
+                                           HalfIn, HalfOut, float *, size_t,   \
+                                           ConvLibrary *, int);                \
+  template void halfConv2dBackwardWeight<T>(const Conv2dShape &, HalfIn,       \
+                                            HalfIn, HalfOut, float *, size_t);
 CAIRN_INSTANTIATE_HALF_CONV2D(F16)
 CAIRN_INSTANTIATE_HALF_CONV2D(Bf16)
 #undef CAIRN_INSTANTIATE_HALF_CONV2D

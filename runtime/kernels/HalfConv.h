@@ -29,6 +29,7 @@
 #define CAIRN_RUNTIME_KERNELS_HALFCONV_H
 
 #include "runtime/kernels/Conv.h"
+#include "runtime/kernels/HalfOperand.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -71,18 +72,23 @@ inline Conv2dShape halfConv2dSlice(const Conv2dShape &s, ConvPass pass,
 /// Floats of scratch a half convolution's pass takes: one slice's weights,
 /// the bias, one group of conv2dImagesPerGemm images' input and output (of
 /// the slice), and the float kernel's own scratch for that group and slice.
-inline int64_t halfConv2dWorkspaceElements(const Conv2dShape &s,
-                                           ConvPass pass) {
+/// A weight gradient written in float32 (`float32Result`: HalfOperand.h)
+/// sums each slice in its result, and takes no weights.
+inline int64_t halfConv2dWorkspaceElements(const Conv2dShape &s, ConvPass pass,
+                                           bool float32Result = false) {
   const int64_t images = std::max<int64_t>(conv2dImagesPerGemm(s, pass), 1);
   const Conv2dShape t = halfConv2dSlice(s, pass, halfConv2dSliceWidth(s, pass));
-  const int64_t weights = t.o * (t.c / t.groups) * t.kh * t.kw;
+  const int64_t weights = float32Result && pass == ConvPass::BackwardWeight
+                              ? 0
+                              : t.o * (t.c / t.groups) * t.kh * t.kw;
   return weights + s.o + images * (t.c * t.h * t.w + t.o * t.ho * t.wo) +
          conv2dWorkspaceElements(t, images);
 }
 
 class ConvLibrary;
 
-/// y = conv(x, w) + bias (bias may be null), T F16 or Bf16; `workspace`
+/// y = conv(x, w) + bias (bias may be null), T F16 or Bf16, each tensor
+/// stored in T or in float32 rounded to T (HalfOperand.h); `workspace`
 /// holds at least halfConv2dWorkspaceElements(s, Forward) floats, which
 /// `workspaceBytes` says. With a `library`, each group of a slice runs as
 /// call site `site` of it (one part for each shape: whole or last slice,
@@ -90,23 +96,24 @@ class ConvLibrary;
 /// kernel's scratch (oneDNN, whose forward and input gradient give the same
 /// bits whatever the images a call: ConvLibrary.h); im2col otherwise.
 template <typename T>
-void halfConv2dForward(const Conv2dShape &s, const uint16_t *x,
-                       const uint16_t *w, const uint16_t *bias, uint16_t *y,
-                       float *workspace, size_t workspaceBytes,
+void halfConv2dForward(const Conv2dShape &s, HalfIn x, HalfIn w, HalfIn bias,
+                       HalfOut y, float *workspace, size_t workspaceBytes,
                        ConvLibrary *library = nullptr, int site = 0);
 
 /// dx from dy, overwritten; the library as for the forward.
 template <typename T>
-void halfConv2dBackwardInput(const Conv2dShape &s, const uint16_t *dy,
-                             const uint16_t *w, uint16_t *dx, float *workspace,
+void halfConv2dBackwardInput(const Conv2dShape &s, HalfIn dy, HalfIn w,
+                             HalfOut dx, float *workspace,
                              size_t workspaceBytes,
                              ConvLibrary *library = nullptr, int site = 0);
 
-/// dw, overwritten (the bias gradient is a reduction of its own).
+/// dw, overwritten (the bias gradient is a reduction of its own); a float32
+/// dw takes the slices' sums itself, in halfConv2dWorkspaceElements(s,
+/// BackwardWeight, true) floats of scratch.
 template <typename T>
-void halfConv2dBackwardWeight(const Conv2dShape &s, const uint16_t *dy,
-                              const uint16_t *x, uint16_t *dw,
-                              float *workspace, size_t workspaceBytes);
+void halfConv2dBackwardWeight(const Conv2dShape &s, HalfIn dy, HalfIn x,
+                              HalfOut dw, float *workspace,
+                              size_t workspaceBytes);
 
 } // namespace cairn::kernels
 

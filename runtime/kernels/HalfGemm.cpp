@@ -23,24 +23,22 @@ namespace cairn::kernels {
 
 namespace {
 
-/// Widens `rows` runs of `columns` half elements, `stride` apart, into the
+/// Widens `rows` runs of `columns` elements, `stride` apart, into the
 /// contiguous float32 block `out`.
 template <typename T>
-void widenBlock(const uint16_t *in, int64_t stride, int64_t rows,
-                int64_t columns, float *out) {
+void widenBlock(HalfIn in, int64_t stride, int64_t rows, int64_t columns,
+                float *out) {
   for (int64_t r = 0; r < rows; ++r)
-    castRun(in + r * stride, T::kCastType, out + r * columns, CastType::F32, 0,
-            columns);
+    (in + r * stride).widenRun<T>(out + r * columns, 0, columns);
 }
 
 /// One tile of C: rows [i, i + rows) and columns [j, j + columns), its sums
 /// in `tile`, its panels in `panelA` and `panelB`.
 template <typename T>
-void computeTile(bool transA, bool transB, int64_t k, int64_t depth,
-                 const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
-                 const uint16_t *bias, bool relu, uint16_t *c, int64_t ldc,
-                 int64_t i, int64_t j, int64_t rows, int64_t columns,
-                 float *panelA, float *panelB, float *tile) {
+void computeTile(bool transA, bool transB, int64_t k, int64_t depth, HalfIn a,
+                 int64_t lda, HalfIn b, int64_t ldb, HalfIn bias, bool relu,
+                 HalfOut c, int64_t ldc, int64_t i, int64_t j, int64_t rows,
+                 int64_t columns, float *panelA, float *panelB, float *tile) {
   if (bias)
     widenBlock<T>(bias + j, 0, rows, columns, tile);
   else if (k == 0)
@@ -65,17 +63,15 @@ void computeTile(bool transA, bool transB, int64_t k, int64_t depth,
     for (int64_t e = 0; e < rows * columns; ++e)
       tile[e] = std::max(tile[e], 0.0f);
   for (int64_t r = 0; r < rows; ++r)
-    castRun(tile + r * columns, CastType::F32, c + (i + r) * ldc + j,
-            T::kCastType, 0, columns);
+    (c + (i + r) * ldc + j).narrowRun<T>(tile + r * columns, 0, columns);
 }
 
 } // namespace
 
 template <typename T>
 void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-              const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
-              const uint16_t *bias, bool relu, uint16_t *c, int64_t ldc,
-              float *workspace) {
+              HalfIn a, int64_t lda, HalfIn b, int64_t ldb, HalfIn bias,
+              bool relu, HalfOut c, int64_t ldc, float *workspace) {
   // Checked here, so that no float GEMM throws inside the parallel region.
   for (auto [value, name] : {std::pair{m, "m"},
                              {n, "n"},
@@ -123,13 +119,11 @@ void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   omp_set_num_threads(before);
 }
 
-template void halfGemm<F16>(bool, bool, int64_t, int64_t, int64_t,
-                            const uint16_t *, int64_t, const uint16_t *,
-                            int64_t, const uint16_t *, bool, uint16_t *,
+template void halfGemm<F16>(bool, bool, int64_t, int64_t, int64_t, HalfIn,
+                            int64_t, HalfIn, int64_t, HalfIn, bool, HalfOut,
                             int64_t, float *);
-template void halfGemm<Bf16>(bool, bool, int64_t, int64_t, int64_t,
-                             const uint16_t *, int64_t, const uint16_t *,
-                             int64_t, const uint16_t *, bool, uint16_t *,
+template void halfGemm<Bf16>(bool, bool, int64_t, int64_t, int64_t, HalfIn,
+                             int64_t, HalfIn, int64_t, HalfIn, bool, HalfOut,
                              int64_t, float *);
 
 } // namespace cairn::kernels

@@ -22,7 +22,7 @@
 #ifndef CAIRN_RUNTIME_KERNELS_HALFGEMM_H
 #define CAIRN_RUNTIME_KERNELS_HALFGEMM_H
 
-#include "runtime/kernels/Convert.h"
+#include "runtime/kernels/HalfOperand.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -83,16 +83,16 @@ inline int64_t halfGemmWorkspaceElements(int64_t m, int64_t n, int64_t k) {
 
 /// C[m, n] = round(op(A) op(B) + bias), row-major as gemm (Gemm.h): op(A) is
 /// [m, k] (A stored [k, m] when transA), op(B) is [k, n] (B stored [n, k]
-/// when transB); T is F16 or Bf16. `bias` (n elements, or null) starts each
-/// row of the float32 product, as a linear's float GEMM adds x W^T to it;
-/// with `relu`, relu is applied to the float32 sum before rounding (a
+/// when transB); T is F16 or Bf16, and each tensor is stored in T or in
+/// float32 rounded to T (HalfOperand.h). `bias` (n elements, or null) starts
+/// each row of the float32 product, as a linear's float GEMM adds x W^T to
+/// it; with `relu`, relu is applied to the float32 sum before rounding (a
 /// linear's folded relu). `workspace` holds halfGemmWorkspaceElements(m,
 /// n, k) floats. C may not overlap A, B or the bias.
 template <typename T>
 void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-              const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
-              const uint16_t *bias, bool relu, uint16_t *c, int64_t ldc,
-              float *workspace);
+              HalfIn a, int64_t lda, HalfIn b, int64_t ldb, HalfIn bias,
+              bool relu, HalfOut c, int64_t ldc, float *workspace);
 
 } // namespace cairn::kernels
 

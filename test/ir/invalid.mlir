@@ -184,20 +184,40 @@ func.func @f(%x: tensor<64x784xf32>, %w: tensor<10x784xf32>, %b: tensor<11xf32>)
 
 // -----
 
-// Tests that linear's weight has the input's element type.
-func.func @f(%x: tensor<64x784xf32>, %w: tensor<10x784xbf16>) -> tensor<64x10xf32> {
-  // expected-error @+1 {{'cairn.linear' op expected weight with element type 'f32' but got 'tensor<10x784xbf16>'}}
-  %0 = cairn.linear %x, %w : (tensor<64x784xf32>, tensor<10x784xbf16>) -> tensor<64x10xf32>
+// Tests that linear's weight has the element type it computes in: with no
+// half type among its tensors, the input's.
+func.func @f(%x: tensor<64x784xf64>, %w: tensor<10x784xf32>) -> tensor<64x10xf64> {
+  // expected-error @+1 {{'cairn.linear' op expected weight with element type 'f64' but got 'tensor<10x784xf32>'}}
+  %0 = cairn.linear %x, %w : (tensor<64x784xf64>, tensor<10x784xf32>) -> tensor<64x10xf64>
+  return %0 : tensor<64x10xf64>
+}
+
+// -----
+
+// Tests that a linear computes in one half type: its float32 tensors are
+// rounded to it, another half type is not.
+func.func @f(%x: tensor<64x784xf32>, %w: tensor<10x784xbf16>, %b: tensor<10xf16>) -> tensor<64x10xf32> {
+  // expected-error @+1 {{'cairn.linear' op expected bias with element type 'bf16' or 'f32' but got 'tensor<10xf16>'}}
+  %0 = cairn.linear %x, %w, %b : (tensor<64x784xf32>, tensor<10x784xbf16>, tensor<10xf16>) -> tensor<64x10xf32>
   return %0 : tensor<64x10xf32>
 }
 
 // -----
 
-// Tests that linear's bias has the input's element type.
-func.func @f(%x: tensor<64x784xf32>, %w: tensor<10x784xf32>, %b: tensor<10xf16>) -> tensor<64x10xf32> {
-  // expected-error @+1 {{'cairn.linear' op expected bias with element type 'f32' but got 'tensor<10xf16>'}}
-  %0 = cairn.linear %x, %w, %b : (tensor<64x784xf32>, tensor<10x784xf32>, tensor<10xf16>) -> tensor<64x10xf32>
-  return %0 : tensor<64x10xf32>
+// Tests that a linear's result has the type it computes in, or float32.
+func.func @f(%x: tensor<64x784xbf16>, %w: tensor<10x784xbf16>) -> tensor<64x10xf64> {
+  // expected-error @+1 {{'cairn.linear' op expected result with element type 'bf16' or 'f32' but got 'tensor<64x10xf64>'}}
+  %0 = cairn.linear %x, %w : (tensor<64x784xbf16>, tensor<10x784xbf16>) -> tensor<64x10xf64>
+  return %0 : tensor<64x10xf64>
+}
+
+// -----
+
+// Tests that a convolution's weight gradient computes in one half type.
+func.func @f(%dy: tensor<2x4x8x8xf16>, %x: tensor<2x3x8x8xbf16>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+1 {{'cairn.conv2d_grad_weight' op expected input with element type 'f16' or 'f32' but got 'tensor<2x3x8x8xbf16>'}}
+  %0 = cairn.conv2d_grad_weight %dy, %x {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xf16>, tensor<2x3x8x8xbf16>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
 }
 
 // -----

@@ -95,6 +95,27 @@ func.func @conv2d(%x: tensor<8x4x32x32xf32>, %w: tensor<16x4x3x3xf32>, %b: tenso
   return %4 : tensor<8x8x14x14xf32>
 }
 
+// Products in a half type with float32 tensors, rounded to it as they are
+// read or written (ir/ProductTypes.h): master weights and a bias, the input
+// batch, a weight gradient for the float32 master.
+// CHECK-LABEL: func.func @half_products
+func.func @half_products(%x: tensor<64x784xbf16>, %w: tensor<10x784xf32>, %b: tensor<10xf32>, %dy: tensor<64x10xbf16>,
+                         %img: tensor<8x4x32x32xf32>, %k: tensor<16x4x3x3xf32>, %dz: tensor<8x16x32x32xf16>) -> tensor<16x4x3x3xf32> {
+  // CHECK: cairn.linear %{{.+}}, %{{.+}}, %{{.+}} : (tensor<64x784xbf16>, tensor<10x784xf32>, tensor<10xf32>) -> tensor<64x10xbf16>
+  %0 = cairn.linear %x, %w, %b : (tensor<64x784xbf16>, tensor<10x784xf32>, tensor<10xf32>) -> tensor<64x10xbf16>
+  // CHECK: cairn.linear_grad_input %{{.+}}, %{{.+}} : (tensor<64x10xbf16>, tensor<10x784xf32>) -> tensor<64x784xbf16>
+  %1 = cairn.linear_grad_input %dy, %w : (tensor<64x10xbf16>, tensor<10x784xf32>) -> tensor<64x784xbf16>
+  // CHECK: cairn.linear_grad_weight %{{.+}}, %{{.+}} : (tensor<64x10xbf16>, tensor<64x784xbf16>) -> tensor<10x784xf32>
+  %2 = cairn.linear_grad_weight %dy, %x : (tensor<64x10xbf16>, tensor<64x784xbf16>) -> tensor<10x784xf32>
+  // CHECK: cairn.conv2d %{{.+}}, %{{.+}} {{.*}} : (tensor<8x4x32x32xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x32x32xf16>
+  %3 = cairn.conv2d %img, %k {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<8x4x32x32xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x32x32xf16>
+  // CHECK: cairn.conv2d_grad_input %{{.+}}, %{{.+}} {{.*}} : (tensor<8x16x32x32xf16>, tensor<16x4x3x3xf32>) -> tensor<8x4x32x32xf16>
+  %4 = cairn.conv2d_grad_input %dz, %k {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<8x16x32x32xf16>, tensor<16x4x3x3xf32>) -> tensor<8x4x32x32xf16>
+  // CHECK: cairn.conv2d_grad_weight %{{.+}}, %{{.+}} {{.*}} : (tensor<8x16x32x32xf16>, tensor<8x4x32x32xf32>) -> tensor<16x4x3x3xf32>
+  %5 = cairn.conv2d_grad_weight %dz, %img {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1} : (tensor<8x16x32x32xf16>, tensor<8x4x32x32xf32>) -> tensor<16x4x3x3xf32>
+  return %5 : tensor<16x4x3x3xf32>
+}
+
 // CHECK-LABEL: func.func @batch_norm
 // CHECK-SAME: (%[[X:.+]]: tensor<8x16x4x4xf32>, %[[G:.+]]: tensor<16xf32>, %[[B:.+]]: tensor<16xf32>, %[[M:.+]]: tensor<16xf32>, %[[V:.+]]: tensor<16xf32>, %[[S:.+]]: tensor<8x16xf32>)
 func.func @batch_norm(%x: tensor<8x16x4x4xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %m: tensor<16xf32>, %v: tensor<16xf32>, %s: tensor<8x16xf32>) -> tensor<8x16xf32> {

@@ -76,10 +76,11 @@ func.func @f(%dy: tensor<64x10xf32>, %w: tensor<10x784xf32>) -> tensor<32x784xf3
 
 // -----
 
-// Tests that linear_grad_input's operands share their element type.
-func.func @f(%dy: tensor<64x10xf32>, %w: tensor<10x784xf16>) -> tensor<64x784xf32> {
-  // expected-error @+1 {{'cairn.linear_grad_input' op expected weight with element type 'f32' but got 'tensor<10x784xf16>'}}
-  %0 = cairn.linear_grad_input %dy, %w : (tensor<64x10xf32>, tensor<10x784xf16>) -> tensor<64x784xf32>
+// Tests that linear_grad_input computes in one half type (its float32
+// tensors are rounded to it; another half type is not).
+func.func @f(%dy: tensor<64x10xbf16>, %w: tensor<10x784xf16>) -> tensor<64x784xf32> {
+  // expected-error @+1 {{'cairn.linear_grad_input' op expected weight with element type 'bf16' or 'f32' but got 'tensor<10x784xf16>'}}
+  %0 = cairn.linear_grad_input %dy, %w : (tensor<64x10xbf16>, tensor<10x784xf16>) -> tensor<64x784xf32>
   return %0 : tensor<64x784xf32>
 }
 
@@ -130,10 +131,11 @@ func.func @f(%dy: tensor<8x16x32x32xf32>, %x: tensor<8x3x32x32xf32>) -> tensor<1
 
 // -----
 
-// Tests that conv2d_grad_weight's operands share their element type.
-func.func @f(%dy: tensor<8x16x32x32xf32>, %x: tensor<8x3x32x32xbf16>) -> tensor<16x3x3x3xf32> {
-  // expected-error @+1 {{'cairn.conv2d_grad_weight' op expected input with element type 'f32' but got 'tensor<8x3x32x32xbf16>'}}
-  %0 = cairn.conv2d_grad_weight %dy, %x {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<8x16x32x32xf32>, tensor<8x3x32x32xbf16>) -> tensor<16x3x3x3xf32>
+// Tests that conv2d_grad_weight's tensors share their element type where
+// none is half.
+func.func @f(%dy: tensor<8x16x32x32xf32>, %x: tensor<8x3x32x32xf64>) -> tensor<16x3x3x3xf32> {
+  // expected-error @+1 {{'cairn.conv2d_grad_weight' op expected input with element type 'f32' but got 'tensor<8x3x32x32xf64>'}}
+  %0 = cairn.conv2d_grad_weight %dy, %x {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<8x16x32x32xf32>, tensor<8x3x32x32xf64>) -> tensor<16x3x3x3xf32>
   return %0 : tensor<16x3x3x3xf32>
 }
 

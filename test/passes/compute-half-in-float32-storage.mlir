@@ -160,3 +160,65 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
 // WIDEN-NOT: cairn.sum %{{.*}}bf16
 // WIDEN-NOT: cairn.mean %{{.*}}bf16
 // WIDEN: return
+
+// -----
+
+// Tests that with half-storage-kernels a linear and its gradients read the
+// float32 weight and bias arguments (a model's master weights) instead of
+// their casts to bf16, and the weight gradient whose one reader widens it
+// is written in float32 (ir/ProductTypes.h: the product rounds them as it
+// reads or writes them); that a cast of a computed float32 value (relu's,
+// which need not live on) stays, and so does the half result of a product that
+// something else reads too; and that a convolution reads the float32 input
+// batch and weight, and a linear a reshape of the batch. Without the option the casts stay and the products are
+// widened.
+module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
+  func.func @masters(%x: tensor<2x4xbf16>, %w: tensor<3x4xf32>, %b: tensor<3xf32>,
+                     %dy: tensor<2x3xbf16>, %h: tensor<2x4xf32>,
+                     %img: tensor<2x3x8x8xf32>, %k: tensor<4x3x3x3xf32>,
+                     %dz: tensor<2x4x8x8xbf16>, %dz2: tensor<2x3xbf16>)
+      -> (tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xf32>, tensor<2x3xbf16>,
+          tensor<3x4xbf16>, tensor<3x4xf32>, tensor<2x4x8x8xbf16>,
+          tensor<4x3x3x3xf32>, tensor<3x192xbf16>) {
+    %wh = cairn.cast %w : tensor<3x4xf32> -> tensor<3x4xbf16>
+    %bh = cairn.cast %b : tensor<3xf32> -> tensor<3xbf16>
+    %y = cairn.linear %x, %wh, %bh : (tensor<2x4xbf16>, tensor<3x4xbf16>, tensor<3xbf16>) -> tensor<2x3xbf16>
+    %dx = cairn.linear_grad_input %dy, %wh : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xbf16>
+    %dwh = cairn.linear_grad_weight %dy, %x : (tensor<2x3xbf16>, tensor<2x4xbf16>) -> tensor<3x4xbf16>
+    %dw = cairn.cast %dwh : tensor<3x4xbf16> -> tensor<3x4xf32>
+    %hr = cairn.relu %h : tensor<2x4xf32>
+    %hh = cairn.cast %hr : tensor<2x4xf32> -> tensor<2x4xbf16>
+    %y2 = cairn.linear %hh, %wh : (tensor<2x4xbf16>, tensor<3x4xbf16>) -> tensor<2x3xbf16>
+    %flat = cairn.reshape %img : tensor<2x3x8x8xf32> -> tensor<2x192xf32>
+    %flath = cairn.cast %flat : tensor<2x192xf32> -> tensor<2x192xbf16>
+    %dwf = cairn.linear_grad_weight %dz2, %flath : (tensor<2x3xbf16>, tensor<2x192xbf16>) -> tensor<3x192xbf16>
+    %dw2h = cairn.linear_grad_weight %dy, %hh : (tensor<2x3xbf16>, tensor<2x4xbf16>) -> tensor<3x4xbf16>
+    %dw2 = cairn.cast %dw2h : tensor<3x4xbf16> -> tensor<3x4xf32>
+    %imgh = cairn.cast %img : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xbf16>
+    %kh = cairn.cast %k : tensor<4x3x3x3xf32> -> tensor<4x3x3x3xbf16>
+    %z = cairn.conv2d %imgh, %kh {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
+    %dkh = cairn.conv2d_grad_weight %dz, %imgh {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<2x3x8x8xbf16>) -> tensor<4x3x3x3xbf16>
+    %dk = cairn.cast %dkh : tensor<4x3x3x3xbf16> -> tensor<4x3x3x3xf32>
+    return %y, %dx, %dw, %y2, %dw2h, %dw2, %z, %dk, %dwf : tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xf32>, tensor<2x3xbf16>, tensor<3x4xbf16>, tensor<3x4xf32>, tensor<2x4x8x8xbf16>, tensor<4x3x3x3xf32>, tensor<3x192xbf16>
+  }
+}
+// CHECK-LABEL: func.func @masters(
+// CHECK-NEXT: %[[Y:.*]] = cairn.linear %arg0, %arg1, %arg2 : (tensor<2x4xbf16>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xbf16>
+// CHECK-NEXT: %[[DX:.*]] = cairn.linear_grad_input %arg3, %arg1 : (tensor<2x3xbf16>, tensor<3x4xf32>) -> tensor<2x4xbf16>
+// CHECK-NEXT: %[[DW:.*]] = cairn.linear_grad_weight %arg3, %arg0 : (tensor<2x3xbf16>, tensor<2x4xbf16>) -> tensor<3x4xf32>
+// CHECK-NEXT: %[[HR:.*]] = cairn.relu %arg4 : tensor<2x4xf32>
+// CHECK-NEXT: %[[HH:.*]] = cairn.cast %[[HR]] : tensor<2x4xf32> -> tensor<2x4xbf16>
+// CHECK-NEXT: %[[Y2:.*]] = cairn.linear %[[HH]], %arg1 : (tensor<2x4xbf16>, tensor<3x4xf32>) -> tensor<2x3xbf16>
+// CHECK-NEXT: %[[FLAT:.*]] = cairn.reshape %arg5 : tensor<2x3x8x8xf32> -> tensor<2x192xf32>
+// CHECK-NEXT: %[[DWF:.*]] = cairn.linear_grad_weight %arg8, %[[FLAT]] : (tensor<2x3xbf16>, tensor<2x192xf32>) -> tensor<3x192xbf16>
+// CHECK-NEXT: %[[DW2H:.*]] = cairn.linear_grad_weight %arg3, %[[HH]] : {{.*}} -> tensor<3x4xbf16>
+// CHECK-NEXT: %[[DW2:.*]] = cairn.cast %[[DW2H]] : tensor<3x4xbf16> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[Z:.*]] = cairn.conv2d %arg5, %arg6 {{.*}} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xbf16>
+// CHECK-NEXT: %[[DK:.*]] = cairn.conv2d_grad_weight %arg7, %arg5 {{.*}} : (tensor<2x4x8x8xbf16>, tensor<2x3x8x8xf32>) -> tensor<4x3x3x3xf32>
+// CHECK-NEXT: return %[[Y]], %[[DX]], %[[DW]], %[[Y2]], %[[DW2H]], %[[DW2]], %[[Z]], %[[DK]], %[[DWF]]
+
+// WIDEN-LABEL: func.func @masters(
+// WIDEN: cairn.cast %arg1 : tensor<3x4xf32> -> tensor<3x4xbf16>
+// WIDEN-NOT: cairn.linear{{.*}}bf16
+// WIDEN-NOT: cairn.conv2d{{.*}}bf16
+// WIDEN: return

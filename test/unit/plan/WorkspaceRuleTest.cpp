@@ -52,17 +52,34 @@ TEST(WorkspaceRuleTest, TheCpuConvolutionRuleIsTheKernelsOwn) {
                         kernels::ConvPass::BackwardInput,
                         kernels::ConvPass::BackwardWeight}) {
                     int64_t kernel = kernels::conv2dWorkspaceElements(s, pass);
-                    EXPECT_EQ(cpu.convWorkspaceElements(attr, pass, false),
-                              kernel);
+                    EXPECT_EQ(
+                        cpu.convWorkspaceElements(attr, pass, false, false),
+                        kernel);
                     // cuDNN's budget is the same size, so the arenas agree.
-                    EXPECT_EQ(cuda.convWorkspaceElements(attr, pass, false),
-                              kernel);
-                    EXPECT_EQ(cuda.convWorkspaceElements(attr, pass, true),
-                              kernel);
+                    EXPECT_EQ(
+                        cuda.convWorkspaceElements(attr, pass, false, false),
+                        kernel);
+                    EXPECT_EQ(
+                        cuda.convWorkspaceElements(attr, pass, true, false),
+                        kernel);
                     // A half one on the CPU: HalfConv.h's floats, as half
-                    // elements.
-                    EXPECT_EQ(cpu.convWorkspaceElements(attr, pass, true),
-                              2 * kernels::halfConv2dWorkspaceElements(s, pass));
+                    // elements; a weight gradient written in float32 sums
+                    // in its result, without the weights' scratch.
+                    for (bool float32Result : {false, true}) {
+                      int64_t half = kernels::halfConv2dWorkspaceElements(
+                          s, pass, float32Result);
+                      EXPECT_EQ(cpu.convWorkspaceElements(attr, pass, true,
+                                                          float32Result),
+                                2 * half);
+                      if (float32Result &&
+                          pass == kernels::ConvPass::BackwardWeight)
+                        EXPECT_EQ(
+                            half + s.o * (s.c / s.groups) * s.kh * s.kw,
+                            kernels::halfConv2dWorkspaceElements(s, pass));
+                      else
+                        EXPECT_EQ(half, kernels::halfConv2dWorkspaceElements(
+                                            s, pass));
+                    }
                   }
                   ++shapes;
                 }
