@@ -236,19 +236,16 @@ void CpuEmitter::emitBinary(Operation *op, Value lhs, Value rhs, Value result,
   int64_t n = getNumElements(result);
   int64_t lhsN = getNumElements(lhs), rhsN = getNumElements(rhs);
   std::string a = ptr(lhs), b = ptr(rhs), y = ptr(result);
-  if (lhsN == n && (rhsN == n || rhsN == 1)) {
+  // A half one (the CPU's: isHalfStorageOp) widens its operands and rounds
+  // its result (loaded, stored).
+  if ((lhsN == n || lhsN == 1) && (rhsN == n || rhsN == 1) &&
+      !(lhsN == 1 && n != 1 && rhsN == 1)) {
     openParallelLoop(n, 1);
     os << "\n";
-    line() << "    " << y << "[i] = " << a << "[i] " << symbol << " " << b
-           << (rhsN == n ? "[i]" : "[0]") << ";\n";
-    closeParallelLoop();
-    return;
-  }
-  if (lhsN == 1 && rhsN == n) {
-    openParallelLoop(n, 1);
-    os << "\n";
-    line() << "    " << y << "[i] = " << a << "[0] " << symbol << " " << b
-           << "[i];\n";
+    line() << "    " << y << "[i] = "
+           << stored(result, loaded(lhs, lhsN == n ? "i" : "0") + " " + symbol +
+                                 " " + loaded(rhs, rhsN == n ? "i" : "0"))
+           << ";\n";
     closeParallelLoop();
     return;
   }

@@ -6,7 +6,9 @@
 // type as it reads or writes them (autocast's casts of a float32 master
 // weight or input batch into the product, and of a weight gradient out of
 // it, fused by cairn-compute-half-in-float32 on a target whose kernels
-// read both: the CPU's, runtime/kernels/HalfOperand.h).
+// read both: the CPU's, runtime/kernels/HalfOperand.h). The half type is
+// the one among its tensors, so a product in half precision keeps at least
+// one: with none, it computes in float32.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CAIRN_IR_PRODUCTTYPES_H

@@ -158,8 +158,11 @@ void HalfInFloat32::fuseProductCasts() {
         narrow->erase();
     }
     // Its float32 result is the cast's: each sum rounded to half, widened.
+    // A product keeps a half tensor, whose type it computes in
+    // (ir/ProductTypes.h): with every operand float32 the result stays half.
     Value result = product->getResult(0);
-    if (!result.hasOneUse())
+    if (!result.hasOneUse() ||
+        !llvm::any_of(product->getOperandTypes(), isHalfTensor))
       continue;
     auto widen = dyn_cast<CastOp>(*result.getUsers().begin());
     if (!widen || !getElementTypeOrSelf(widen.getType()).isF32())

@@ -91,7 +91,8 @@ bool isHalfProduct(mlir::Operation *op);
 /// An op whose kernel reads its half tensors widened to float32 and writes
 /// them rounded, computing in float32 between, so that it gives the float32
 /// op's arithmetic between casts without their float32 copies: a linear
-/// and its two gradients on one half type (halfGemm: float32 sums of the
+/// and its two gradients in one half type (some of their tensors may be
+/// float32, rounded to it: ir/ProductTypes.h; halfGemm: float32 sums of the
 /// widened operands, rounded once, in tiles and slices of K whose order of
 /// summing is its own, not the BLAS's on the whole product); a convolution
 /// and its two gradients on one half type (HalfConv.h: the float im2col
@@ -100,10 +101,11 @@ bool isHalfProduct(mlir::Operation *op);
 /// cairn.max_pool2d all of whose tensors have one half type (its result is
 /// one of its inputs), and a cairn.max_pool2d_grad likewise whose windows do
 /// not overlap (each gradient lands alone: no sum to round); dropout, the
-/// activations (relu, sigmoid, tanh, gelu, silu, hardswish) and their
-/// gradients on one half type; batch norm, its gradient and its running
-/// update on half data, beside their float32 parameters and statistics.
-/// What a target with halfStorageKernels runs on half tensors.
+/// element-wise add, sub, mul and div, the activations (relu, sigmoid,
+/// tanh, gelu, silu, hardswish) and their gradients on one half type;
+/// batch norm, its gradient and its running update on half data, beside
+/// their float32 parameters and statistics. What a target with
+/// halfStorageKernels runs on half tensors.
 bool isHalfStorageOp(mlir::Operation *op);
 
 /// Whether a target that stores half tensors runs `op` on them as they are:

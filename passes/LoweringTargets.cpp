@@ -106,9 +106,10 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
   if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
                 Conv2dGradInputOp, Conv2dGradWeightOp>(op))
     return isHalfElementType(getProductElementType(op));
-  if (mlir::isa<MaxPool2dOp, DropoutOp, ReluOp, SigmoidOp, TanhOp, GeluOp,
-                SiluOp, HardswishOp, ReluGradOp, SigmoidGradOp, TanhGradOp,
-                GeluGradOp, SiluGradOp, HardswishGradOp>(op))
+  if (mlir::isa<MaxPool2dOp, DropoutOp, AddOp, SubOp, MulOp, DivOp, ReluOp,
+                SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp, ReluGradOp,
+                SigmoidGradOp, TanhGradOp, GeluGradOp, SiluGradOp,
+                HardswishGradOp>(op))
     return hasOneHalfType(op);
   // Batch norm's data (input, result, dy, dx) has one type and its
   // parameters and statistics are float32 where that type is half (the

@@ -141,8 +141,10 @@ void binarySameShape(BinaryOp op, int64_t n, const T *a, const T *b, T *out) {
 
 template <typename T>
 void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
-                     const T *a, const int64_t *aStrides, const T *b,
-                     const int64_t *bStrides, T *out) {
+                     const StoredAs<T> *a, const int64_t *aStrides,
+                     const StoredAs<T> *b, const int64_t *bStrides,
+                     StoredAs<T> *out) {
+  using S = Storage<T>;
   // Coalesce, outermost first. out is contiguous, so a dimension merges into
   // the previous one when a and b are also contiguous across the pair.
   int64_t shape[kMaxRank], as[kMaxRank], bs[kMaxRank];
@@ -167,7 +169,10 @@ void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
     bs[m] = bStrides[d];
     ++m;
   }
-  ops::withBinaryOp(op, [&](auto f) {
+  ops::withBinaryOp(op, [&](auto op) {
+    auto f = [op](StoredAs<T> x, StoredAs<T> y) {
+      return S::store(op(S::load(x), S::load(y)));
+    };
     if (m == 0) {
       out[0] = f(a[0], b[0]);
       return;
@@ -223,14 +228,21 @@ CAIRN_INSTANTIATE_ACTIVATIONS(Bf16)
                                      T *);                                     \
   template void binarySameShape<T>(BinaryOp, int64_t, const T *, const T *,    \
                                    T *);                                       \
-  template void binaryBroadcast<T>(BinaryOp, int, const int64_t *, const T *,  \
-                                   const int64_t *, const T *,                 \
-                                   const int64_t *, T *);                      \
   template void scale<T>(int64_t, T, const T *, T *);                          \
   template void accumulate<T>(int64_t, const T *, T *);                        \
   template void fill<T>(int64_t, T, T *);
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+
+#define CAIRN_INSTANTIATE_BINARY(T)                                            \
+  template void binaryBroadcast<T>(                                            \
+      BinaryOp, int, const int64_t *, const StoredAs<T> *, const int64_t *,    \
+      const StoredAs<T> *, const int64_t *, StoredAs<T> *);
+CAIRN_INSTANTIATE_BINARY(float)
+CAIRN_INSTANTIATE_BINARY(double)
+CAIRN_INSTANTIATE_BINARY(F16)
+CAIRN_INSTANTIATE_BINARY(Bf16)
+#undef CAIRN_INSTANTIATE_BINARY
 
 } // namespace cairn::kernels

@@ -66,11 +66,14 @@ enum class BinaryOp { Add, Sub, Mul, Div };
 template <typename T>
 void binarySameShape(BinaryOp op, int64_t n, const T *a, const T *b, T *out);
 
-/// out (shape outShape[0..rank)) = a op b, broadcast through the strides.
+/// out (shape outShape[0..rank)) = a op b, broadcast through the strides;
+/// on F16 or Bf16 storage each element widened and the result rounded
+/// (Convert.h), the float kernel's bits between casts.
 template <typename T>
 void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
-                     const T *a, const int64_t *aStrides, const T *b,
-                     const int64_t *bStrides, T *out);
+                     const StoredAs<T> *a, const int64_t *aStrides,
+                     const StoredAs<T> *b, const int64_t *bStrides,
+                     StoredAs<T> *out);
 
 /// y[i] = alpha * x[i].
 template <typename T> void scale(int64_t n, T alpha, const T *x, T *y);

@@ -170,17 +170,21 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
 // reads or writes them); that a cast of a computed float32 value (relu's,
 // which need not live on) stays, and so does the half result of a product that
 // something else reads too; and that a convolution reads the float32 input
-// batch and weight, and a linear a reshape of the batch. Without the option the casts stay and the products are
-// widened.
+// batch and weight, and a linear a reshape of the batch; and that a linear
+// all of whose operands are float32 keeps its half result, the type it
+// computes in (ir/ProductTypes.h), and its cast. Without the option the
+// casts stay and the products are widened.
 module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
   func.func @masters(%x: tensor<2x4xbf16>, %w: tensor<3x4xf32>, %b: tensor<3xf32>,
                      %dy: tensor<2x3xbf16>, %h: tensor<2x4xf32>,
                      %img: tensor<2x3x8x8xf32>, %k: tensor<4x3x3x3xf32>,
-                     %dz: tensor<2x4x8x8xbf16>, %dz2: tensor<2x3xbf16>)
+                     %dz: tensor<2x4x8x8xbf16>, %dz2: tensor<2x3xbf16>,
+                     %v: tensor<3x192xf32>)
       -> (tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xf32>, tensor<2x3xbf16>,
           tensor<3x4xbf16>, tensor<3x4xf32>, tensor<2x4x8x8xbf16>,
-          tensor<4x3x3x3xf32>, tensor<3x192xbf16>) {
+          tensor<4x3x3x3xf32>, tensor<3x192xbf16>, tensor<2x3xf32>) {
     %wh = cairn.cast %w : tensor<3x4xf32> -> tensor<3x4xbf16>
+    %vh = cairn.cast %v : tensor<3x192xf32> -> tensor<3x192xbf16>
     %bh = cairn.cast %b : tensor<3xf32> -> tensor<3xbf16>
     %y = cairn.linear %x, %wh, %bh : (tensor<2x4xbf16>, tensor<3x4xbf16>, tensor<3xbf16>) -> tensor<2x3xbf16>
     %dx = cairn.linear_grad_input %dy, %wh : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xbf16>
@@ -192,6 +196,8 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
     %flat = cairn.reshape %img : tensor<2x3x8x8xf32> -> tensor<2x192xf32>
     %flath = cairn.cast %flat : tensor<2x192xf32> -> tensor<2x192xbf16>
     %dwf = cairn.linear_grad_weight %dz2, %flath : (tensor<2x3xbf16>, tensor<2x192xbf16>) -> tensor<3x192xbf16>
+    %emb = cairn.linear %flath, %vh : (tensor<2x192xbf16>, tensor<3x192xbf16>) -> tensor<2x3xbf16>
+    %emb32 = cairn.cast %emb : tensor<2x3xbf16> -> tensor<2x3xf32>
     %dw2h = cairn.linear_grad_weight %dy, %hh : (tensor<2x3xbf16>, tensor<2x4xbf16>) -> tensor<3x4xbf16>
     %dw2 = cairn.cast %dw2h : tensor<3x4xbf16> -> tensor<3x4xf32>
     %imgh = cairn.cast %img : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xbf16>
@@ -199,7 +205,7 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
     %z = cairn.conv2d %imgh, %kh {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x8x8xbf16>
     %dkh = cairn.conv2d_grad_weight %dz, %imgh {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xbf16>, tensor<2x3x8x8xbf16>) -> tensor<4x3x3x3xbf16>
     %dk = cairn.cast %dkh : tensor<4x3x3x3xbf16> -> tensor<4x3x3x3xf32>
-    return %y, %dx, %dw, %y2, %dw2h, %dw2, %z, %dk, %dwf : tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xf32>, tensor<2x3xbf16>, tensor<3x4xbf16>, tensor<3x4xf32>, tensor<2x4x8x8xbf16>, tensor<4x3x3x3xf32>, tensor<3x192xbf16>
+    return %y, %dx, %dw, %y2, %dw2h, %dw2, %z, %dk, %dwf, %emb32 : tensor<2x3xbf16>, tensor<2x4xbf16>, tensor<3x4xf32>, tensor<2x3xbf16>, tensor<3x4xbf16>, tensor<3x4xf32>, tensor<2x4x8x8xbf16>, tensor<4x3x3x3xf32>, tensor<3x192xbf16>, tensor<2x3xf32>
   }
 }
 // CHECK-LABEL: func.func @masters(
@@ -211,14 +217,44 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
 // CHECK-NEXT: %[[Y2:.*]] = cairn.linear %[[HH]], %arg1 : (tensor<2x4xbf16>, tensor<3x4xf32>) -> tensor<2x3xbf16>
 // CHECK-NEXT: %[[FLAT:.*]] = cairn.reshape %arg5 : tensor<2x3x8x8xf32> -> tensor<2x192xf32>
 // CHECK-NEXT: %[[DWF:.*]] = cairn.linear_grad_weight %arg8, %[[FLAT]] : (tensor<2x3xbf16>, tensor<2x192xf32>) -> tensor<3x192xbf16>
+// CHECK-NEXT: %[[EMB:.*]] = cairn.linear %[[FLAT]], %arg9 : (tensor<2x192xf32>, tensor<3x192xf32>) -> tensor<2x3xbf16>
+// CHECK-NEXT: %[[EMB32:.*]] = cairn.cast %[[EMB]] : tensor<2x3xbf16> -> tensor<2x3xf32>
 // CHECK-NEXT: %[[DW2H:.*]] = cairn.linear_grad_weight %arg3, %[[HH]] : {{.*}} -> tensor<3x4xbf16>
 // CHECK-NEXT: %[[DW2:.*]] = cairn.cast %[[DW2H]] : tensor<3x4xbf16> -> tensor<3x4xf32>
 // CHECK-NEXT: %[[Z:.*]] = cairn.conv2d %arg5, %arg6 {{.*}} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xbf16>
 // CHECK-NEXT: %[[DK:.*]] = cairn.conv2d_grad_weight %arg7, %arg5 {{.*}} : (tensor<2x4x8x8xbf16>, tensor<2x3x8x8xf32>) -> tensor<4x3x3x3xf32>
-// CHECK-NEXT: return %[[Y]], %[[DX]], %[[DW]], %[[Y2]], %[[DW2H]], %[[DW2]], %[[Z]], %[[DK]], %[[DWF]]
+// CHECK-NEXT: return %[[Y]], %[[DX]], %[[DW]], %[[Y2]], %[[DW2H]], %[[DW2]], %[[Z]], %[[DK]], %[[DWF]], %[[EMB32]]
 
 // WIDEN-LABEL: func.func @masters(
 // WIDEN: cairn.cast %arg1 : tensor<3x4xf32> -> tensor<3x4xbf16>
 // WIDEN-NOT: cairn.linear{{.*}}bf16
 // WIDEN-NOT: cairn.conv2d{{.*}}bf16
+// WIDEN: return
+
+// -----
+
+// Tests that with half-storage-kernels the element-wise add, sub, mul and
+// div on one half type (a residual add, a scale) stay half, their kernels
+// widening each element and rounding the result; a mix of types is widened
+// still; and that without the option they are all widened.
+module attributes {cairn.batch = 2 : i64, cairn.model = "E"} {
+  func.func @binary(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>, %s: tensor<8xbf16>)
+      -> (tensor<2x8xbf16>, tensor<2x8xbf16>) {
+    %0 = cairn.add %a, %b : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
+    %1 = cairn.mul %0, %s : tensor<2x8xbf16>, tensor<8xbf16> -> tensor<2x8xbf16>
+    %2 = cairn.sub %1, %a : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
+    %3 = cairn.div %2, %b : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
+    return %3, %0 : tensor<2x8xbf16>, tensor<2x8xbf16>
+  }
+}
+// CHECK-LABEL: func.func @binary(
+// CHECK-NEXT: cairn.add %arg0, %arg1 : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT: cairn.mul {{.*}} : tensor<2x8xbf16>, tensor<8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT: cairn.sub {{.*}} -> tensor<2x8xbf16>
+// CHECK-NEXT: cairn.div {{.*}} -> tensor<2x8xbf16>
+// CHECK-NEXT: return
+
+// WIDEN-LABEL: func.func @binary(
+// WIDEN: cairn.add {{.*}} -> tensor<2x8xf32>
+// WIDEN-NOT: cairn.{{add|mul|sub|div}}{{.*}}-> tensor<2x8xbf16>
 // WIDEN: return

@@ -252,8 +252,9 @@ TYPED_TEST(ElementwiseKernels, BinaryScalar) {
         // The CPU twin: a broadcast whose scalar operand has stride 0.
         const int64_t shape[] = {int64_t(n)}, unit[] = {1}, zero[] = {0};
         std::vector<T> expected(n);
-        kernels::binaryBroadcast(op, 1, shape, a.data(), scalarLhs ? zero : unit, b.data(),
-                                 scalarLhs ? unit : zero, expected.data());
+        kernels::binaryBroadcast<T>(op, 1, shape, a.data(),
+                                    scalarLhs ? zero : unit, b.data(),
+                                    scalarLhs ? unit : zero, expected.data());
         DeviceBuffer<T> da(a), db(b), dout(n);
         cuda::binaryScalar(tc.cx, op, n, scalarLhs, da.get(), db.get(), dout.get());
         EXPECT_TRUE(allEqual(dout.download(), expected))
@@ -297,8 +298,9 @@ TYPED_TEST(ElementwiseKernels, BinaryBroadcast) {
                      b = randomVector<T>(c.bSize, 0.5, 3, 71);
       const int rank = static_cast<int>(c.shape.size());
       std::vector<T> expected(n);
-      kernels::binaryBroadcast(op, rank, c.shape.data(), a.data(), c.aStrides.data(), b.data(),
-                               c.bStrides.data(), expected.data());
+      kernels::binaryBroadcast<T>(op, rank, c.shape.data(), a.data(),
+                                  c.aStrides.data(), b.data(),
+                                  c.bStrides.data(), expected.data());
       DeviceBuffer<T> da(a), db(b), dout(n);
       cuda::binaryBroadcast(tc.cx, op, rank, c.shape.data(), da.get(), c.aStrides.data(), db.get(),
                             c.bStrides.data(), dout.get());

@@ -447,8 +447,8 @@ TEST(Binary, BroadcastMatchesNaive) {
       std::vector<double> want = naiveBroadcast(op, c.out, a, as, b, bs);
       std::vector<double> out(want.size());
       int rank = int(c.out.size());
-      binaryBroadcast(op, rank, c.out.data(), a.data(), as.data(), b.data(),
-                      bs.data(), out.data());
+      binaryBroadcast<double>(op, rank, c.out.data(), a.data(), as.data(),
+                              b.data(), bs.data(), out.data());
       EXPECT_EQ(out, want) << "rank " << rank;
     }
   }
@@ -464,8 +464,8 @@ TEST(Binary, BroadcastFloatMatchesNaive) {
         op, c.out, std::vector<double>(af.begin(), af.end()), as,
         std::vector<double>(bf.begin(), bf.end()), bs);
     std::vector<float> out(want.size());
-    binaryBroadcast(op, 4, c.out.data(), af.data(), as.data(), bf.data(),
-                    bs.data(), out.data());
+    binaryBroadcast<float>(op, 4, c.out.data(), af.data(), as.data(), bf.data(),
+                           bs.data(), out.data());
     for (size_t i = 0; i < want.size(); ++i)
       EXPECT_EQ(out[i], float(want[i]));
   }
@@ -479,13 +479,13 @@ TEST(Binary, BroadcastThroughNonContiguousStrides) {
   for (BinaryOp op : kAllOps) {
     std::vector<double> want = naiveBroadcast(op, shape, a, as, b, bs);
     std::vector<double> out(12);
-    binaryBroadcast(op, 2, shape.data(), a.data(), as.data(), b.data(),
-                    bs.data(), out.data());
+    binaryBroadcast<double>(op, 2, shape.data(), a.data(), as.data(), b.data(),
+                            bs.data(), out.data());
     EXPECT_EQ(out, want);
     // And with the strided operand on the right.
     want = naiveBroadcast(op, shape, b, bs, a, as);
-    binaryBroadcast(op, 2, shape.data(), b.data(), bs.data(), a.data(),
-                    as.data(), out.data());
+    binaryBroadcast<double>(op, 2, shape.data(), b.data(), bs.data(), a.data(),
+                            as.data(), out.data());
     EXPECT_EQ(out, want);
   }
 }
@@ -493,13 +493,14 @@ TEST(Binary, BroadcastThroughNonContiguousStrides) {
 TEST(Binary, BroadcastRankZeroEmptyAndInPlace) {
   double a = 3, b = 4, out = 0;
   int64_t unused = 0;
-  binaryBroadcast(BinaryOp::Sub, 0, &unused, &a, &unused, &b, &unused, &out);
+  binaryBroadcast<double>(BinaryOp::Sub, 0, &unused, &a, &unused, &b, &unused,
+                          &out);
   EXPECT_EQ(out, -1);
 
   std::vector<int64_t> empty = {3, 0}, strides = {0, 1};
   double untouched = 7;
-  binaryBroadcast(BinaryOp::Add, 2, empty.data(), &a, strides.data(), &b,
-                  strides.data(), &untouched);
+  binaryBroadcast<double>(BinaryOp::Add, 2, empty.data(), &a, strides.data(),
+                          &b, strides.data(), &untouched);
   EXPECT_EQ(untouched, 7);
 
   std::vector<int64_t> shape = {4, 5}, full = contiguous(shape),
@@ -507,8 +508,8 @@ TEST(Binary, BroadcastRankZeroEmptyAndInPlace) {
   std::vector<double> x = operand(20, 42), bias = operand(5, 43);
   std::vector<double> want = naiveBroadcast(BinaryOp::Mul, shape, x, full,
                                             bias, row);
-  binaryBroadcast(BinaryOp::Mul, 2, shape.data(), x.data(), full.data(),
-                  bias.data(), row.data(), x.data());
+  binaryBroadcast<double>(BinaryOp::Mul, 2, shape.data(), x.data(), full.data(),
+                          bias.data(), row.data(), x.data());
   EXPECT_EQ(x, want);
 }
 
@@ -533,8 +534,8 @@ TEST(Binary, BroadcastGradientIsReduceSumOfOutputGradient) {
     auto loss = [&](const std::vector<double> &av,
                     const std::vector<double> &bv) {
       std::vector<double> y(probe.size());
-      binaryBroadcast(op, 3, out.data(), av.data(), as.data(), bv.data(),
-                      bs.data(), y.data());
+      binaryBroadcast<double>(op, 3, out.data(), av.data(), as.data(),
+                              bv.data(), bs.data(), y.data());
       return dot(y, probe);
     };
     std::vector<double> ea = expand(out, a, as), eb = expand(out, b, bs);
@@ -620,6 +621,45 @@ TEST(ActivationHalfStorage, SameBitsAsFloatBetweenCastsF16) {
 
 TEST(ActivationHalfStorage, SameBitsAsFloatBetweenCastsBf16) {
   checkHalfActivations<Bf16>(CastType::BF16);
+}
+
+/// binaryBroadcast on half storage: the float kernel on widened copies,
+/// rounded as a cast rounds (a residual add, a bias, a scalar factor), with
+/// NaN, infinities, zeros of both signs and subnormals among the operands.
+template <typename T> void checkHalfBinary(CastType type) {
+  const BroadcastCase cases[] = {
+      {{2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}, // same shapes
+      {{2, 3, 4, 5}, {2, 1, 4, 1}, {1, 3, 1, 5}}, // both broadcast
+      {{64, 7}, {64, 7}, {1, 1}},                 // by one element
+  };
+  uint32_t seed = 70;
+  for (const BroadcastCase &c : cases) {
+    std::vector<uint16_t> a = randomHalves<T>(size_t(numel(c.a)), seed++),
+                          b = randomHalves<T>(size_t(numel(c.b)), seed++, true,
+                                              1.0f);
+    std::vector<float> wa = widen(a, type), wb = widen(b, type);
+    std::vector<int64_t> as = broadcastStrides(c.a), bs = broadcastStrides(c.b);
+    const int rank = int(c.out.size());
+    for (BinaryOp op : kAllOps) {
+      std::vector<float> want(size_t(numel(c.out)));
+      binaryBroadcast<float>(op, rank, c.out.data(), wa.data(), as.data(),
+                             wb.data(), bs.data(), want.data());
+      std::vector<uint16_t> out(want.size());
+      binaryBroadcast<T>(op, rank, c.out.data(), a.data(), as.data(), b.data(),
+                         bs.data(), out.data());
+      EXPECT_EQ(nanSignsCleared(out, type),
+                nanSignsCleared(narrow(want, type), type))
+          << "op " << int(op) << " rank " << rank;
+    }
+  }
+}
+
+TEST(BinaryHalfStorage, SameBitsAsFloatBetweenCastsF16) {
+  checkHalfBinary<F16>(CastType::F16);
+}
+
+TEST(BinaryHalfStorage, SameBitsAsFloatBetweenCastsBf16) {
+  checkHalfBinary<Bf16>(CastType::BF16);
 }
 
 } // namespace

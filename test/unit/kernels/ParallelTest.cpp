@@ -100,8 +100,8 @@ TEST(Parallel, ActivationsAndBinaryOps) {
   const int64_t shape[] = {307, 977}, as[] = {977, 1}, bs[] = {0, 1};
   std::vector<float> out(307 * 977);
   expectSameBits({&out}, [&] {
-    binaryBroadcast(BinaryOp::Add, 2, shape, x.data(), as, b.data(), bs,
-                    out.data());
+    binaryBroadcast<float>(BinaryOp::Add, 2, shape, x.data(), as, b.data(), bs,
+                           out.data());
   });
 }
 
