@@ -1,10 +1,10 @@
 //===- Convert.h - float32 to and from f16 and bf16 -------------*- C++ -*-===//
 //
 // Half tensors are stored as their 16 bits (uint16_t) and computed in
-// float32: the CPU's GEMMs and convolutions read float32 copies
-// (cairn.kernel.cast), and the kernels templated on a storage tag (F16,
-// Bf16 below: pooling, batch norm, the activations, dropout) widen each
-// element as they read it. The conversions are PyTorch's `.to()`: round to
+// float32: the CPU's kernels templated on a storage tag (F16, Bf16 below:
+// the GEMMs and convolutions, HalfGemm.h and HalfConv.h, a panel or a group
+// of images at a time; pooling, batch norm, the element-wise ops, dropout,
+// one element at a time) widen what they read and round what they write. The conversions are PyTorch's `.to()`: round to
 // nearest even, overflow to infinity, NaN to PyTorch's quiet NaN, f16
 // subnormals kept. Exact bit manipulation, so every machine rounds alike;
 // the scalar forms are for the host and the device.

@@ -1,9 +1,11 @@
 //===- HalfConv.h - Convolutions of half tensors on the CPU ------*- C++
 //-*-===//
 //
-// A convolution (forward, input gradient, weight gradient) whose tensors
-// are f16 or bf16 (Convert.h's storage tags), computed as autocast computes
-// it: in float32 from the widened operands, each result rounded once. The
+// A convolution (forward, input gradient, weight gradient) in f16 or bf16
+// (Convert.h's storage tags; a tensor may be float32, rounded to the half
+// type as it is read or written: HalfOperand.h), computed as autocast
+// computes it: in float32 from the widened operands, each result rounded
+// once. The
 // images go a group at a time, the group the float im2col kernels (Conv.h)
 // put in one GEMM: the group's operands are widened into float32 scratch,
 // the float kernel runs on them, and its result is rounded into the half

@@ -1,9 +1,10 @@
 //===- HalfGemm.h - Matrix products of half tensors on the CPU ---*- C++
 //-*-===//
 //
-// A GEMM whose operands and result are f16 or bf16 (Convert.h's storage
-// tags), computed as autocast computes it: the float32 product of the
-// widened operands, rounded once into the result. Neither BLAS on the CPU
+// A GEMM in f16 or bf16 (Convert.h's storage tags), computed as autocast
+// computes it: the float32 product of the widened operands, rounded once
+// into the result; an operand or the result may be float32, rounded to the
+// half type as it is read or written (HalfOperand.h). Neither BLAS on the CPU
 // multiplies half operands (Debian's OpenBLAS has no half GEMM, oneDNN's
 // needs AVX-512), so the result is made tile by tile: for each tile of C,
 // a panel of op(A)'s rows and one of op(B)'s columns are widened into
