@@ -316,6 +316,32 @@ void CpuEmitter::emitMatmul(MatmulKernelOp op) {
                      formatRealOf(result, 1) + ", ";
   std::string lda = formatInt(op.getLda()), ldb = formatInt(op.getLdb());
   std::string lhs = ptr(op.getLhs()), rhs = ptr(op.getRhs()), y = ptr(result);
+  if (isHalfBuffer(result)) {
+    // HalfGemm.h's, whole products a thread; a partial broadcast of the
+    // batch dimensions through offset tables.
+    line() << "{\n";
+    auto operand = [&](std::optional<llvm::ArrayRef<int64_t>> offsets,
+                       std::optional<int64_t> stride, llvm::StringRef table) {
+      if (!offsets)
+        return formatInt(*stride) + ", nullptr";
+      line() << "  static const int64_t " << table << "[] = {"
+             << formatInts(*offsets) << "};\n";
+      return "0, " + table.str();
+    };
+    std::string a =
+        operand(op.getLhsOffsets(), op.getLhsStride(), "kLhsOffsets");
+    std::string b =
+        operand(op.getRhsOffsets(), op.getRhsStride(), "kRhsOffsets");
+    line() << "  " << call(result, "batchedHalfGemm") << "(" << batch << ", "
+           << formatBool(op.getTransposeLhs()) << ", "
+           << formatBool(op.getTransposeRhs()) << ", " << m << ", " << n << ", "
+           << op.getK() << ", " << lhs << ", " << lda << ", " << a << ", "
+           << rhs << ", " << ldb << ", " << b << ", " << y
+           << ", reinterpret_cast<float *>(" << ptr(op.getWorkspace())
+           << "));\n";
+    line() << "}\n";
+    return;
+  }
   if (op.getLhsStride() && op.getRhsStride()) {
     if (batch == 1) {
       line() << call(result, "gemm") << "(" << head << lhs << ", " << lda

@@ -106,10 +106,10 @@ private:
   LogicalResult lowerUpdate(llvm::StringRef kind, Operation *op,
                             KernelAttrs attrs, std::vector<int> tied,
                             ArrayRef<Value> inputs);
-  /// Gives the m x n x kDepth GEMM kernel `k` of `op` the workspace the
-  /// target asks for.
-  void addGemmWorkspace(Kernel &k, Operation *op, int64_t m, int64_t n,
-                        int64_t kDepth);
+  /// Gives the `batch` m x n x kDepth GEMMs of kernel `k` of `op` the
+  /// workspace the target asks for.
+  void addGemmWorkspace(Kernel &k, Operation *op, int64_t batch, int64_t m,
+                        int64_t n, int64_t kDepth);
 
   Kernel &add(llvm::StringRef kind, Operation *op, ValueRange inputs) {
     std::vector<int> in;
@@ -722,7 +722,7 @@ LogicalResult OpLowering::lowerMatmul(MatmulOp op) {
   kernel.attrs.set("ldb", rhs.back());
   setOperand("lhs", lhs);
   setOperand("rhs", rhs);
-  addGemmWorkspace(kernel, op, m, n, k);
+  addGemmWorkspace(kernel, op, product(batch), m, n, k);
   return success();
 }
 
@@ -737,16 +737,16 @@ LogicalResult OpLowering::lowerLinear(llvm::StringRef kind, Operation *op,
   // The GEMM's m x n x k: y = x W^T, dx = dy W, dW = dy^T x.
   int64_t in = weightShape[1], out = weightShape[0];
   if (kind == LinearKernelOp::getOperationName())
-    addGemmWorkspace(k, op, rows, out, in);
+    addGemmWorkspace(k, op, 1, rows, out, in);
   else if (kind == LinearGradInputKernelOp::getOperationName())
-    addGemmWorkspace(k, op, rows, in, out);
+    addGemmWorkspace(k, op, 1, rows, in, out);
   else
-    addGemmWorkspace(k, op, out, in, rows);
+    addGemmWorkspace(k, op, 1, out, in, rows);
   return success();
 }
 
-void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
-                                  int64_t n, int64_t kDepth) {
+void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t batch,
+                                  int64_t m, int64_t n, int64_t kDepth) {
   auto rule = l.getTarget().gemmWorkspaceBytes;
   if (!rule)
     return;
@@ -756,8 +756,8 @@ void OpLowering::addGemmWorkspace(Kernel &k, Operation *op, int64_t m,
   // A half GEMM accumulates, and keeps split-K's partial sums, in float32.
   int64_t accumulatorBytes = std::max<int64_t>(getDTypeBytes(dtype), 4);
   bool half = dtype == DType::F16 || dtype == DType::BF16;
-  int64_t bytes =
-      rule(m, n, kDepth, numel(op->getResult(0)) * accumulatorBytes, half);
+  int64_t bytes = rule(batch, m, n, kDepth,
+                       numel(op->getResult(0)) * accumulatorBytes, half);
   if (bytes == 0)
     return;
   // Workspace buffers count elements of a dtype: the GEMM's own, whose

@@ -38,10 +38,10 @@ struct LoweringTarget {
   /// gradient (cairn.loss_scale, cairn.found_inf, cairn.skip_select, and the
   /// updates' found_inf).
   bool lossScaling = false;
-  /// Bytes of scratch an m x n x k GEMM (Linear and its gradients, Matmul)
-  /// writing `outputBytes` gets (0: none; an even number), `half` when its
-  /// tensors are f16 or bf16.
-  int64_t (*gemmWorkspaceBytes)(int64_t m, int64_t n, int64_t k,
+  /// Bytes of scratch `batch` m x n x k GEMMs (Linear and its gradients:
+  /// one; Matmul) writing `outputBytes` get (0: none; an even number),
+  /// `half` when they compute in f16 or bf16.
+  int64_t (*gemmWorkspaceBytes)(int64_t batch, int64_t m, int64_t n, int64_t k,
                                 int64_t outputBytes, bool half) = nullptr;
   /// Elements (of the convolution's type) of scratch a Conv2d kernel or one
   /// of its gradients (`pass`) gets, given Conv2dKernelOp's `shape`: n, c, h,
@@ -100,7 +100,8 @@ bool isHalfProduct(mlir::Operation *op);
 /// into float32; a
 /// cairn.max_pool2d all of whose tensors have one half type (its result is
 /// one of its inputs), and a cairn.max_pool2d_grad likewise whose windows do
-/// not overlap (each gradient lands alone: no sum to round); dropout, the
+/// not overlap (each gradient lands alone: no sum to round); a matmul
+/// (batchedHalfGemm, HalfGemm.h: each product halfGemm's); dropout, the
 /// element-wise add, sub, mul and div, the activations (relu, sigmoid,
 /// tanh, gelu, silu, hardswish) and their gradients on one half type;
 /// batch norm, its gradient and its running update on half data, beside

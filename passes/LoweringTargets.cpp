@@ -60,8 +60,8 @@ int64_t getOneDnnWorkspaceBytes(llvm::ArrayRef<int64_t> s,
 /// workspace no algorithm would use still takes arena bytes when its kernel
 /// is at the peak (an MLP's weight gradient, K = the batch, would grow the
 /// plan by a quarter). Rounded up to the arena's granule.
-int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
-                                int64_t outputBytes, bool /*half*/) {
+int64_t getSplitKWorkspaceBytes(int64_t /*batch*/, int64_t m, int64_t n,
+                                int64_t k, int64_t outputBytes, bool /*half*/) {
   if (k <= std::max(m, n))
     return 0;
   return std::min(kCudaGemmWorkspaceBytes,
@@ -70,10 +70,12 @@ int64_t getSplitKWorkspaceBytes(int64_t m, int64_t n, int64_t k,
 
 /// The CPU's float GEMMs need no scratch; its half GEMMs widen panels of
 /// their operands and round tiles of their result in float32 scratch
-/// (runtime/kernels/HalfGemm.h's rule).
-int64_t getHalfGemmWorkspaceBytes(int64_t m, int64_t n, int64_t k,
-                                  int64_t /*outputBytes*/, bool half) {
-  return half ? kernels::halfGemmWorkspaceElements(m, n, k) * 4 : 0;
+/// (runtime/kernels/HalfGemm.h's rule, a batch's for a batched matmul).
+int64_t getHalfGemmWorkspaceBytes(int64_t batch, int64_t m, int64_t n,
+                                  int64_t k, int64_t /*outputBytes*/,
+                                  bool half) {
+  return half ? kernels::batchedHalfGemmWorkspaceElements(batch, m, n, k) * 4
+              : 0;
 }
 
 /// All of `op`'s tensors have one half type.
@@ -106,9 +108,9 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
   if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
                 Conv2dGradInputOp, Conv2dGradWeightOp>(op))
     return isHalfElementType(getProductElementType(op));
-  if (mlir::isa<MaxPool2dOp, DropoutOp, AddOp, SubOp, MulOp, DivOp, ReluOp,
-                SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp, ReluGradOp,
-                SigmoidGradOp, TanhGradOp, GeluGradOp, SiluGradOp,
+  if (mlir::isa<MatmulOp, MaxPool2dOp, DropoutOp, AddOp, SubOp, MulOp, DivOp,
+                ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp,
+                ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp, SiluGradOp,
                 HardswishGradOp>(op))
     return hasOneHalfType(op);
   // Batch norm's data (input, result, dy, dx) has one type and its

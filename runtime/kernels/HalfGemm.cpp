@@ -66,13 +66,9 @@ void computeTile(bool transA, bool transB, int64_t k, int64_t depth, HalfIn a,
     (c + (i + r) * ldc + j).narrowRun<T>(tile + r * columns, 0, columns);
 }
 
-} // namespace
-
-template <typename T>
-void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-              HalfIn a, int64_t lda, HalfIn b, int64_t ldb, HalfIn bias,
-              bool relu, HalfOut c, int64_t ldc, float *workspace) {
-  // Checked here, so that no float GEMM throws inside the parallel region.
+/// Checked before the parallel region, so that no float GEMM throws in it.
+void checkShape(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                int64_t ldc) {
   for (auto [value, name] : {std::pair{m, "m"},
                              {n, "n"},
                              {k, "k"},
@@ -82,6 +78,15 @@ void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     if (value < 0 || value > std::numeric_limits<int32_t>::max())
       throw KernelError(std::string("halfGemm: ") + name +
                         " out of range: " + std::to_string(value));
+}
+
+} // namespace
+
+template <typename T>
+void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              HalfIn a, int64_t lda, HalfIn b, int64_t ldb, HalfIn bias,
+              bool relu, HalfOut c, int64_t ldc, float *workspace) {
+  checkShape(m, n, k, lda, ldb, ldc);
   if (m == 0 || n == 0)
     return;
   const HalfGemmTiles t = halfGemmTiles(m, n, k);
@@ -119,11 +124,71 @@ void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   omp_set_num_threads(before);
 }
 
+template <typename T>
+void batchedHalfGemm(int64_t batch, bool transA, bool transB, int64_t m,
+                     int64_t n, int64_t k, HalfIn a, int64_t lda,
+                     int64_t strideA, const int64_t *aOffsets, HalfIn b,
+                     int64_t ldb, int64_t strideB, const int64_t *bOffsets,
+                     HalfOut c, float *workspace) {
+  auto aAt = [&](int64_t i) {
+    return a + (aOffsets ? aOffsets[i] : i * strideA);
+  };
+  auto bAt = [&](int64_t i) {
+    return b + (bOffsets ? bOffsets[i] : i * strideB);
+  };
+  if (batch == 1)
+    return halfGemm<T>(transA, transB, m, n, k, aAt(0), lda, bAt(0), ldb,
+                       nullptr, false, c, n, workspace);
+  checkShape(m, n, k, lda, ldb, n);
+  if (batch <= 0 || m == 0 || n == 0)
+    return;
+  const HalfGemmTiles t = halfGemmTiles(m, n, k);
+  const int64_t tilesPerRow = (n + t.columns - 1) / t.columns;
+  const int64_t tiles = (m + t.rows - 1) / t.rows * tilesPerRow;
+  const int64_t slot = halfGemmSlotElements(t);
+  const int64_t slots = batchedHalfGemmSlots(batch, m, n, k);
+  const int threads =
+      omp_in_parallel() ? 1
+                        : int(std::min<int64_t>(omp_get_max_threads(), slots));
+  // The products of slot `thread` of `count`, each tile in turn.
+  auto run = [&](int thread, int count) {
+    float *panelA = workspace + thread * slot;
+    float *panelB = panelA + t.rows * t.depth;
+    float *tile = panelB + t.depth * t.columns;
+    for (int64_t p = thread; p < batch; p += count)
+      for (int64_t q = 0; q < tiles; ++q) {
+        const int64_t i = q / tilesPerRow * t.rows;
+        const int64_t j = q % tilesPerRow * t.columns;
+        computeTile<T>(transA, transB, k, t.depth, aAt(p), lda, bAt(p), ldb,
+                       nullptr, false, c + p * m * n, n, i, j,
+                       std::min(t.rows, m - i), std::min(t.columns, n - j),
+                       panelA, panelB, tile);
+      }
+  };
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    run(omp_get_thread_num(), omp_get_num_threads());
+    return;
+  }
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  run(0, 1);
+  omp_set_num_threads(before);
+}
+
 template void halfGemm<F16>(bool, bool, int64_t, int64_t, int64_t, HalfIn,
                             int64_t, HalfIn, int64_t, HalfIn, bool, HalfOut,
                             int64_t, float *);
 template void halfGemm<Bf16>(bool, bool, int64_t, int64_t, int64_t, HalfIn,
                              int64_t, HalfIn, int64_t, HalfIn, bool, HalfOut,
                              int64_t, float *);
+template void batchedHalfGemm<F16>(int64_t, bool, bool, int64_t, int64_t,
+                                   int64_t, HalfIn, int64_t, int64_t,
+                                   const int64_t *, HalfIn, int64_t, int64_t,
+                                   const int64_t *, HalfOut, float *);
+template void batchedHalfGemm<Bf16>(int64_t, bool, bool, int64_t, int64_t,
+                                    int64_t, HalfIn, int64_t, int64_t,
+                                    const int64_t *, HalfIn, int64_t, int64_t,
+                                    const int64_t *, HalfOut, float *);
 
 } // namespace cairn::kernels

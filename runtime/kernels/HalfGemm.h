@@ -95,6 +95,42 @@ void halfGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               HalfIn a, int64_t lda, HalfIn b, int64_t ldb, HalfIn bias,
               bool relu, HalfOut c, int64_t ldc, float *workspace);
 
+/// Slots of a batch of `batch` m x n x k products (batch > 1): one a thread,
+/// each thread taking whole products, one for every kHalfGemmElementsPerSlot
+/// elements of all their tensors, between 2 and 8, at most `batch`.
+inline int64_t batchedHalfGemmSlots(int64_t batch, int64_t m, int64_t n,
+                                    int64_t k) {
+  const int64_t slots =
+      std::clamp(batch * (m * k + k * n + m * n) / kHalfGemmElementsPerSlot,
+                 kHalfGemmMinSlots, kHalfGemmMaxSlots);
+  return std::max(int64_t(1), std::min(slots, batch));
+}
+
+/// Floats of scratch batchedHalfGemm takes: halfGemm's for one product,
+/// else a slot of halfGemmTiles(m, n, k) for each of its threads.
+inline int64_t batchedHalfGemmWorkspaceElements(int64_t batch, int64_t m,
+                                                int64_t n, int64_t k) {
+  if (batch <= 1)
+    return halfGemmWorkspaceElements(m, n, k);
+  return batchedHalfGemmSlots(batch, m, n, k) *
+         halfGemmSlotElements(halfGemmTiles(m, n, k));
+}
+
+/// `batch` products C_i = round(op(A_i) op(B_i)) as halfGemm computes each
+/// (no bias or relu), for a batched matmul: A_i at a + aOffsets[i], or at
+/// a + i * strideA where aOffsets is null (a stride of 0 broadcasts one
+/// matrix), B_i likewise, C_i at c + i * m * n (row stride n). One product
+/// is halfGemm's, its tiles across the threads; more run whole products on
+/// the threads, each product's tiles in turn in its thread's slot: the same
+/// tiles and slices, so each product has halfGemm's bits whatever the
+/// threads. `workspace` holds batchedHalfGemmWorkspaceElements floats.
+template <typename T>
+void batchedHalfGemm(int64_t batch, bool transA, bool transB, int64_t m,
+                     int64_t n, int64_t k, HalfIn a, int64_t lda,
+                     int64_t strideA, const int64_t *aOffsets, HalfIn b,
+                     int64_t ldb, int64_t strideB, const int64_t *bOffsets,
+                     HalfOut c, float *workspace);
+
 } // namespace cairn::kernels
 
 #endif // CAIRN_RUNTIME_KERNELS_HALFGEMM_H

@@ -235,16 +235,18 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
 
 // Tests that with half-storage-kernels the element-wise add, sub, mul and
 // div on one half type (a residual add, a scale) stay half, their kernels
-// widening each element and rounding the result; a mix of types is widened
-// still; and that without the option they are all widened.
+// widening each element and rounding the result, and so does a matmul
+// (batchedHalfGemm); and that without the option they are all widened.
 module attributes {cairn.batch = 2 : i64, cairn.model = "E"} {
-  func.func @binary(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>, %s: tensor<8xbf16>)
-      -> (tensor<2x8xbf16>, tensor<2x8xbf16>) {
+  func.func @binary(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>, %s: tensor<8xbf16>,
+                    %m: tensor<8x4xbf16>)
+      -> (tensor<2x8xbf16>, tensor<2x8xbf16>, tensor<2x4xbf16>) {
     %0 = cairn.add %a, %b : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
     %1 = cairn.mul %0, %s : tensor<2x8xbf16>, tensor<8xbf16> -> tensor<2x8xbf16>
     %2 = cairn.sub %1, %a : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
     %3 = cairn.div %2, %b : tensor<2x8xbf16>, tensor<2x8xbf16> -> tensor<2x8xbf16>
-    return %3, %0 : tensor<2x8xbf16>, tensor<2x8xbf16>
+    %4 = cairn.matmul %3, %m : tensor<2x8xbf16>, tensor<8x4xbf16> -> tensor<2x4xbf16>
+    return %3, %0, %4 : tensor<2x8xbf16>, tensor<2x8xbf16>, tensor<2x4xbf16>
   }
 }
 // CHECK-LABEL: func.func @binary(
@@ -252,9 +254,10 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "E"} {
 // CHECK-NEXT: cairn.mul {{.*}} : tensor<2x8xbf16>, tensor<8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT: cairn.sub {{.*}} -> tensor<2x8xbf16>
 // CHECK-NEXT: cairn.div {{.*}} -> tensor<2x8xbf16>
+// CHECK-NEXT: cairn.matmul {{.*}} -> tensor<2x4xbf16>
 // CHECK-NEXT: return
 
 // WIDEN-LABEL: func.func @binary(
 // WIDEN: cairn.add {{.*}} -> tensor<2x8xf32>
-// WIDEN-NOT: cairn.{{add|mul|sub|div}}{{.*}}-> tensor<2x8xbf16>
+// WIDEN-NOT: cairn.{{add|mul|sub|div|matmul}}{{.*}}-> tensor<2x{{[48]}}xbf16>
 // WIDEN: return

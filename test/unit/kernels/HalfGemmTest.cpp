@@ -171,6 +171,60 @@ TEST(HalfGemm, SameBitsOnOneThreadAndMany) {
   EXPECT_EQ(run(1), run(4));
 }
 
+/// batchedHalfGemm: each product is halfGemm's on that product, bit for
+/// bit, on one thread and on four, with strided operands, a broadcast one
+/// (stride 0), operands through offset tables, transposes, a product past a
+/// tile and a slice of K, and one product (halfGemm's own path).
+template <typename T> void checkBatched() {
+  struct Case {
+    int64_t batch, m, n, k;
+    bool transA, transB, broadcastB, offsets;
+  };
+  const Case cases[] = {
+      {12, 28, 28, 16, false, false, false, false}, // attention's scores
+      {7, 28, 16, 28, true, false, true, false},    // one B for every A
+      {5, 70, 90, 300, false, true, false, true},   // tiles, K slices
+      {1, 70, 90, 300, true, true, false, false},   // halfGemm itself
+  };
+  uint32_t seed = 80;
+  for (const Case &c : cases) {
+    const int64_t matrixA = c.m * c.k, matrixB = c.k * c.n;
+    const int64_t lda = c.transA ? c.m : c.k, ldb = c.transB ? c.k : c.n;
+    auto a = randomHalves<T>(size_t(c.batch * matrixA), seed++, false);
+    auto b = randomHalves<T>(size_t((c.broadcastB ? 1 : c.batch) * matrixB),
+                             seed++, false);
+    // Offsets: the products' A in reverse order.
+    std::vector<int64_t> aOffsets;
+    for (int64_t i = 0; i < c.batch; ++i)
+      aOffsets.push_back((c.batch - 1 - i) * matrixA);
+    const int64_t strideB = c.broadcastB ? 0 : matrixB;
+    std::vector<uint16_t> want(size_t(c.batch * c.m * c.n));
+    std::vector<float> one(size_t(halfGemmWorkspaceElements(c.m, c.n, c.k)));
+    for (int64_t i = 0; i < c.batch; ++i)
+      halfGemm<T>(c.transA, c.transB, c.m, c.n, c.k,
+                  a.data() + (c.offsets ? aOffsets[size_t(i)] : i * matrixA),
+                  lda, b.data() + i * strideB, ldb, nullptr, false,
+                  want.data() + i * c.m * c.n, c.n, one.data());
+    std::vector<float> workspace(
+        size_t(batchedHalfGemmWorkspaceElements(c.batch, c.m, c.n, c.k)));
+    for (int threads : {1, 4}) {
+      const int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      std::vector<uint16_t> got(want.size(), 0x1234);
+      batchedHalfGemm<T>(c.batch, c.transA, c.transB, c.m, c.n, c.k, a.data(),
+                         lda, matrixA, c.offsets ? aOffsets.data() : nullptr,
+                         b.data(), ldb, strideB, nullptr, got.data(),
+                         workspace.data());
+      omp_set_num_threads(before);
+      EXPECT_EQ(got, want) << c.batch << " x " << c.m << "x" << c.n << "x"
+                           << c.k << " on " << threads << " threads";
+    }
+  }
+}
+
+TEST(HalfGemm, BatchedIsEachProductsHalfGemmF16) { checkBatched<F16>(); }
+TEST(HalfGemm, BatchedIsEachProductsHalfGemmBf16) { checkBatched<Bf16>(); }
+
 /// A NaN or an infinity in a row of op(A) reaches that row of C alone, as in
 /// the float product (an infinity times a zero, or two of opposite signs
 /// summed, is NaN).

@@ -91,13 +91,13 @@ TEST(WorkspaceRuleTest, CudaGemmsWithALongReductionGetScratch) {
   ASSERT_TRUE(rule);
   for (bool half : {false, true}) {
     // K no longer than an output side: no split-K, no bytes.
-    EXPECT_EQ(rule(64, 256, 256, 64 * 256 * 4, half), 0);
-    EXPECT_EQ(rule(256, 784, 64, 256 * 784 * 4, half), 0);
+    EXPECT_EQ(rule(1, 64, 256, 256, 64 * 256 * 4, half), 0);
+    EXPECT_EQ(rule(1, 256, 784, 64, 256 * 784 * 4, half), 0);
     // A long reduction: the output's bytes, rounded up to 256.
-    EXPECT_EQ(rule(10, 10, 4096, 400, half), 512);
-    EXPECT_EQ(rule(1, 1, 100, 4, half), 256);
+    EXPECT_EQ(rule(1, 10, 10, 4096, 400, half), 512);
+    EXPECT_EQ(rule(1, 1, 1, 100, 4, half), 256);
     // At most kCudaGemmWorkspaceBytes.
-    EXPECT_EQ(rule(2048, 2048, 65536, int64_t(2048) * 2048 * 4, half),
+    EXPECT_EQ(rule(1, 2048, 2048, 65536, int64_t(2048) * 2048 * 4, half),
               kCudaGemmWorkspaceBytes);
   }
 }
@@ -106,15 +106,27 @@ TEST(WorkspaceRuleTest, CpuHalfGemmsGetTheKernelsPanels) {
   auto rule = getCpuTarget().gemmWorkspaceBytes;
   ASSERT_TRUE(rule);
   // Float GEMMs go to the BLAS as they are.
-  EXPECT_EQ(rule(64, 256, 784, 64 * 256 * 4, false), 0);
-  EXPECT_EQ(rule(8192, 2048, 512, int64_t(8192) * 2048 * 4, false), 0);
+  EXPECT_EQ(rule(1, 64, 256, 784, 64 * 256 * 4, false), 0);
+  EXPECT_EQ(rule(1, 8192, 2048, 512, int64_t(8192) * 2048 * 4, false), 0);
   // Half ones get halfGemm's float32 panels and tile, the kernel's own rule.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 256, 784},
                          {256, 784, 64},
                          {8192, 2048, 512},
                          {10, 10, 0}}) {
-    int64_t bytes = rule(m, n, k, m * n * 4, true);
+    int64_t bytes = rule(1, m, n, k, m * n * 4, true);
     EXPECT_EQ(bytes, kernels::halfGemmWorkspaceElements(m, n, k) * 4);
     EXPECT_EQ(bytes % 2, 0) << "not whole half elements";
   }
+  // A batched matmul's: a slot of one product's tiles a thread, 2 to 8.
+  EXPECT_EQ(
+      rule(256, 28, 28, 16, 256 * 28 * 28 * 4, true),
+      2 * kernels::halfGemmSlotElements(kernels::halfGemmTiles(28, 28, 16)) *
+          4);
+  EXPECT_EQ(
+      rule(4096, 64, 64, 64, int64_t(4096) * 64 * 64 * 4, true),
+      8 * kernels::halfGemmSlotElements(kernels::halfGemmTiles(64, 64, 64)) *
+          4);
+  EXPECT_EQ(rule(3, 8, 8, 8, 3 * 8 * 8 * 4, true),
+            2 * kernels::halfGemmSlotElements(kernels::halfGemmTiles(8, 8, 8)) *
+                4);
 }
