@@ -207,7 +207,9 @@ cairn::codegen::describeKernelCall(Operation *op,
             return true;
           })
           .Case<SoftmaxKernelOp, LogSoftmaxKernelOp>([&](auto k) {
-            c.name("softmaxForward").types({k.getResult()});
+            // Typed by its input: a half one (the CPU's, isHalfStorageOp)
+            // into a float32 result.
+            c.name("softmaxForward").types({k.getInput()});
             c.flag(isa<LogSoftmaxKernelOp>(k.getOperation()));
             c.arg(k.getOuter()).arg(k.getDim()).arg(k.getInner());
             c.ptr(k.getInput()).ptr(k.getResult());

@@ -19,6 +19,25 @@ using namespace mlir;
 using namespace cairn;
 using namespace cairn::verifier;
 
+/// A softmax's types: `T` when the result has the input's type, else
+/// `T -> U` (a half input, a float32 result).
+static ParseResult parseSoftmaxTypes(OpAsmParser &parser, Type &input,
+                                     Type &result) {
+  if (parser.parseType(input))
+    return failure();
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(result);
+  result = input;
+  return success();
+}
+
+static void printSoftmaxTypes(OpAsmPrinter &printer, Operation *, Type input,
+                              Type result) {
+  printer << input;
+  if (result != input)
+    printer << " -> " << result;
+}
+
 #define GET_OP_CLASSES
 #include "ir/CairnOps.cpp.inc"
 
@@ -124,21 +143,28 @@ LogicalResult GeluOp::verify() {
   return success();
 }
 
-static LogicalResult verifySoftmaxDim(Operation *op, Value input,
-                                      int64_t dim) {
+/// The dim, and a result of the input's element type or float32 for a half
+/// input (autocast's float32 softmax of a half value).
+static LogicalResult verifySoftmax(Operation *op, Value input, Value result,
+                                   int64_t dim) {
   int64_t rank = tensorOf(input).getRank();
   if (dim < 0 || dim >= rank)
     return op->emitOpError() << "expected dim in [0, " << rank << ") but got "
                              << dim;
+  Type in = elementTypeOf(input), out = elementTypeOf(result);
+  if (out != in && !(isHalfElementType(in) && out.isF32()))
+    return op->emitOpError() << "expected result with element type " << in
+                             << (isHalfElementType(in) ? " or 'f32'" : "")
+                             << " but got " << result.getType();
   return success();
 }
 
 LogicalResult SoftmaxOp::verify() {
-  return verifySoftmaxDim(*this, getInput(), getDim());
+  return verifySoftmax(*this, getInput(), getResult(), getDim());
 }
 
 LogicalResult LogSoftmaxOp::verify() {
-  return verifySoftmaxDim(*this, getInput(), getDim());
+  return verifySoftmax(*this, getInput(), getResult(), getDim());
 }
 
 //===----------------------------------------------------------------------===//

@@ -164,18 +164,23 @@ def Cairn_GeluOp : Cairn_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 }
 
 class Cairn_SoftmaxBase<string mnemonic, string what>
-    : Cairn_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Cairn_Op<mnemonic, [Pure, SameOperandsAndResultShape]> {
   let summary = what # " along one dimension";
   let description = [{
     nn.functional.}] # mnemonic # [{ along `dim`, normalized to [0, rank).
+    The result has the input's type, or is float32 for an f16 or bf16 input:
+    autocast's float32 softmax of the input's float32 copy, which a target
+    with half-storage kernels reads from the half input itself.
 
     ```mlir
     %r = cairn.}] # mnemonic # [{ %x {dim = 1 : i64} : tensor<64x10xf32>
+    %s = cairn.}] # mnemonic # [{ %h {dim = 1 : i64} : tensor<64x10xbf16> -> tensor<64x10xf32>
     ```
   }];
   let arguments = (ins Cairn_FloatTensor:$input, Cairn_I64Attr:$dim);
   let results = (outs Cairn_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat =
+      "$input attr-dict `:` custom<SoftmaxTypes>(type($input), type($result))";
   let hasVerifier = 1;
 }
 

@@ -17,7 +17,8 @@
 // whose kernels widen and round their half tensors themselves
 // (isHalfStorageOp): the same arithmetic, without the float32 copies. A sum
 // or mean in float32 of a half value's float32 copy (autocast sums in
-// float32; so does the sum this pass widens) then reads the half value. A
+// float32; so does the sum this pass widens), and a softmax or log-softmax
+// (autocast's float32 list), then reads the half value. A
 // linear's or a convolution's casts of a parameter or of the input batch
 // to half, and of a weight gradient back to float32, fuse into the product,
 // which rounds those float32 tensors as it reads or writes them
@@ -77,9 +78,9 @@ private:
   Value getFloat32(Value value, Operation *reader);
   /// A half constant made again in float32 (its values are exact there).
   void widenConstant(ConstantOp constant);
-  /// Sums and means that read a float32 copy of a half value read the half
-  /// value instead (isHalfStorageOp); copies nothing else reads go.
-  void sumHalvesInPlace();
+  /// Sums, means and softmaxes that read a float32 copy of a half value read
+  /// the half value instead (isHalfStorageOp); copies nothing else reads go.
+  void readHalvesInPlace();
   /// Products on half storage read a function argument (a parameter, the
   /// input batch: float32 values the step holds throughout) or a reshape of
   /// one instead of its half copy, and write a result only a widening cast
@@ -120,10 +121,10 @@ void HalfInFloat32::widenConstant(ConstantOp constant) {
   constant.erase();
 }
 
-void HalfInFloat32::sumHalvesInPlace() {
+void HalfInFloat32::readHalvesInPlace() {
   SmallVector<Operation *> sums;
   func.walk([&](Operation *op) {
-    if (isa<SumOp, MeanOp>(op))
+    if (isa<SumOp, MeanOp, SoftmaxOp, LogSoftmaxOp>(op))
       sums.push_back(op);
   });
   for (Operation *sum : sums) {
@@ -206,7 +207,7 @@ void HalfInFloat32::run() {
     }
   }
   if (halfStorageKernels) {
-    sumHalvesInPlace();
+    readHalvesInPlace();
     fuseProductCasts();
   }
 }

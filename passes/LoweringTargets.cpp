@@ -120,9 +120,9 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
     mlir::Type data = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
     return data.isF16() || data.isBF16();
   }
-  // A sum or mean reads its half input widened and sums it in float32 into
-  // a float32 result.
-  if (mlir::isa<SumOp, MeanOp>(op)) {
+  // A sum, a mean or a softmax reads its half input widened and computes in
+  // float32 into a float32 result.
+  if (mlir::isa<SumOp, MeanOp, SoftmaxOp, LogSoftmaxOp>(op)) {
     mlir::Type input = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
     return (input.isF16() || input.isBF16()) &&
            mlir::getElementTypeOrSelf(op->getResult(0).getType()).isF32();

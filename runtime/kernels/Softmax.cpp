@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Softmax.h"
 
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/FastMath.h"
 #include "runtime/kernels/LaneSum.h"
 #include "runtime/kernels/Parallel.h"
@@ -243,6 +244,13 @@ void softmaxForward(bool log, int64_t outer, int64_t dim, int64_t inner,
 }
 
 template <typename T>
+void softmaxForward(bool log, int64_t outer, int64_t dim, int64_t inner,
+                    const uint16_t *x, float *y) {
+  castElements(x, T::kCastType, y, CastType::F32, outer * dim * inner);
+  softmaxForward<float>(log, outer, dim, inner, y, y);
+}
+
+template <typename T>
 void softmaxBackward(bool log, int64_t outer, int64_t dim, int64_t inner,
                      const T *dy, const T *y, T *dx) {
   if (dim == 0)
@@ -260,5 +268,9 @@ void softmaxBackward(bool log, int64_t outer, int64_t dim, int64_t inner,
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+template void softmaxForward<F16>(bool, int64_t, int64_t, int64_t,
+                                  const uint16_t *, float *);
+template void softmaxForward<Bf16>(bool, int64_t, int64_t, int64_t,
+                                   const uint16_t *, float *);
 
 } // namespace cairn::kernels

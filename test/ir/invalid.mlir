@@ -112,6 +112,34 @@ func.func @f(%x: tensor<64x10xf32>) -> tensor<64x10xf32> {
 
 // -----
 
+// Tests that a softmax's result has its input's element type, or float32
+// for a half input.
+func.func @f(%x: tensor<64x10xbf16>) -> tensor<64x10xf16> {
+  // expected-error @+1 {{'cairn.softmax' op expected result with element type 'bf16' or 'f32' but got 'tensor<64x10xf16>'}}
+  %0 = cairn.softmax %x {dim = 1} : tensor<64x10xbf16> -> tensor<64x10xf16>
+  return %0 : tensor<64x10xf16>
+}
+
+// -----
+
+// Tests that a float32 softmax's result is float32.
+func.func @f(%x: tensor<64x10xf32>) -> tensor<64x10xf64> {
+  // expected-error @+1 {{'cairn.softmax' op expected result with element type 'f32' but got 'tensor<64x10xf64>'}}
+  %0 = cairn.softmax %x {dim = 1} : tensor<64x10xf32> -> tensor<64x10xf64>
+  return %0 : tensor<64x10xf64>
+}
+
+// -----
+
+// Tests that a softmax keeps its input's shape.
+func.func @f(%x: tensor<64x10xbf16>) -> tensor<64x11xf32> {
+  // expected-error @+1 {{'cairn.softmax' op requires the same shape for all operands and results}}
+  %0 = cairn.softmax %x {dim = 1} : tensor<64x10xbf16> -> tensor<64x11xf32>
+  return %0 : tensor<64x11xf32>
+}
+
+// -----
+
 // Tests that matmul operands have rank >= 2.
 func.func @f(%a: tensor<4xf32>, %b: tensor<4x2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{'cairn.matmul' op expected operands of rank >= 2 but got [4] and [4, 2]}}

@@ -63,6 +63,16 @@ func.func @softmax(%x: tensor<64x10xf32>) -> tensor<64x10xf32> {
   return %1 : tensor<64x10xf32>
 }
 
+// A half input into a float32 result (autocast's float32 softmax).
+// CHECK-LABEL: func.func @half_softmax
+func.func @half_softmax(%x: tensor<64x10xbf16>) -> tensor<64x10xf32> {
+  // CHECK: cairn.softmax %{{.+}} {dim = 1 : i64} : tensor<64x10xbf16> -> tensor<64x10xf32>
+  %0 = cairn.softmax %x {dim = 1} : tensor<64x10xbf16> -> tensor<64x10xf32>
+  // CHECK: cairn.log_softmax %{{.+}} {dim = 0 : i64} : tensor<64x10xbf16> -> tensor<64x10xf32>
+  %1 = cairn.log_softmax %x {dim = 0} : tensor<64x10xbf16> -> tensor<64x10xf32>
+  return %1 : tensor<64x10xf32>
+}
+
 // CHECK-LABEL: func.func @matmul
 func.func @matmul(%a: tensor<8x64x32xf32>, %b: tensor<32x16xf32>, %c: tensor<2x1x16x4xf32>) -> tensor<2x8x64x4xf32> {
   // CHECK: %[[M:.+]] = cairn.matmul %{{.+}}, %{{.+}} : tensor<8x64x32xf32>, tensor<32x16xf32> -> tensor<8x64x16xf32>

@@ -261,3 +261,30 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "E"} {
 // WIDEN: cairn.add {{.*}} -> tensor<2x8xf32>
 // WIDEN-NOT: cairn.{{add|mul|sub|div|matmul}}{{.*}}-> tensor<2x{{[48]}}xbf16>
 // WIDEN: return
+
+// -----
+
+// Tests that with half-storage-kernels a softmax and a log-softmax in
+// float32 of a half value's float32 copy (autocast's float32 list) read the
+// half value, and the copy goes; a copy another op reads too stays for it.
+// Without the option the softmaxes read the copy.
+module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
+  func.func @softmax(%x: tensor<2x4x8xbf16>)
+      -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+    %w = cairn.cast %x : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+    %s = cairn.softmax %w {dim = 2 : i64} : tensor<2x4x8xf32>
+    %l = cairn.log_softmax %w {dim = 1 : i64} : tensor<2x4x8xf32>
+    %e = cairn.sigmoid %w : tensor<2x4x8xf32>
+    return %s, %l, %e : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @softmax(
+// CHECK-NEXT: %[[W:.*]] = cairn.cast %arg0 : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK-NEXT: cairn.softmax %arg0 {dim = 2 : i64} : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK-NEXT: cairn.log_softmax %arg0 {dim = 1 : i64} : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
+// CHECK-NEXT: cairn.sigmoid %[[W]] : tensor<2x4x8xf32>
+
+// WIDEN-LABEL: func.func @softmax(
+// WIDEN: cairn.softmax %{{.*}} : tensor<2x4x8xf32>
+// WIDEN-NOT: bf16> -> tensor<2x4x8xf32>
+// WIDEN: return

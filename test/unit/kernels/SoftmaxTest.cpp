@@ -8,6 +8,7 @@
 #include "runtime/kernels/Softmax.h"
 
 #include "GradCheck.h"
+#include "HalfBits.h"
 #include "runtime/kernels/FastMath.h"
 
 #include <cmath>
@@ -209,6 +210,34 @@ TEST(Softmax, InPlace) {
                     dyInPlace.data());
     EXPECT_EQ(dyInPlace, dx);
   }
+}
+
+/// A half input into float32: the float kernel on the widened copy, bit for
+/// bit, along the last dimension (short rows, long rows) and a middle one,
+/// with NaN, infinities and subnormals among the inputs.
+template <typename T> void checkHalfInput(CastType type) {
+  const Layout layouts[] = {{3584, 28, 1}, {5, 300, 1}, {3, 7, 70}};
+  uint32_t seed = 400;
+  for (const Layout &l : layouts)
+    for (bool log : {false, true}) {
+      auto x = randomHalves<T>(size_t(l.outer * l.dim * l.inner), seed++,
+                               /*specials=*/l.outer == 5);
+      std::vector<float> wide = widen(x, type), want(x.size()),
+                         got(x.size(), -1.0f);
+      softmaxForward<float>(log, l.outer, l.dim, l.inner, wide.data(),
+                            want.data());
+      softmaxForward<T>(log, l.outer, l.dim, l.inner, x.data(), got.data());
+      EXPECT_EQ(
+          0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
+          << "log " << log << " outer " << l.outer;
+    }
+}
+
+TEST(SoftmaxHalfInput, SameBitsAsFloatOnTheWidenedCopyF16) {
+  checkHalfInput<F16>(CastType::F16);
+}
+TEST(SoftmaxHalfInput, SameBitsAsFloatOnTheWidenedCopyBf16) {
+  checkHalfInput<Bf16>(CastType::BF16);
 }
 
 } // namespace
