@@ -18,11 +18,11 @@
 // (isHalfStorageOp): the same arithmetic, without the float32 copies. A sum
 // or mean in float32 of a half value's float32 copy (autocast sums in
 // float32; so does the sum this pass widens), and a softmax or log-softmax
-// (autocast's float32 list), then reads the half value. A
-// linear's or a convolution's casts of a parameter or of the input batch
-// to half, and of a weight gradient back to float32, fuse into the product,
-// which rounds those float32 tensors as it reads or writes them
-// (ir/ProductTypes.h): the bits of the casts, without the half copies.
+// (autocast's float32 list), then reads the half value. A linear's or a
+// convolution's casts of a parameter or of the input batch to half, and of
+// a weight gradient back to float32, fuse into the product, which rounds
+// those float32 tensors as it reads or writes them (ir/ProductTypes.h): the
+// bits of the casts, without the half copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,17 +122,17 @@ void HalfInFloat32::widenConstant(ConstantOp constant) {
 }
 
 void HalfInFloat32::readHalvesInPlace() {
-  SmallVector<Operation *> sums;
+  SmallVector<Operation *> readers;
   func.walk([&](Operation *op) {
     if (isa<SumOp, MeanOp, SoftmaxOp, LogSoftmaxOp>(op))
-      sums.push_back(op);
+      readers.push_back(op);
   });
-  for (Operation *sum : sums) {
-    auto widen = sum->getOperand(0).getDefiningOp<CastOp>();
+  for (Operation *reader : readers) {
+    auto widen = reader->getOperand(0).getDefiningOp<CastOp>();
     if (!widen || !isHalfTensor(widen.getInput().getType()) ||
         !getElementTypeOrSelf(widen.getType()).isF32())
       continue;
-    sum->setOperand(0, widen.getInput());
+    reader->setOperand(0, widen.getInput());
     if (widen->use_empty())
       widen->erase();
   }
