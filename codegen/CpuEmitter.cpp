@@ -236,10 +236,10 @@ void CpuEmitter::emitBinary(Operation *op, Value lhs, Value rhs, Value result,
   int64_t n = getNumElements(result);
   int64_t lhsN = getNumElements(lhs), rhsN = getNumElements(rhs);
   std::string a = ptr(lhs), b = ptr(rhs), y = ptr(result);
-  // A half one (the CPU's: isHalfStorageOp) widens its operands and rounds
-  // its result (loaded, stored).
-  if ((lhsN == n || lhsN == 1) && (rhsN == n || rhsN == 1) &&
-      !(lhsN == 1 && n != 1 && rhsN == 1)) {
+  // Whole operands, or one of them a single element: one loop. A half one
+  // (the CPU's: isHalfStorageOp) widens its operands and rounds its result
+  // (loaded, stored).
+  if ((lhsN == n && (rhsN == n || rhsN == 1)) || (lhsN == 1 && rhsN == n)) {
     openParallelLoop(n, 1);
     os << "\n";
     line() << "    " << y << "[i] = "
@@ -278,7 +278,7 @@ void CpuEmitter::emitHalfGemm(Operation *op, Value result, Value workspace,
 
 void CpuEmitter::emitLinear(LinearKernelOp op) {
   int64_t rows = op.getRows(), inF = op.getIn(), outF = op.getOut();
-  if (isHalfElementType(getProductElementType(op)))
+  if (computesInHalf(op))
     return emitHalfGemm(op, op.getResult(), op.getWorkspace(), false, true,
                         rows, outF, inF, op.getInput(), inF, op.getWeight(),
                         inF, op.getBias(), op.getRelu().value_or(false));
@@ -596,7 +596,7 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dx = dy W.
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dx = k.getResult();
-            if (isHalfElementType(getProductElementType(k))) {
+            if (computesInHalf(k)) {
               emitHalfGemm(k, dx, k.getWorkspace(), false, false, rows, inF,
                            outF, k.getDy(), outF, k.getWeight(), inF, Value(),
                            false);
@@ -614,7 +614,7 @@ void CpuEmitter::emitKernel(Operation *op) {
             // dW = dy^T x.
             int64_t rows = k.getRows(), inF = k.getIn(), outF = k.getOut();
             Value dw = k.getResult();
-            if (isHalfElementType(getProductElementType(k))) {
+            if (computesInHalf(k)) {
               emitHalfGemm(k, dw, k.getWorkspace(), true, false, outF, inF,
                            rows, k.getDy(), outF, k.getInput(), inF, Value(),
                            false);

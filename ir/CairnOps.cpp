@@ -424,7 +424,7 @@ static LogicalResult verifyReduce(Operation *op, Value input,
   // cairn-compute-half-in-float32, where autocast sums in float32).
   Type element = elementTypeOf(input);
   Type resultElement = getElementTypeOrSelf(op->getResult(0).getType());
-  if ((element.isF16() || element.isBF16()) && resultElement.isF32())
+  if (isHalfElementType(element) && resultElement.isF32())
     element = resultElement;
   return verifyResult(op, *shape, element);
 }

@@ -20,6 +20,7 @@
 
 namespace cairn {
 
+/// Whether `type` is f16 or bf16.
 inline bool isHalfElementType(mlir::Type type) {
   return type.isF16() || type.isBF16();
 }
@@ -39,16 +40,9 @@ inline mlir::Type getProductElementType(mlir::Operation *op) {
                                         : op->getOperand(0).getType());
 }
 
-/// Whether `op` reads or writes a float32 tensor rounded to the half type
-/// it computes in.
-inline bool hasFloat32RoundedToHalf(mlir::Operation *op) {
-  mlir::Type product = getProductElementType(op);
-  return isHalfElementType(product) &&
-         llvm::any_of(llvm::concat<mlir::Type>(op->getResultTypes(),
-                                               op->getOperandTypes()),
-                      [](mlir::Type type) {
-                        return mlir::getElementTypeOrSelf(type).isF32();
-                      });
+/// Whether `op` computes in f16 or bf16.
+inline bool computesInHalf(mlir::Operation *op) {
+  return isHalfElementType(getProductElementType(op));
 }
 
 } // namespace cairn

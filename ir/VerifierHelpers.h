@@ -69,7 +69,7 @@ inline mlir::LogicalResult verifyProductElementType(mlir::Operation *op,
 /// does, and the running statistics keep float32), else the input's.
 inline mlir::Type getNormParamElementType(mlir::Value input) {
   mlir::Type type = elementTypeOf(input);
-  if (type.isF16() || type.isBF16())
+  if (isHalfElementType(type))
     return mlir::Float32Type::get(type.getContext());
   return type;
 }

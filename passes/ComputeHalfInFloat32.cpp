@@ -32,6 +32,7 @@
 #include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
 #include "ir/ElementConversion.h"
+#include "ir/ProductTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -50,8 +51,7 @@ namespace {
 
 bool isHalfTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor &&
-         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+  return tensor && isHalfElementType(tensor.getElementType());
 }
 
 /// Whether `value` holds a function argument's bytes: the argument or a

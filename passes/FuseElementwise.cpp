@@ -33,6 +33,7 @@
 
 #include "ir/CairnDialect.h"
 #include "ir/CairnKernelOps.h"
+#include "ir/ProductTypes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -80,8 +81,6 @@ std::optional<ChainStep> getChainStep(Operation *op) {
 int64_t getNumElements(Value value) {
   return cast<MemRefType>(value.getType()).getNumElements();
 }
-
-bool isHalf(Type element) { return element.isF16() || element.isBF16(); }
 
 /// The views of `value`, views of views included, each after its source.
 SmallVector<ViewOp> getViews(Value value) {
@@ -163,7 +162,8 @@ bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
   auto type = cast<MemRefType>(result.getType());
   // A chain computes in its buffers' type: a kernel on half storage (the
   // CPU's activations) widens and rounds each element itself, alone.
-  if (!isa<FloatType>(type.getElementType()) || isHalf(type.getElementType()) ||
+  if (!isa<FloatType>(type.getElementType()) ||
+      isHalfElementType(type.getElementType()) ||
       (n >= 0 &&
        (type.getNumElements() != n || type.getElementType() != element)))
     return false;
@@ -320,7 +320,7 @@ bool StepFuser::foldRelu(Operation *op) {
   // On the CPU both run on half storage (halfGemm, the relu loop), and the
   // relu reads the product directly, as in float32.
   SmallVector<Operation *> folded;
-  bool halfProduct = isHalf(getElementTypeOrSelf(product));
+  bool halfProduct = isHalfElementType(getElementTypeOrSelf(product));
   if (auto first = dyn_cast_or_null<CastKernelOp>(reader)) {
     Value firstResult = first.getResult();
     if (!halfProduct || !getElementTypeOrSelf(firstResult).isF32())

@@ -87,7 +87,7 @@ bool hasOneHalfType(mlir::Operation *op) {
     if (!tensor)
       return false;
     mlir::Type element = tensor.getElementType();
-    if ((!element.isF16() && !element.isBF16()) || (half && element != half))
+    if (!isHalfElementType(element) || (half && element != half))
       return false;
     half = element;
   }
@@ -107,7 +107,7 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
   // reads or writes them (ir/ProductTypes.h).
   if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
                 Conv2dGradInputOp, Conv2dGradWeightOp>(op))
-    return isHalfElementType(getProductElementType(op));
+    return computesInHalf(op);
   if (mlir::isa<MatmulOp, MaxPool2dOp, DropoutOp, AddOp, SubOp, MulOp, DivOp,
                 ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp,
                 ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp, SiluGradOp,
@@ -118,13 +118,13 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
   // verifiers' getNormParamElementType): the first operand says which.
   if (mlir::isa<BatchNormOp, BatchNormGradOp, BatchNormRunningUpdateOp>(op)) {
     mlir::Type data = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
-    return data.isF16() || data.isBF16();
+    return isHalfElementType(data);
   }
   // A sum, a mean or a softmax reads its half input widened and computes in
   // float32 into a float32 result.
   if (mlir::isa<SumOp, MeanOp, SoftmaxOp, LogSoftmaxOp>(op)) {
     mlir::Type input = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
-    return (input.isF16() || input.isBF16()) &&
+    return isHalfElementType(input) &&
            mlir::getElementTypeOrSelf(op->getResult(0).getType()).isF32();
   }
   auto grad = mlir::dyn_cast<MaxPool2dGradOp>(op);

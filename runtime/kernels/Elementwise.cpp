@@ -169,9 +169,9 @@ void binaryBroadcast(BinaryOp op, int rank, const int64_t *outShape,
     bs[m] = bStrides[d];
     ++m;
   }
-  ops::withBinaryOp(op, [&](auto op) {
-    auto f = [op](StoredAs<T> x, StoredAs<T> y) {
-      return S::store(op(S::load(x), S::load(y)));
+  ops::withBinaryOp(op, [&](auto apply) {
+    auto f = [apply](StoredAs<T> x, StoredAs<T> y) {
+      return S::store(apply(S::load(x), S::load(y)));
     };
     if (m == 0) {
       out[0] = f(a[0], b[0]);

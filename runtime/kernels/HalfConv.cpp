@@ -21,14 +21,6 @@ namespace cairn::kernels {
 
 namespace {
 
-template <typename T> void widen(HalfIn in, float *out, int64_t n) {
-  in.widen<T>(out, n);
-}
-
-template <typename T> void narrow(const float *in, HalfOut out, int64_t n) {
-  out.narrow<T>(in, n);
-}
-
 /// The scratch of one pass, carved as halfConv2dWorkspaceElements counts it
 /// for its widest slice.
 struct Scratch {
@@ -82,9 +74,9 @@ template <typename T>
 void widenRuns(HalfIn in, int64_t stride, int64_t count, int64_t run,
                float *out) {
   if (run == stride)
-    return widen<T>(in, out, count * run);
+    return in.widen<T>(out, count * run);
   for (int64_t i = 0; i < count; ++i)
-    widen<T>(in + i * stride, out + i * run, run);
+    (in + i * stride).widen<T>(out + i * run, run);
 }
 
 /// Rounds one block into `count` runs of `run` elements, `stride` apart.
@@ -92,9 +84,9 @@ template <typename T>
 void narrowRuns(const float *in, int64_t count, int64_t run, HalfOut out,
                 int64_t stride) {
   if (run == stride)
-    return narrow<T>(in, out, count * run);
+    return out.narrow<T>(in, count * run);
   for (int64_t i = 0; i < count; ++i)
-    narrow<T>(in + i * run, out + i * stride, run);
+    (out + i * stride).narrow<T>(in + i * run, run);
 }
 
 } // namespace
@@ -109,15 +101,15 @@ void halfConv2dForward(const Conv2dShape &s, HalfIn x, HalfIn w, HalfIn bias,
   const int64_t plane = s.c * s.h * s.w, p = s.ho * s.wo;
   const int64_t perChannel = (s.c / s.groups) * s.kh * s.kw;
   if (bias)
-    widen<T>(bias, scratch.bias, s.o);
+    bias.widen<T>(scratch.bias, s.o);
   // Output channels [o0, o0 + width) a slice.
   for (int64_t o0 = 0; o0 < s.o; o0 += scratch.width) {
     const int64_t width = std::min(scratch.width, s.o - o0);
     const Conv2dShape t = halfConv2dSlice(s, ConvPass::Forward, width);
-    widen<T>(w + o0 * perChannel, scratch.weights, width * perChannel);
+    (w + o0 * perChannel).widen<T>(scratch.weights, width * perChannel);
     for (int64_t b = 0; b < s.n; b += scratch.images) {
       const int64_t count = std::min(scratch.images, s.n - b);
-      widen<T>(x + b * plane, scratch.in, count * plane);
+      (x + b * plane).widen<T>(scratch.in, count * plane);
       const float *groupBias = bias ? scratch.bias + o0 : nullptr;
       if (!library ||
           !library->forward(site, group(t, count), scratch.in, scratch.weights,
@@ -151,7 +143,7 @@ void halfConv2dBackwardInput(const Conv2dShape &s, HalfIn dy, HalfIn w,
                  scratch.weights);
     for (int64_t b = 0; b < s.n; b += scratch.images) {
       const int64_t count = std::min(scratch.images, s.n - b);
-      widen<T>(dy + b * outPlane, scratch.out, count * outPlane);
+      (dy + b * outPlane).widen<T>(scratch.out, count * outPlane);
       if (!library ||
           !library->backwardInput(
               site, group(t, count), scratch.out, scratch.weights, scratch.in,
@@ -170,7 +162,7 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, HalfIn dy, HalfIn x,
                               HalfOut dw, float *workspace,
                               size_t workspaceBytes) {
   Scratch scratch(s, ConvPass::BackwardWeight, workspace, workspaceBytes,
-                  dw.isFloat32());
+                  dw.float32() != nullptr);
   const int64_t plane = s.c * s.h * s.w, p = s.ho * s.wo;
   const int64_t perChannel = (s.c / s.groups) * s.kh * s.kw;
   // Output channels [o0, o0 + width) a slice, its sums over every group of
@@ -180,12 +172,12 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, HalfIn dy, HalfIn x,
     const int64_t width = std::min(scratch.width, s.o - o0);
     const Conv2dShape t = halfConv2dSlice(s, ConvPass::BackwardWeight, width);
     float *sums =
-        dw.isFloat32() ? dw.float32() + o0 * perChannel : scratch.weights;
+        dw.float32() ? dw.float32() + o0 * perChannel : scratch.weights;
     if (s.n == 0)
       std::fill(sums, sums + width * perChannel, 0.0f);
     for (int64_t b = 0; b < s.n; b += scratch.images) {
       const int64_t count = std::min(scratch.images, s.n - b);
-      widen<T>(x + b * plane, scratch.in, count * plane);
+      (x + b * plane).widen<T>(scratch.in, count * plane);
       widenRuns<T>(dy + (b * s.o + o0) * p, s.o * p, count, width * p,
                    scratch.out);
       // The groups after the first add to the float32 sums.
@@ -193,7 +185,7 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, HalfIn dy, HalfIn x,
                                   sums, nullptr, scratch.kernel, scratch.images,
                                   /*accumulate=*/b > 0);
     }
-    narrow<T>(sums, dw + o0 * perChannel, width * perChannel);
+    (dw + o0 * perChannel).narrow<T>(sums, width * perChannel);
   }
 }
 

@@ -29,7 +29,6 @@ public:
   HalfIn(const float *single) : single(single) {}
 
   explicit operator bool() const { return half || single; }
-  bool isFloat32() const { return single != nullptr; }
   /// The tensor from element `offset` on.
   HalfIn operator+(int64_t offset) const {
     return single ? HalfIn(single + offset) : HalfIn(half + offset);
@@ -56,7 +55,6 @@ public:
   HalfOut(float *single) : single(single) {}
 
   explicit operator bool() const { return half || single; }
-  bool isFloat32() const { return single != nullptr; }
   HalfOut operator+(int64_t offset) const {
     return single ? HalfOut(single + offset) : HalfOut(half + offset);
   }
