@@ -18,13 +18,36 @@
 using namespace mlir;
 using namespace cairn;
 
+/// Whether `value` is a narrower copy of a floating-point value: autocast's
+/// half copy of a float32 one.
+static bool isNarrowingCast(Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  if (!cast)
+    return false;
+  Type from = getElementTypeOrSelf(cast.getInput().getType());
+  Type to = getElementTypeOrSelf(value.getType());
+  return isa<FloatType>(from) && isa<FloatType>(to) &&
+         from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth();
+}
+
+Type GradientState::getGradientType(Value value) {
+  if (isNarrowingCast(value))
+    return value.getDefiningOp<CastOp>().getInput().getType();
+  return value.getType();
+}
+
 void GradientState::accumulate(Value value, Value grad, Location loc) {
   if (!isActive(value))
     return;
+  // A half copy of a float32 value sums its uses' gradients in float32:
+  // PyTorch's autocast casts an activation once per use, so autograd adds
+  // the uses' gradients widened, and a half sum would round each addition
+  // (the transformer's q, k and v projections of one input).
+  Type type = getGradientType(value);
+  if (grad.getType() != type)
+    grad = CastOp::create(builder, loc, type, grad);
   Value &sum = gradients[value];
-  sum = sum ? AddOp::create(builder, loc, value.getType(), sum, grad)
-                  .getResult()
-            : grad;
+  sum = sum ? AddOp::create(builder, loc, type, sum, grad).getResult() : grad;
 }
 
 namespace {
@@ -357,10 +380,13 @@ static LogicalResult rule(EmbeddingOp op, Value dy, Rule &r) {
 // The mask is a pure function of (seed, step, stream): the same op on dy
 // applies it again.
 /// The gradient goes back to the input's type: a float32 master weight
-/// cast to half for a matmul gets a float32 gradient.
+/// cast to half for a matmul gets a float32 gradient. A narrowing cast's
+/// gradient is summed in that type already (GradientState::accumulate).
 static LogicalResult rule(CastOp op, Value dy, Rule &r) {
   Value input = op.getInput();
-  r.add(input, CastOp::create(r.b, r.loc, input.getType(), dy));
+  r.add(input, dy.getType() == input.getType()
+                   ? dy
+                   : CastOp::create(r.b, r.loc, input.getType(), dy));
   return success();
 }
 

@@ -36,8 +36,13 @@ public:
 
   /// Adds `grad` (of `value`'s type) to `value`'s gradient, with a cairn.add
   /// at `loc` from the second contribution on. Inactive (and null) values are
-  /// skipped.
+  /// skipped. The gradient has getGradientType(value).
   void accumulate(mlir::Value value, mlir::Value grad, mlir::Location loc);
+
+  /// The type `value`'s gradient is summed in: its own, but the float32 of
+  /// a half copy of a float32 value (a narrowing cairn.cast), as autocast
+  /// sums the gradients of its per-use casts.
+  static mlir::Type getGradientType(mlir::Value value);
 
 private:
   mlir::OpBuilder &builder;
