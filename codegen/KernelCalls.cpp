@@ -233,7 +233,7 @@ cairn::codegen::describeKernelCall(Operation *op,
           .Case([&](Conv2dGradInputKernelOp k) {
             c.name("conv2dBackwardInput").productType(k, k.getResult()).site();
             c.ints(k.getShape()).ptr(k.getDy()).ptr(k.getWeight());
-            c.ptr(k.getResult()).workspace(k.getWorkspace());
+            c.ptr(k.getBias()).ptr(k.getResult()).workspace(k.getWorkspace());
             return true;
           })
           .Case([&](Conv2dGradWeightKernelOp k) {

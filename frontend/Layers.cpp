@@ -707,16 +707,12 @@ Result Elaborator::callLayer(Layer &layer, std::vector<CallArg> &args, ast::Loc 
     }
     if (!shapes::numElements(out, why))
       return shapeError(why);
-    mlir::Value r = Conv2dGradInputOp::create(
-        b, opLocation, tensorType(out), input, weight,
+    // The bias in the op, added before its result is rounded (in half
+    // precision, autocast's conv_transpose2d rounds once).
+    return EValue::ofTensor(Conv2dGradInputOp::create(
+        b, opLocation, tensorType(out), input, weight, bias,
         b.getDenseI64ArrayAttr(stride), b.getDenseI64ArrayAttr(padding),
-        b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups));
-    if (bias) {
-      mlir::Value column =
-          ReshapeOp::create(b, opLocation, tensorType({out[1], 1, 1}), bias);
-      r = AddOp::create(b, opLocation, tensorType(out), r, column);
-    }
-    return EValue::ofTensor(r);
+        b.getDenseI64ArrayAttr(dilation), b.getI64IntegerAttr(groups)));
   }
   if (type == "BatchNorm1d" || type == "BatchNorm2d") {
     bool is2d = type == "BatchNorm2d";

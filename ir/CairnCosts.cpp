@@ -167,12 +167,16 @@ int64_t LinearGradWeightOp::getFlops() {
 }
 
 // Both products have the forward's multiply-adds:
-// 2 * numel(dy) * (C / groups) * kh * kw.
+// 2 * numel(dy) * (C / groups) * kh * kw; a transposed convolution's bias
+// one add per result element.
 int64_t Conv2dGradInputOp::getFlops() {
   ArrayRef<int64_t> weight =
       cast<RankedTensorType>(getWeight().getType()).getShape();
-  return saturatingMul(saturatingMul(numel(getDy()), 2),
-                       product(weight.drop_front(1)));
+  int64_t flops = saturatingMul(saturatingMul(numel(getDy()), 2),
+                                product(weight.drop_front(1)));
+  if (getBias())
+    flops = saturatingAdd(flops, perResultElement(*this, 1));
+  return flops;
 }
 
 int64_t Conv2dGradWeightOp::getFlops() {

@@ -489,10 +489,11 @@ def Cairn_Conv2dKernelOp : Cairn_KernelOp<"conv2d", 3, 1, 1, 1, "11?1?"> {
                        Cairn_I64Attr:$workspace_elements);
 }
 
-def Cairn_Conv2dGradInputKernelOp : Cairn_KernelOp<"conv2d_grad_input", 2, 1, 1, 0, "111?"> {
-  let summary = "a convolution's input gradient";
+def Cairn_Conv2dGradInputKernelOp : Cairn_KernelOp<"conv2d_grad_input", 3, 1, 1, 1, "11?1?"> {
+  let summary = "a convolution's input gradient (or a transposed convolution, with its bias)";
   let arguments = (ins Cairn_MemRef:$dy,
                        Cairn_MemRef:$weight,
+                       Optional<Cairn_MemRef>:$bias,
                        Cairn_MemRef:$result,
                        Optional<Cairn_MemRef>:$workspace,
                        DenseI64ArrayAttr:$shape,

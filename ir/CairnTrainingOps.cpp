@@ -131,8 +131,19 @@ LogicalResult Conv2dGradInputOp::verify() {
   Type product = getProductElementType(*this);
   if (failed(verifyProductElementType(*this, "dy", getDy(), product)) ||
       failed(verifyProductElementType(*this, "weight", getWeight(), product)) ||
+      (getBias() &&
+       failed(verifyProductElementType(*this, "bias", getBias(), product))) ||
       failed(verifyProductElementType(*this, "result", getResult(), product)))
     return failure();
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> result = shapeOf(getResult());
+    if (shapeOf(bias).size() != 1 || result.size() != 4 ||
+        shapeOf(bias)[0] != result[1])
+      return emitOpError() << "expected a bias ["
+                           << (result.size() > 1 ? result[1] : 0)
+                           << "] (the result's channels) but got "
+                           << shapes::format(shapeOf(bias));
+  }
   std::string error;
   std::optional<shapes::Shape> shape = shapes::conv2d(
       shapeOf(getResult()), shapeOf(getWeight()), nullptr, getStride(),

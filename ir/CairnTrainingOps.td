@@ -186,18 +186,24 @@ def Cairn_Conv2dGradInputOp : Cairn_Op<"conv2d_grad_input", [Pure]> {
     `[O, C / groups, kh, kw]`; the result has the forward input's type
     `[N, C, H, W]`, which with the attributes (those of the forward conv2d)
     must give dy's shape. Input rows and columns that no window reached get 0.
+    An optional `bias` `[C]` (a ConvTranspose2d's) is added to each channel
+    before the result is rounded to its type, as the product's own sums are:
+    in half precision, one rounding, as autocast's conv_transpose2d.
 
     ```mlir
     %dx = cairn.conv2d_grad_input %dy, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>}
         : (tensor<8x16x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<8x3x32x32xf32>
+    %y = cairn.conv2d_grad_input %x, %w bias %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>}
+        : (tensor<8x16x7x7xf32>, tensor<16x3x3x3xf32>, tensor<3xf32>) -> tensor<8x3x13x13xf32>
     ```
   }];
   let arguments = (ins Cairn_FloatTensor:$dy, Cairn_FloatTensor:$weight,
+                       Optional<Cairn_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, Cairn_I64Attr:$groups);
   let results = (outs Cairn_FloatTensor:$result);
   let assemblyFormat = [{
-    $dy `,` $weight attr-dict `:` functional-type(operands, results)
+    $dy `,` $weight (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

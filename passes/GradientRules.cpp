@@ -303,7 +303,7 @@ static LogicalResult rule(LinearOp op, Value dy, Rule &r) {
 static LogicalResult rule(Conv2dOp op, Value dy, Rule &r) {
   Value x = op.getInput(), w = op.getWeight(), bias = op.getBias();
   if (r.needs(x))
-    r.add(x, Conv2dGradInputOp::create(r.b, r.loc, x.getType(), dy, w,
+    r.add(x, Conv2dGradInputOp::create(r.b, r.loc, x.getType(), dy, w, Value(),
                                        op.getStride(), op.getPadding(),
                                        op.getDilation(), op.getGroups()));
   if (r.needs(w))
@@ -318,9 +318,10 @@ static LogicalResult rule(Conv2dOp op, Value dy, Rule &r) {
 
 /// ConvTranspose2d is conv2d_grad_input, the adjoint of a convolution A_w:
 /// y = A_w^T x, so dx = A_w dy (a convolution) and dw is conv2d_grad_weight
-/// with the roles of x and dy exchanged.
+/// with the roles of x and dy exchanged; the bias's is a sum of dy over all
+/// but its channels, as a convolution's.
 static LogicalResult rule(Conv2dGradInputOp op, Value dy, Rule &r) {
-  Value x = op.getDy(), w = op.getWeight();
+  Value x = op.getDy(), w = op.getWeight(), bias = op.getBias();
   if (r.needs(x))
     r.add(x, Conv2dOp::create(r.b, r.loc, x.getType(), dy, w, Value(),
                               op.getStride(), op.getPadding(), op.getDilation(),
@@ -329,6 +330,9 @@ static LogicalResult rule(Conv2dGradInputOp op, Value dy, Rule &r) {
     r.add(w, Conv2dGradWeightOp::create(r.b, r.loc, w.getType(), x, dy,
                                         op.getStride(), op.getPadding(),
                                         op.getDilation(), op.getGroups()));
+  if (r.needs(bias))
+    r.add(bias, SumOp::create(r.b, r.loc, bias.getType(), dy,
+                              ArrayRef<int64_t>{0, 2, 3}, false));
   return success();
 }
 

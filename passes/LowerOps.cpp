@@ -293,7 +293,7 @@ LogicalResult OpLowering::lower(Operation *op) {
       })
       .Case([&](Conv2dGradInputOp op) {
         return lowerConv(Conv2dGradInputKernelOp::getOperationName(), op,
-                         {op.getDy(), op.getWeight()},
+                         {op.getDy(), op.getWeight(), op.getBias()},
                          convShape(shapeOf(op.getResult()),
                                    shapeOf(op.getWeight()), shapeOf(op.getDy()),
                                    op.getStride(), op.getPadding(),

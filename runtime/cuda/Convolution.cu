@@ -374,6 +374,25 @@ __global__ void addChannelBias(int64_t n, int64_t channels, int64_t spatial,
   }
 }
 
+/// y[i, c, p] += bias[c] in T (a transposed convolution's bias: cuDNN's
+/// bias descriptors are the forward's output channels).
+template <typename T>
+__global__ void addChannelBiasFloat(int64_t n, int64_t channels,
+                                    int64_t spatial, const T *bias, T *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) {
+    y[i] += bias[(i / spatial) % channels];
+  }
+}
+
+/// y[i, c, p] = bias[c]: a half transposed convolution's output before cuDNN
+/// adds its product (beta 1), so the sum of both is rounded once.
+__global__ void fillChannelBias(int64_t n, int64_t channels, int64_t spatial,
+                                const uint16_t *bias, uint16_t *y) {
+  CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) {
+    y[i] = bias[(i / spatial) % channels];
+  }
+}
+
 /// cuDNN takes no empty tensors; with one, every output element is an empty
 /// sum: 0.
 void zeroOutput(Context &cx, void *out, int64_t elements, size_t elemBytes) {
@@ -404,9 +423,13 @@ void conv2dForward(Context &cx, int site, const Conv2dShape &s, const T *x, cons
 }
 
 template <typename T>
-void conv2dBackwardInput(Context &cx, int site, const Conv2dShape &s, const T *dy, const T *w,
-                         T *dx, void *workspace, size_t workspaceBytes) {
+void conv2dBackwardInput(Context &cx, int site, const Conv2dShape &s,
+                         const T *dy, const T *w, const T *bias, T *dx,
+                         void *workspace, size_t workspaceBytes) {
   if (hasZeroDim(s)) {
+    if (bias && s.n * s.c * s.h * s.w > 0)
+      throw KernelError(siteName(Direction::BackwardData, site) +
+                        ": empty input with a bias");
     zeroOutput(cx, dx, s.n * s.c * s.h * s.w, sizeof(T));
     return;
   }
@@ -419,6 +442,13 @@ void conv2dBackwardInput(Context &cx, int site, const Conv2dShape &s, const T *d
       cudnnConvolutionBackwardData(cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
                                    static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
                                    workspaceBytes, &zero, plan.x, dx));
+  if (bias) {
+    const int64_t inputs = s.n * s.c * s.h * s.w;
+    addChannelBiasFloat<T>
+        <<<blocksFor(inputs), kThreadsPerBlock, 0, cx.stream>>>(
+            s.n, s.c, s.h * s.w, bias, dx);
+    CAIRN_CUDA_CHECK_LAUNCH();
+  }
 }
 
 template <typename T>
@@ -473,11 +503,15 @@ void halfConv2dForward(Context &cx, int site, const Conv2dShape &s, const uint16
 }
 
 template <kernels::CastType Type>
-void halfConv2dBackwardInput(Context &cx, int site, const Conv2dShape &s, const uint16_t *dy,
-                             const uint16_t *w, uint16_t *dx, void *workspace,
-                             size_t workspaceBytes) {
+void halfConv2dBackwardInput(Context &cx, int site, const Conv2dShape &s,
+                             const uint16_t *dy, const uint16_t *w,
+                             const uint16_t *bias, uint16_t *dx,
+                             void *workspace, size_t workspaceBytes) {
   using D = HalfDnnType<Type>;
   if (hasZeroDim(s)) {
+    if (bias && s.n * s.c * s.h * s.w > 0)
+      throw KernelError(siteName(Direction::BackwardData, site) +
+                        ": empty input with a bias");
     zeroOutput(cx, dx, s.n * s.c * s.h * s.w, sizeof(uint16_t));
     return;
   }
@@ -485,30 +519,41 @@ void halfConv2dBackwardInput(Context &cx, int site, const Conv2dShape &s, const 
   ConvSite &plan =
       siteFor<BackwardDataApi, D>(cx, site, key, Buffers{w, dy, dx}, workspace, workspaceBytes);
   const float one = 1, zero = 0;
-  CAIRN_CUDNN_CHECK(
-      cudnnConvolutionBackwardData(cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
-                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
-                                   workspaceBytes, &zero, plan.x, dx));
+  if (bias) {
+    // The bias first, blended in with beta 1: cuDNN adds the product to it in
+    // fp32 and rounds once, as the CPU's (HalfConv.h) and autocast's.
+    const int64_t inputs = s.n * s.c * s.h * s.w;
+    fillChannelBias<<<blocksFor(inputs), kThreadsPerBlock, 0, cx.stream>>>(
+        s.n, s.c, s.h * s.w, bias, dx);
+    CAIRN_CUDA_CHECK_LAUNCH();
+  }
+  CAIRN_CUDNN_CHECK(cudnnConvolutionBackwardData(
+      cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
+      static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
+      workspaceBytes, bias ? &one : &zero, plan.x, dx));
 }
 
-#define CAIRN_INSTANTIATE(T)                                                                       \
-  template void conv2dForward<T>(Context &, int, const Conv2dShape &, const T *, const T *,        \
-                                 const T *, T *, void *, size_t);                                  \
-  template void conv2dBackwardInput<T>(Context &, int, const Conv2dShape &, const T *, const T *,  \
-                                       T *, void *, size_t);                                       \
-  template void conv2dBackwardWeight<T>(Context &, int, const Conv2dShape &, const T *, const T *, \
-                                        T *, T *, void *, size_t);
+#define CAIRN_INSTANTIATE(T)                                                   \
+  template void conv2dForward<T>(Context &, int, const Conv2dShape &,          \
+                                 const T *, const T *, const T *, T *, void *, \
+                                 size_t);                                      \
+  template void conv2dBackwardInput<T>(Context &, int, const Conv2dShape &,    \
+                                       const T *, const T *, const T *, T *,   \
+                                       void *, size_t);                        \
+  template void conv2dBackwardWeight<T>(Context &, int, const Conv2dShape &,   \
+                                        const T *, const T *, T *, T *,        \
+                                        void *, size_t);
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
 
-#define CAIRN_INSTANTIATE_HALF(TYPE)                                                               \
-  template void halfConv2dForward<TYPE>(Context &, int, const Conv2dShape &, const uint16_t *,     \
-                                        const uint16_t *, const uint16_t *, uint16_t *, void *,    \
-                                        size_t);                                                   \
-  template void halfConv2dBackwardInput<TYPE>(Context &, int, const Conv2dShape &,                 \
-                                              const uint16_t *, const uint16_t *, uint16_t *,      \
-                                              void *, size_t);
+#define CAIRN_INSTANTIATE_HALF(TYPE)                                           \
+  template void halfConv2dForward<TYPE>(                                       \
+      Context &, int, const Conv2dShape &, const uint16_t *, const uint16_t *, \
+      const uint16_t *, uint16_t *, void *, size_t);                           \
+  template void halfConv2dBackwardInput<TYPE>(                                 \
+      Context &, int, const Conv2dShape &, const uint16_t *, const uint16_t *, \
+      const uint16_t *, uint16_t *, void *, size_t);
 CAIRN_INSTANTIATE_HALF(kernels::CastType::F16)
 CAIRN_INSTANTIATE_HALF(kernels::CastType::BF16)
 #undef CAIRN_INSTANTIATE_HALF

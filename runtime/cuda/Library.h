@@ -66,9 +66,12 @@ void halfLinearForward(Context &cx, int site, int64_t rows, int64_t in, int64_t 
 template <typename T>
 void conv2dForward(Context &cx, int site, const kernels::Conv2dShape &s, const T *x, const T *w,
                    const T *bias, T *y, void *workspace, size_t workspaceBytes);
+/// conv2dBackwardInput's `bias` (s.c elements: a transposed convolution's) is
+/// added to dx.
 template <typename T>
-void conv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &s, const T *dy,
-                         const T *w, T *dx, void *workspace, size_t workspaceBytes);
+void conv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &s,
+                         const T *dy, const T *w, const T *bias, T *dx,
+                         void *workspace, size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardWeight(Context &cx, int site, const kernels::Conv2dShape &s, const T *dy,
                           const T *x, T *dw, T *dbias, void *workspace, size_t workspaceBytes);
@@ -80,9 +83,11 @@ void halfConv2dForward(Context &cx, int site, const kernels::Conv2dShape &s, con
                        const uint16_t *w, const uint16_t *bias, uint16_t *y, void *workspace,
                        size_t workspaceBytes);
 template <kernels::CastType Type>
-void halfConv2dBackwardInput(Context &cx, int site, const kernels::Conv2dShape &s,
-                             const uint16_t *dy, const uint16_t *w, uint16_t *dx,
-                             void *workspace, size_t workspaceBytes);
+void halfConv2dBackwardInput(Context &cx, int site,
+                             const kernels::Conv2dShape &s, const uint16_t *dy,
+                             const uint16_t *w, const uint16_t *bias,
+                             uint16_t *dx, void *workspace,
+                             size_t workspaceBytes);
 
 /// Batch normalisation over (n, c, spatial) as kernels::batchNorm*: batch
 /// statistics with the biased variance; gamma/beta may be null (no affine).

@@ -312,15 +312,27 @@ void conv2dBackwardBias(const Conv2dShape &s, const T *dy, T *dbias) {
   });
 }
 
+template <typename T>
+void conv2dAddInputBias(const Conv2dShape &s, const T *bias, T *dx) {
+  const int64_t p = s.h * s.w;
+  parallelForEach(s.n * s.c, p, [&](int64_t plane) {
+    const T add = bias[plane % s.c];
+    T *out = dx + plane * p;
+    for (int64_t i = 0; i < p; ++i)
+      out[i] += add;
+  });
+}
+
 #define CAIRN_INSTANTIATE_CONV2D(T)                                            \
-  template void conv2dForward<T>(const Conv2dShape &, const T *, const T *,   \
-                                 const T *, T *, T *, int64_t);               \
-  template void conv2dBackwardInput<T>(const Conv2dShape &, const T *,        \
-                                       const T *, T *, T *, int64_t);         \
-  template void conv2dBackwardWeight<T>(const Conv2dShape &, const T *,       \
+  template void conv2dForward<T>(const Conv2dShape &, const T *, const T *,    \
+                                 const T *, T *, T *, int64_t);                \
+  template void conv2dBackwardInput<T>(const Conv2dShape &, const T *,         \
+                                       const T *, T *, T *, int64_t);          \
+  template void conv2dBackwardWeight<T>(const Conv2dShape &, const T *,        \
                                         const T *, T *, T *, T *, int64_t,     \
                                         bool);                                 \
-  template void conv2dBackwardBias<T>(const Conv2dShape &, const T *, T *);
+  template void conv2dBackwardBias<T>(const Conv2dShape &, const T *, T *);    \
+  template void conv2dAddInputBias<T>(const Conv2dShape &, const T *, T *);
 CAIRN_INSTANTIATE_CONV2D(float)
 CAIRN_INSTANTIATE_CONV2D(double)
 #undef CAIRN_INSTANTIATE_CONV2D

@@ -94,6 +94,11 @@ void conv2dBackwardWeight(const Conv2dShape &s, const T *dy, const T *x, T *dw,
                           T *dbias, T *workspace, int64_t images,
                           bool accumulate = false);
 
+/// dx[n, c, h, w] += bias[c]: a transposed convolution's bias (it is
+/// conv2dBackwardInput), added to its float sums.
+template <typename T>
+void conv2dAddInputBias(const Conv2dShape &s, const T *bias, T *dx);
+
 /// dbias[o] = the sum of dy over n, ho and wo (in double), overwritten.
 template <typename T>
 void conv2dBackwardBias(const Conv2dShape &s, const T *dy, T *dbias);

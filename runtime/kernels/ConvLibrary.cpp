@@ -675,19 +675,23 @@ void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
 
 template <typename T>
 void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
-                         ProductIn<T> dy, ProductIn<T> w, ProductOut<T> dx,
-                         StoredAs<T> *workspace, size_t workspaceBytes) {
+                         ProductIn<T> dy, ProductIn<T> w, ProductIn<T> bias,
+                         ProductOut<T> dx, StoredAs<T> *workspace,
+                         size_t workspaceBytes) {
   if constexpr (kIsHalf<T>) {
-    halfConv2dBackwardInput<T>(s, dy, w, dx,
+    halfConv2dBackwardInput<T>(s, dy, w, bias, dx,
                                reinterpret_cast<float *>(workspace),
                                workspaceBytes, &library, site);
   } else {
     checkWorkspace<T>(s, ConvPass::BackwardInput, workspaceBytes);
+    bool done = false;
     if constexpr (std::is_same_v<T, float>)
-      if (library.backwardInput(site, s, dy, w, dx, workspace,
-                                workspaceBytes))
-        return;
-    conv2dBackwardInput(s, dy, w, dx, workspace);
+      done =
+          library.backwardInput(site, s, dy, w, dx, workspace, workspaceBytes);
+    if (!done)
+      conv2dBackwardInput(s, dy, w, dx, workspace);
+    if (bias)
+      conv2dAddInputBias(s, bias, dx);
   }
 }
 
@@ -722,7 +726,7 @@ void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
                                  ProductOut<T>, StoredAs<T> *, size_t);        \
   template void conv2dBackwardInput<T>(                                        \
       ConvLibrary &, int, const Conv2dShape &, ProductIn<T>, ProductIn<T>,     \
-      ProductOut<T>, StoredAs<T> *, size_t);                                   \
+      ProductIn<T>, ProductOut<T>, StoredAs<T> *, size_t);                     \
   template void conv2dBackwardWeight<T>(                                       \
       ConvLibrary &, int, const Conv2dShape &, ProductIn<T>, ProductIn<T>,     \
       ProductOut<T>, ProductOut<T>, StoredAs<T> *, size_t);

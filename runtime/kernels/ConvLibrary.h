@@ -184,8 +184,9 @@ void conv2dForward(ConvLibrary &library, int site, const Conv2dShape &s,
                    size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardInput(ConvLibrary &library, int site, const Conv2dShape &s,
-                         ProductIn<T> dy, ProductIn<T> w, ProductOut<T> dx,
-                         StoredAs<T> *workspace, size_t workspaceBytes);
+                         ProductIn<T> dy, ProductIn<T> w, ProductIn<T> bias,
+                         ProductOut<T> dx, StoredAs<T> *workspace,
+                         size_t workspaceBytes);
 template <typename T>
 void conv2dBackwardWeight(ConvLibrary &library, int site, const Conv2dShape &s,
                           ProductIn<T> dy, ProductIn<T> x, ProductOut<T> dw,

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace cairn::kernels {
 
@@ -126,10 +127,15 @@ void halfConv2dForward(const Conv2dShape &s, HalfIn x, HalfIn w, HalfIn bias,
 
 template <typename T>
 void halfConv2dBackwardInput(const Conv2dShape &s, HalfIn dy, HalfIn w,
-                             HalfOut dx, float *workspace,
+                             HalfIn bias, HalfOut dx, float *workspace,
                              size_t workspaceBytes, ConvLibrary *library,
                              int site) {
   Scratch scratch(s, ConvPass::BackwardInput, workspace, workspaceBytes);
+  // The bias's float32 values (s.c of them; the scratch's bias slot holds
+  // s.o, the forward's).
+  std::vector<float> widenedBias(bias ? s.c : 0);
+  if (bias)
+    bias.widenRun<T>(widenedBias.data(), 0, s.c);
   const size_t libraryBytes =
       kernelBytes(workspace, workspaceBytes, scratch.kernel);
   const int64_t hw = s.h * s.w, outPlane = s.o * s.ho * s.wo;
@@ -151,6 +157,14 @@ void halfConv2dBackwardInput(const Conv2dShape &s, HalfIn dy, HalfIn w,
         conv2dBackwardInput<float>(group(t, count), scratch.out,
                                    scratch.weights, scratch.in, scratch.kernel,
                                    scratch.images);
+      if (bias)
+        for (int64_t i = 0; i < count; ++i)
+          for (int64_t c = 0; c < width; ++c) {
+            float *plane = scratch.in + (i * width + c) * hw;
+            const float add = widenedBias[c0 + c];
+            for (int64_t p = 0; p < hw; ++p)
+              plane[p] += add;
+          }
       narrowRuns<T>(scratch.in, count, width * hw, dx + (b * s.c + c0) * hw,
                     s.c * hw);
     }
@@ -194,8 +208,8 @@ void halfConv2dBackwardWeight(const Conv2dShape &s, HalfIn dy, HalfIn x,
                                      HalfIn, HalfOut, float *, size_t,         \
                                      ConvLibrary *, int);                      \
   template void halfConv2dBackwardInput<T>(const Conv2dShape &, HalfIn,        \
-                                           HalfIn, HalfOut, float *, size_t,   \
-                                           ConvLibrary *, int);                \
+                                           HalfIn, HalfIn, HalfOut, float *,   \
+                                           size_t, ConvLibrary *, int);        \
   template void halfConv2dBackwardWeight<T>(const Conv2dShape &, HalfIn,       \
                                             HalfIn, HalfOut, float *, size_t);
 CAIRN_INSTANTIATE_HALF_CONV2D(F16)

@@ -102,10 +102,12 @@ void halfConv2dForward(const Conv2dShape &s, HalfIn x, HalfIn w, HalfIn bias,
                        HalfOut y, float *workspace, size_t workspaceBytes,
                        ConvLibrary *library = nullptr, int site = 0);
 
-/// dx from dy, overwritten; the library as for the forward.
+/// dx from dy, overwritten; the library as for the forward. A transposed
+/// convolution's `bias` (s.c elements, or null) is added to the float32
+/// sums before they are rounded, as autocast's conv_transpose2d adds it.
 template <typename T>
 void halfConv2dBackwardInput(const Conv2dShape &s, HalfIn dy, HalfIn w,
-                             HalfOut dx, float *workspace,
+                             HalfIn bias, HalfOut dx, float *workspace,
                              size_t workspaceBytes,
                              ConvLibrary *library = nullptr, int site = 0);
 

@@ -113,6 +113,24 @@ func.func @f(%dy: tensor<8x16x16x16xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<8x
 
 // -----
 
+// Tests that a transposed convolution's bias has one element per result channel.
+func.func @f(%x: tensor<8x16x16x16xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<8x3x32x32xf32> {
+  // expected-error @+1 {{'cairn.conv2d_grad_input' op expected a bias [3] (the result's channels) but got [16]}}
+  %0 = cairn.conv2d_grad_input %x, %w bias %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<8x16x16x16xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x3x32x32xf32>
+  return %0 : tensor<8x3x32x32xf32>
+}
+
+// -----
+
+// Tests that a transposed convolution's bias is of its half type or float32.
+func.func @f(%x: tensor<8x16x16x16xbf16>, %w: tensor<16x3x3x3xbf16>, %b: tensor<3xf16>) -> tensor<8x3x32x32xbf16> {
+  // expected-error @+1 {{'cairn.conv2d_grad_input' op}}
+  %0 = cairn.conv2d_grad_input %x, %w bias %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<8x16x16x16xbf16>, tensor<16x3x3x3xbf16>, tensor<3xf16>) -> tensor<8x3x32x32xbf16>
+  return %0 : tensor<8x3x32x32xbf16>
+}
+
+// -----
+
 // Tests that conv2d_grad_input runs conv2d's shape rule.
 func.func @f(%dy: tensor<8x16x32x32xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<8x4x32x32xf32> {
   // expected-error @+1 {{'cairn.conv2d_grad_input' op expected weight of shape [16, 4, 3, 3] for input [8, 4, 32, 32] and groups 1 but got [16, 3, 3, 3]}}

@@ -68,6 +68,15 @@ func.func @conv2d(%dy: tensor<8x16x16x16xf32>, %x: tensor<8x4x32x32xf32>, %w: te
   return %0, %1 : tensor<8x4x32x32xf32>, tensor<16x2x3x3xf32>
 }
 
+// A transposed convolution (ConvTranspose2d) with its bias, in bf16 with the
+// float32 master bias it rounds as it reads it.
+// CHECK-LABEL: func.func @conv_transpose
+func.func @conv_transpose(%x: tensor<8x16x16x16xbf16>, %w: tensor<16x2x3x3xbf16>, %b: tensor<4xf32>) -> tensor<8x4x32x32xbf16> {
+  // CHECK: cairn.conv2d_grad_input %{{.+}}, %{{.+}} bias %{{.+}} {{.*}} : (tensor<8x16x16x16xbf16>, tensor<16x2x3x3xbf16>, tensor<4xf32>) -> tensor<8x4x32x32xbf16>
+  %0 = cairn.conv2d_grad_input %x, %w bias %b {dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<8x16x16x16xbf16>, tensor<16x2x3x3xbf16>, tensor<4xf32>) -> tensor<8x4x32x32xbf16>
+  return %0 : tensor<8x4x32x32xbf16>
+}
+
 // CHECK-LABEL: func.func @norms
 func.func @norms(%dy: tensor<8x16x4x4xf32>, %x: tensor<8x16x4x4xf32>, %g: tensor<16xf32>, %m: tensor<16xf32>, %v: tensor<16xf32>, %n: tensor<i64>,
                  %ldy: tensor<8x16x64xf32>, %lx: tensor<8x16x64xf32>, %lg: tensor<16x64xf32>) {

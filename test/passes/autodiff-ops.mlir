@@ -372,3 +372,24 @@ module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampen
 // CHECK:      %[[DY:.+]] = cairn.broadcast %{{.+}} -> tensor<2x3x10x10xf32>
 // CHECK-DAG:  cairn.conv2d %[[DY]], %[[W]] {{.*}}stride = array<i64: 2, 2>{{.*}} -> tensor<2x4x5x5xf32>
 // CHECK-DAG:  cairn.conv2d_grad_weight %[[X]], %[[DY]] {{.*}} : (tensor<2x4x5x5xf32>, tensor<2x3x10x10xf32>) -> tensor<4x3x3x3xf32>
+
+// -----
+
+// A ConvTranspose2d's bias: its gradient is dy summed over all but the
+// channels, as a convolution's bias's.
+module attributes {cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
+  func.func @loss(%x: tensor<2x4x5x5xf32> {cairn.name = "x", cairn.role = #cairn.role<input>},
+                  %w: tensor<4x3x3x3xf32> {cairn.name = "w", cairn.role = #cairn.role<param>},
+                  %b: tensor<3xf32> {cairn.name = "b", cairn.role = #cairn.role<param>}) -> tensor<f32> {
+    %0 = cairn.conv2d_grad_input %x, %w bias %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<2x3x10x10xf32>
+    %1 = cairn.sum %0 {dims = array<i64: 0, 1, 2, 3>, keepdim = false} : tensor<2x3x10x10xf32> -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK:      cairn.conv2d_grad_input %{{[^,]+}}, %{{[^ ]+}} bias %{{[^ ]+}} {{.*}} -> tensor<2x3x10x10xf32>
+// CHECK:      %[[DY:.+]] = cairn.broadcast %{{.+}} -> tensor<2x3x10x10xf32>
+// CHECK-NOT:  cairn.conv2d %
+// CHECK-DAG:  cairn.conv2d_grad_weight %{{[^,]+}}, %[[DY]] {{.*}} -> tensor<4x3x3x3xf32>
+// CHECK-DAG:  cairn.sum %[[DY]] {dims = array<i64: 0, 2, 3>, keepdim = false} : tensor<2x3x10x10xf32> -> tensor<3xf32>

@@ -257,7 +257,8 @@ protected:
                                             dY.get(), ws.data, ws.bytes);
       cairn::cuda::halfConv2dForward<kType>(gpu.cx, site + 1, s, dX.get(), dW.get(), dBias.get(),
                                             dYBias.get(), ws.data, ws.bytes);
-      cairn::cuda::halfConv2dBackwardInput<kType>(gpu.cx, site + 2, s, dDy.get(), dW.get(),
+      cairn::cuda::halfConv2dBackwardInput<kType>(gpu.cx, site + 2, s,
+                                                  dDy.get(), dW.get(), nullptr,
                                                   dDx.get(), ws.data, ws.bytes);
       return std::vector<std::vector<uint16_t>>{dY.read(gpu), dYBias.read(gpu), dDx.read(gpu)};
     };

@@ -258,8 +258,9 @@ protected:
     auto run = [&] {
       cairn::cuda::conv2dForward<T>(gpu.cx, site, s, dX.get(), dW.get(), dBias.get(), dY.get(),
                                     ws.data, ws.bytes);
-      cairn::cuda::conv2dBackwardInput<T>(gpu.cx, site + 1, s, dDy.get(), dW.get(), dDx.get(),
-                                          ws.data, ws.bytes);
+      cairn::cuda::conv2dBackwardInput<T>(gpu.cx, site + 1, s, dDy.get(),
+                                          dW.get(), nullptr, dDx.get(), ws.data,
+                                          ws.bytes);
       cairn::cuda::conv2dBackwardWeight<T>(gpu.cx, site + 2, s, dDy.get(), dX.get(), dDw.get(),
                                            dDbias.get(), ws.data, ws.bytes);
       return std::vector<std::vector<T>>{dY.read(gpu), dDx.read(gpu), dDw.read(gpu),

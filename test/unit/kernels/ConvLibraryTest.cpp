@@ -96,7 +96,7 @@ struct Case {
         weight(s, ConvPass::BackwardWeight);
     conv2dForward<float>(library, 0, s, fx.data(), fw.data(), fb.data(),
                          out[0].data(), forward.get(), forward.bytes());
-    conv2dBackwardInput<float>(library, 1, s, fdy.data(), fw.data(),
+    conv2dBackwardInput<float>(library, 1, s, fdy.data(), fw.data(), nullptr,
                                out[1].data(), input.get(), input.bytes());
     conv2dBackwardWeight<float>(library, 2, s, fdy.data(), fx.data(),
                                 out[2].data(), out[3].data(), weight.get(),
@@ -242,7 +242,7 @@ Outputs runWith(ConvLibrary &library, const Case &c, Bytes bytes) {
   conv2dForward<float>(library, 0, s, fx.data(), fw.data(), fb.data(),
                        out[0].data(), ws[0].data(),
                        ws[0].size() * sizeof(float));
-  conv2dBackwardInput<float>(library, 1, s, fdy.data(), fw.data(),
+  conv2dBackwardInput<float>(library, 1, s, fdy.data(), fw.data(), nullptr,
                              out[1].data(), ws[1].data(),
                              ws[1].size() * sizeof(float));
   conv2dBackwardWeight<float>(library, 2, s, fdy.data(), fx.data(),

@@ -6,8 +6,9 @@
 // rounds: the same bits, for the forward, the input gradient and the weight
 // gradient. Shapes cover several image groups with a partial last one
 // (small planes, several images a GEMM), one image a GEMM, strides,
-// padding, dilation, groups, a 1x1 convolution read in place, a bias, and
-// weights taken a slice of channels at a time.
+// padding, dilation, groups, a 1x1 convolution read in place, a bias (and a
+// transposed convolution's, rounded once with its sums), and weights taken a
+// slice of channels at a time.
 // A workspace smaller than the rule is refused.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -79,9 +81,47 @@ template <typename T> void checkPasses(bool specials) {
                                scratch.data());
     std::vector<uint16_t> dx(size_t(xSize(s)));
     ws = halfWorkspace<T>(s, ConvPass::BackwardInput);
-    conv2dBackwardInput<T>(library, 1, s, dy.data(), w.data(), dx.data(),
-                           ws.data(), ws.size() * 2);
+    conv2dBackwardInput<T>(library, 1, s, dy.data(), w.data(), nullptr,
+                           dx.data(), ws.data(), ws.size() * 2);
     EXPECT_EQ(dx, narrow(dx32, type)) << "input gradient " << what;
+
+    // A transposed convolution (the input gradient) with its bias, of the
+    // input's channels: added to the float32 sums, rounded once; the bias
+    // in half, or a float32 master rounded as it is read (HalfOperand.h).
+    auto inputBias = randomHalves<T>(size_t(s.c), ++seed, false, 1.0f);
+    std::vector<float> inputBias32 = widen(inputBias, type);
+    std::vector<float> biased32 = dx32;
+    conv2dAddInputBias<float>(s, inputBias32.data(), biased32.data());
+    for (int64_t i = 0; i < xSize(s); ++i) {
+      const float expected = dx32[i] + inputBias32[(i / (s.h * s.w)) % s.c];
+      ASSERT_TRUE(biased32[i] == expected ||
+                  (std::isnan(biased32[i]) && std::isnan(expected)))
+          << i;
+    }
+    std::vector<float> master(inputBias32);
+    for (float &b : master) // between two halves: rounded to the nearest
+      b = std::nextafter(b, 2 * b + 1);
+    for (const bool float32Bias : {false, true}) {
+      ws = halfWorkspace<T>(s, ConvPass::BackwardInput);
+      conv2dBackwardInput<T>(library, 1, s, dy.data(), w.data(),
+                             float32Bias ? HalfIn(master.data())
+                                         : HalfIn(inputBias.data()),
+                             dx.data(), ws.data(), ws.size() * 2);
+      EXPECT_EQ(dx, narrow(biased32, type))
+          << "transposed convolution with a "
+          << (float32Bias ? "float32" : "half") << " bias " << what;
+    }
+    std::vector<float> floatBiased(size_t(xSize(s)));
+    ConvLibrary im2col(/*enabled=*/false);
+    scratch.assign(size_t(conv2dWorkspaceElements(s, ConvPass::BackwardInput)),
+                   0);
+    conv2dBackwardInput<float>(im2col, 0, s, dy32.data(), w32.data(),
+                               inputBias32.data(), floatBiased.data(),
+                               scratch.data(), scratch.size() * 4);
+    EXPECT_EQ(std::memcmp(floatBiased.data(), biased32.data(),
+                          biased32.size() * sizeof(float)),
+              0)
+        << "float transposed convolution " << what;
 
     // Weight gradient: the float kernel's sums over the whole batch.
     std::vector<float> dw32(size_t(wSize(s)));
@@ -144,11 +184,11 @@ template <typename T> void checkLibrary() {
     std::vector<float> dx32(size_t(xSize(s)));
     scratch.assign(size_t(conv2dWorkspaceElements(s, ConvPass::BackwardInput)),
                    0);
-    conv2dBackwardInput<float>(full, 1, s, dy32.data(), w32.data(), dx32.data(),
-                               scratch.data(), scratch.size() * 4);
+    conv2dBackwardInput<float>(full, 1, s, dy32.data(), w32.data(), nullptr,
+                               dx32.data(), scratch.data(), scratch.size() * 4);
     std::vector<uint16_t> dx(size_t(xSize(s)));
     ws = halfWorkspace<T>(s, ConvPass::BackwardInput);
-    conv2dBackwardInput<T>(half, 1, s, dy.data(), w.data(), dx.data(),
+    conv2dBackwardInput<T>(half, 1, s, dy.data(), w.data(), nullptr, dx.data(),
                            ws.data(), ws.size() * 2);
     closeTo(dx, dx32, "input gradient");
   }

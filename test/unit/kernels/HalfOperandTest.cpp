@@ -172,10 +172,10 @@ template <typename T> void checkConv(uint32_t seed) {
 
     // The input gradient reads the float32 weights.
     std::vector<uint16_t> dx(size_t(xSize(s))), dxMixed(dx.size());
-    conv2dBackwardInput<T>(library, 1, s, dy.data(), w.data(), dx.data(),
-                           workspace.data(), bytes);
-    conv2dBackwardInput<T>(library, 1, s, dy.data(), w32.data(), dxMixed.data(),
-                           workspace.data(), bytes);
+    conv2dBackwardInput<T>(library, 1, s, dy.data(), w.data(), nullptr,
+                           dx.data(), workspace.data(), bytes);
+    conv2dBackwardInput<T>(library, 1, s, dy.data(), w32.data(), nullptr,
+                           dxMixed.data(), workspace.data(), bytes);
     EXPECT_EQ(dxMixed, dx) << "input gradient " << what;
 
     // The weight gradient reads the float32 input batch and writes the
