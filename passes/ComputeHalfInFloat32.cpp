@@ -22,7 +22,8 @@
 // convolution's casts of a parameter or of the input batch to half, and of
 // a weight gradient back to float32, fuse into the product, which rounds
 // those float32 tensors as it reads or writes them (ir/ProductTypes.h): the
-// bits of the casts, without the half copies.
+// bits of the casts, without the half copies; the result's cast only where
+// that holds fewer bytes (isResultCastCheaper).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,42 @@ bool isArgumentView(Value value) {
   while (auto reshape = value.getDefiningOp<ReshapeOp>())
     value = reshape.getInput();
   return isa<BlockArgument>(value);
+}
+
+int64_t getTensorBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() *
+         int64_t(type.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+/// Whether `value` (through its reshapes) has no reader but `reader` and is
+/// not an argument: its bytes are free once `reader` has run.
+bool diesAt(Value value, Operation *reader) {
+  while (true) {
+    if (!value.hasOneUse() || isa<BlockArgument>(value))
+      return false;
+    auto reshape = value.getDefiningOp<ReshapeOp>();
+    if (!reshape)
+      return true;
+    value = reshape.getInput();
+    reader = reshape;
+  }
+}
+
+/// Whether writing `product`'s result in float32 (its widening cast fused)
+/// holds fewer bytes than writing it in half and widening it after. Fused,
+/// the product holds its operands and the float32 result (2h, for a half
+/// result of h bytes) at once; not, the product holds its operands and h,
+/// and the cast h and 2h once the operands that die at the product are
+/// gone. So the cast is fused unless those operands take more than h: a
+/// product whose inputs end with it (inference's linear2 after its gelu),
+/// not a weight gradient, whose operands the backward reads again.
+bool isResultCastCheaper(Operation *product) {
+  int64_t dying = 0;
+  for (Value operand : product->getOperands())
+    if (diesAt(operand, product))
+      dying += getTensorBytes(operand);
+  return dying <= getTensorBytes(product->getResult(0));
 }
 
 class HalfInFloat32 {
@@ -163,7 +200,8 @@ void HalfInFloat32::fuseProductCasts() {
     // (ir/ProductTypes.h): with every operand float32 the result stays half.
     Value result = product->getResult(0);
     if (!result.hasOneUse() ||
-        !llvm::any_of(product->getOperandTypes(), isHalfTensor))
+        !llvm::any_of(product->getOperandTypes(), isHalfTensor) ||
+        !isResultCastCheaper(product))
       continue;
     auto widen = dyn_cast<CastOp>(*result.getUsers().begin());
     if (!widen || !getElementTypeOrSelf(widen.getType()).isF32())

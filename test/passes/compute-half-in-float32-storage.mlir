@@ -233,6 +233,36 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
 
 // -----
 
+// Tests that with half-storage-kernels a product whose operands end with it
+// and take more bytes than its half result keeps that result and its
+// widening cast (inference's linear2 after its gelu: written in float32 it
+// would be live with the gelu's output; in half, the cast's float32 copy
+// comes once that is gone), while a product whose operand lives on (read
+// again, as a weight gradient's are) writes the float32 result.
+module attributes {cairn.batch = 2 : i64, cairn.model = "M"} {
+  func.func @dying(%x: tensor<2x64xf32>, %w: tensor<4x64xf32>, %w2: tensor<4x64xf32>)
+      -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x64xbf16>) {
+    %g = cairn.gelu %x : tensor<2x64xf32>
+    %gh = cairn.cast %g : tensor<2x64xf32> -> tensor<2x64xbf16>
+    %wh = cairn.cast %w : tensor<4x64xf32> -> tensor<4x64xbf16>
+    %y = cairn.linear %gh, %wh : (tensor<2x64xbf16>, tensor<4x64xbf16>) -> tensor<2x4xbf16>
+    %y32 = cairn.cast %y : tensor<2x4xbf16> -> tensor<2x4xf32>
+    %r = cairn.relu %x : tensor<2x64xf32>
+    %rh = cairn.cast %r : tensor<2x64xf32> -> tensor<2x64xbf16>
+    %w2h = cairn.cast %w2 : tensor<4x64xf32> -> tensor<4x64xbf16>
+    %z = cairn.linear %rh, %w2h : (tensor<2x64xbf16>, tensor<4x64xbf16>) -> tensor<2x4xbf16>
+    %z32 = cairn.cast %z : tensor<2x4xbf16> -> tensor<2x4xf32>
+    return %y32, %z32, %rh : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x64xbf16>
+  }
+}
+// CHECK-LABEL: func.func @dying(
+// CHECK: %[[Y:.*]] = cairn.linear %{{.*}}, %arg1 : (tensor<2x64xbf16>, tensor<4x64xf32>) -> tensor<2x4xbf16>
+// CHECK-NEXT: %[[Y32:.*]] = cairn.cast %[[Y]] : tensor<2x4xbf16> -> tensor<2x4xf32>
+// CHECK: %[[Z:.*]] = cairn.linear %{{.*}}, %arg2 : (tensor<2x64xbf16>, tensor<4x64xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT: return %[[Y32]], %[[Z]],
+
+// -----
+
 // Tests that with half-storage-kernels the element-wise add, sub, mul and
 // div on one half type (a residual add, a scale) stay half, their kernels
 // widening each element and rounding the result, and so does a matmul
