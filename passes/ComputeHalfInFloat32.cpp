@@ -69,9 +69,9 @@ int64_t getTensorBytes(Value value) {
          int64_t(type.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
-/// Whether `value` (through its reshapes) has no reader but `reader` and is
-/// not an argument: its bytes are free once `reader` has run.
-bool diesAt(Value value, Operation *reader) {
+/// Whether `value`, an operand, has no other reader (nor has any value it
+/// reshapes) and is no argument: its bytes are free once its reader has run.
+bool diesAtItsReader(Value value) {
   while (true) {
     if (!value.hasOneUse() || isa<BlockArgument>(value))
       return false;
@@ -79,7 +79,6 @@ bool diesAt(Value value, Operation *reader) {
     if (!reshape)
       return true;
     value = reshape.getInput();
-    reader = reshape;
   }
 }
 
@@ -94,7 +93,7 @@ bool diesAt(Value value, Operation *reader) {
 bool isResultCastCheaper(Operation *product) {
   int64_t dying = 0;
   for (Value operand : product->getOperands())
-    if (diesAt(operand, product))
+    if (diesAtItsReader(operand))
       dying += getTensorBytes(operand);
   return dying <= getTensorBytes(product->getResult(0));
 }

@@ -381,8 +381,6 @@ static LogicalResult rule(EmbeddingOp op, Value dy, Rule &r) {
   return success();
 }
 
-// The mask is a pure function of (seed, step, stream): the same op on dy
-// applies it again.
 /// The gradient goes back to the input's type: a float32 master weight
 /// cast to half for a matmul gets a float32 gradient. A narrowing cast's
 /// gradient is summed in that type already (GradientState::accumulate).
@@ -394,6 +392,8 @@ static LogicalResult rule(CastOp op, Value dy, Rule &r) {
   return success();
 }
 
+// The mask is a pure function of (seed, step, stream): the same op on dy
+// applies it again.
 static LogicalResult rule(DropoutOp op, Value dy, Rule &r) {
   r.add(op.getInput(), op.getTraining()
                            ? DropoutOp::create(r.b, r.loc, dy.getType(), dy,
