@@ -18,21 +18,16 @@
 using namespace mlir;
 using namespace cairn;
 
-/// Whether `value` is a narrower copy of a floating-point value: autocast's
-/// half copy of a float32 one.
-static bool isNarrowingCast(Value value) {
-  auto cast = value.getDefiningOp<CastOp>();
-  if (!cast)
-    return false;
-  Type from = getElementTypeOrSelf(cast.getInput().getType());
-  Type to = getElementTypeOrSelf(value.getType());
-  return isa<FloatType>(from) && isa<FloatType>(to) &&
-         from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth();
-}
-
-Type GradientState::getGradientType(Value value) {
-  if (isNarrowingCast(value))
-    return value.getDefiningOp<CastOp>().getInput().getType();
+/// The type `value`'s gradient is summed in: its own, or the input's of a
+/// narrowing cast (autocast's half copy of a float32 value).
+static Type getGradientType(Value value) {
+  if (auto cast = value.getDefiningOp<CastOp>()) {
+    Type from = getElementTypeOrSelf(cast.getInput().getType());
+    Type to = getElementTypeOrSelf(value.getType());
+    if (isa<FloatType>(from) && isa<FloatType>(to) &&
+        from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+      return cast.getInput().getType();
+  }
   return value.getType();
 }
 

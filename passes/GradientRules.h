@@ -36,13 +36,10 @@ public:
 
   /// Adds `grad` (of `value`'s type) to `value`'s gradient, with a cairn.add
   /// at `loc` from the second contribution on. Inactive (and null) values are
-  /// skipped. The gradient has getGradientType(value).
-  void accumulate(mlir::Value value, mlir::Value grad, mlir::Location loc);
-
-  /// The type `value`'s gradient is summed in: its own, but the float32 of
-  /// a half copy of a float32 value (a narrowing cairn.cast), as autocast
+  /// skipped. The gradient has `value`'s type, but a half copy's of a
+  /// float32 value (a narrowing cairn.cast) is summed in float32, as autocast
   /// sums the gradients of its per-use casts.
-  static mlir::Type getGradientType(mlir::Value value);
+  void accumulate(mlir::Value value, mlir::Value grad, mlir::Location loc);
 
 private:
   mlir::OpBuilder &builder;

@@ -374,23 +374,29 @@ __global__ void addChannelBias(int64_t n, int64_t channels, int64_t spatial,
   }
 }
 
-/// y[i, c, p] += bias[c] in T (a transposed convolution's bias: cuDNN's
-/// bias descriptors are the forward's output channels).
-template <typename T>
-__global__ void addChannelBiasFloat(int64_t n, int64_t channels,
-                                    int64_t spatial, const T *bias, T *y) {
-  CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) {
-    y[i] += bias[(i / spatial) % channels];
-  }
-}
-
-/// y[i, c, p] = bias[c]: a half transposed convolution's output before cuDNN
-/// adds its product (beta 1), so the sum of both is rounded once.
+/// y[i, c, p] = bias[c]: a transposed convolution's output before cuDNN
+/// adds its product to it (beta 1), so a half sum is rounded once. (cuDNN's
+/// bias descriptors are the forward's output channels, not these.)
+template <typename E>
 __global__ void fillChannelBias(int64_t n, int64_t channels, int64_t spatial,
-                                const uint16_t *bias, uint16_t *y) {
+                                const E *bias, E *y) {
   CAIRN_GRID_STRIDE_LOOP(i, n * channels * spatial) {
     y[i] = bias[(i / spatial) % channels];
   }
+}
+
+/// Seeds dx with a transposed convolution's bias (none: nothing), and says
+/// the beta that blends cuDNN's backward data onto it.
+template <typename E>
+const void *seedWithBias(Context &cx, const Conv2dShape &s, const E *bias,
+                         E *dx, const void *one, const void *zero) {
+  if (!bias)
+    return zero;
+  const int64_t inputs = s.n * s.c * s.h * s.w;
+  fillChannelBias<E><<<blocksFor(inputs), kThreadsPerBlock, 0, cx.stream>>>(
+      s.n, s.c, s.h * s.w, bias, dx);
+  CAIRN_CUDA_CHECK_LAUNCH();
+  return one;
 }
 
 /// cuDNN takes no empty tensors; with one, every output element is an empty
@@ -438,17 +444,11 @@ void conv2dBackwardInput(Context &cx, int site, const Conv2dShape &s,
       siteFor<BackwardDataApi, DnnType<T>>(cx, site, key, Buffers{w, dy, dx}, workspace,
                                            workspaceBytes);
   const T one = 1, zero = 0;
-  CAIRN_CUDNN_CHECK(
-      cudnnConvolutionBackwardData(cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
-                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
-                                   workspaceBytes, &zero, plan.x, dx));
-  if (bias) {
-    const int64_t inputs = s.n * s.c * s.h * s.w;
-    addChannelBiasFloat<T>
-        <<<blocksFor(inputs), kThreadsPerBlock, 0, cx.stream>>>(
-            s.n, s.c, s.h * s.w, bias, dx);
-    CAIRN_CUDA_CHECK_LAUNCH();
-  }
+  const void *beta = seedWithBias(cx, s, bias, dx, &one, &zero);
+  CAIRN_CUDNN_CHECK(cudnnConvolutionBackwardData(
+      cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
+      static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
+      workspaceBytes, beta, plan.x, dx));
 }
 
 template <typename T>
@@ -518,19 +518,14 @@ void halfConv2dBackwardInput(Context &cx, int site, const Conv2dShape &s,
   const Key key{s, D::value, Direction::BackwardData, workspaceBytes};
   ConvSite &plan =
       siteFor<BackwardDataApi, D>(cx, site, key, Buffers{w, dy, dx}, workspace, workspaceBytes);
+  // The bias first, blended in with beta 1: cuDNN adds the product to it in
+  // fp32 and rounds once, as the CPU's (HalfConv.h) and autocast's.
   const float one = 1, zero = 0;
-  if (bias) {
-    // The bias first, blended in with beta 1: cuDNN adds the product to it in
-    // fp32 and rounds once, as the CPU's (HalfConv.h) and autocast's.
-    const int64_t inputs = s.n * s.c * s.h * s.w;
-    fillChannelBias<<<blocksFor(inputs), kThreadsPerBlock, 0, cx.stream>>>(
-        s.n, s.c, s.h * s.w, bias, dx);
-    CAIRN_CUDA_CHECK_LAUNCH();
-  }
+  const void *beta = seedWithBias(cx, s, bias, dx, &one, &zero);
   CAIRN_CUDNN_CHECK(cudnnConvolutionBackwardData(
       cx.dnn, &one, plan.w, w, plan.y, dy, plan.conv,
       static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), workspace,
-      workspaceBytes, bias ? &one : &zero, plan.x, dx));
+      workspaceBytes, beta, plan.x, dx));
 }
 
 #define CAIRN_INSTANTIATE(T)                                                   \

@@ -42,7 +42,6 @@ import argparse
 import contextlib
 import copy
 import itertools
-import json
 import os
 import statistics
 import sys
@@ -63,13 +62,25 @@ STEP_SEED = csa.STEP_SEED
 
 
 @contextlib.contextmanager
+def patched(functions, wrap):
+    """Each (module, name) of `functions` replaced by wrap(original) while inside."""
+    originals = [getattr(module, name) for module, name in functions]
+    for (module, name), original in zip(functions, originals):
+        setattr(module, name, wrap(original))
+    try:
+        yield
+    finally:
+        for (module, name), original in zip(functions, originals):
+            setattr(module, name, original)
+
+
+@contextlib.contextmanager
 def float32_dropout(seed, step):
     """Cairn's Philox dropout as Cairn computes it on a half tensor: in float32, the kept
     elements times float32(1 / (1 - p)), rounded once to the tensor's type. (PyTorch's own
     half dropout multiplies by the scale rounded to half first: by 1.3359375 instead of
     1.3333334 for p = 0.25 in bf16, 0.2% on every kept element.)"""
     streams = itertools.count()
-    original = F.dropout
 
     def dropout(x, p=0.5, training=True, inplace=False):
         if not training:
@@ -78,11 +89,8 @@ def float32_dropout(seed, step):
         mask = torch.from_numpy(keep.reshape(tuple(x.shape))).float() * float(csa.dropout_scale(p))
         return (x.float() * mask).to(x.dtype)
 
-    F.dropout = dropout
-    try:
+    with patched([(F, "dropout")], lambda original: dropout):
         yield
-    finally:
-        F.dropout = original
 
 
 def cpu_autocast_dtype():
@@ -99,17 +107,23 @@ def cpu_autocast_dtype():
         return torch.get_autocast_cpu_dtype()
 
 
-@contextlib.contextmanager
-def patched(functions, wrap):
-    """Each (module, name) of `functions` replaced by wrap(original) while inside."""
-    originals = [getattr(module, name) for module, name in functions]
-    for (module, name), original in zip(functions, originals):
-        setattr(module, name, wrap(original))
-    try:
-        yield
-    finally:
-        for (module, name), original in zip(functions, originals):
-            setattr(module, name, original)
+def outside_autocast(cast, finish):
+    """wrap(original) for patched: while CPU autocast is on, the op runs with autocast off on
+    its floating-point arguments cast(x, half), and returns finish(result, half), half being
+    autocast's type; with autocast off, the op itself."""
+    def wrap(original):
+        def op(*args, **kwargs):
+            half = cpu_autocast_dtype()
+            if half is None:
+                return original(*args, **kwargs)
+
+            def arg(x):
+                return cast(x, half) if torch.is_tensor(x) and x.is_floating_point() else x
+            with torch.autocast("cpu", enabled=False):
+                return finish(original(*(arg(a) for a in args),
+                                       **{k: arg(v) for k, v in kwargs.items()}), half)
+        return op
+    return wrap
 
 
 @contextlib.contextmanager
@@ -121,20 +135,10 @@ def float32_list(compute=torch.float32):
     a transformer's gradients about as far from Cairn's as float32's are, whatever Cairn
     rounds. Only while autocast is on: the float32 twin runs them unchanged. `compute`
     float64: computed in float64 and rounded to float32 (the second implementation)."""
-    def widened(x):
-        return x.to(compute) if torch.is_tensor(x) and x.is_floating_point() else x
-
-    def in_float32(original):
-        def op(*args, **kwargs):
-            if cpu_autocast_dtype():
-                with torch.autocast("cpu", enabled=False):
-                    return original(*(widened(a) for a in args),
-                                    **{k: widened(v) for k, v in kwargs.items()}).float()
-            return original(*args, **kwargs)
-        return op
-
     with patched([(torch, "softmax"), (torch, "log_softmax"), (F, "softmax"),
-                  (F, "log_softmax"), (F, "layer_norm")], in_float32):
+                  (F, "log_softmax"), (F, "layer_norm")],
+                 outside_autocast(lambda x, half: x.to(compute),
+                                  lambda y, half: y.float())):
         yield
 
 
@@ -147,19 +151,6 @@ def second_implementation():
     to half (OpenBLAS's float32 sums, not oneDNN's half GEMM's), rounded once to half; gelu is
     computed in float64 and rounded to half once (PyTorch's in float32), and, with
     float32_list(torch.float64), softmax, log-softmax and layer norm in float64."""
-    def rounded(x, half):
-        return x.to(half).float() if torch.is_tensor(x) and x.is_floating_point() else x
-
-    def product(original):
-        def op(*args, **kwargs):
-            half = cpu_autocast_dtype()
-            if half is None:
-                return original(*args, **kwargs)
-            with torch.autocast("cpu", enabled=False):
-                return original(*(rounded(a, half) for a in args),
-                                **{k: rounded(v, half) for k, v in kwargs.items()}).to(half)
-        return op
-
     def gelu(original):
         def op(x, *args, **kwargs):
             if cpu_autocast_dtype() is None or x.dtype == torch.float32:
@@ -168,7 +159,10 @@ def second_implementation():
         return op
 
     with patched([(F, "linear"), (torch, "matmul"), (torch.Tensor, "__matmul__"),
-                  (F, "conv2d")], product), patched([(F, "gelu")], gelu):
+                  (F, "conv2d")],
+                 outside_autocast(lambda x, half: x.to(half).float(),
+                                  lambda y, half: y.to(half))), \
+            patched([(F, "gelu")], gelu):
         yield
 
 
@@ -215,10 +209,7 @@ def check(name, args):
              "label": torch.from_numpy(rng.integers(0, 10, args.batch, dtype=np.int64))}
     b_path = os.path.join(work, "batch.safetensors")
     out_path = os.path.join(work, "out.safetensors")
-    # `EXE step` takes exactly the model's inputs (an autoencoder has no label).
-    summary = json.loads(csa.run([args.cairn, "check", source, "--json"], 300))
-    inputs = {i["name"] for i in summary["inputs"]}
-    csa.write_safetensors(b_path, {k: v for k, v in batch.items() if k in inputs})
+    csa.write_inputs(b_path, batch, csa.cairn_check(args.cairn, source))
     csa.run([exe, "step", "--load", w_path, "--batch", b_path, "--out", out_path,
              "--seed", STEP_SEED], 600)
     got = csa.read_safetensors(out_path)
@@ -305,14 +296,15 @@ def main():
                     help="what Cairn builds with (default: --dtype; f32 shows the check failing)")
     args = ap.parse_args()
     print(f"PyTorch {torch.__version__}")
-    if args.dtype == "f16" and tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 1):
+    version = tuple(int(v) for v in torch.__version__.split(".")[:2])
+    if args.dtype == "f16" and version < (2, 1):
         print(f"skipped: CPU autocast in f16 needs PyTorch 2.1 or newer, not "
               f"{torch.__version__} (bench/precision/run.sh runs it with PyTorch 2.x)")
         sys.exit(77)
     if args.models is None:
-        torch2 = int(torch.__version__.split(".")[0]) >= 2
         args.models = ["mlp", "cnn"] + (["deep_mlp"] if args.dtype == "bf16" else []) + \
-            ["transformer"] + (["autoencoder"] if args.dtype == "bf16" and torch2 else [])
+            ["transformer"] + (["autoencoder"] if args.dtype == "bf16" and version >= (2, 0)
+                               else [])
     problems = []
     for name in args.models:
         problems += check(name, args)

@@ -133,6 +133,18 @@ def run(cmd, timeout):
     return proc.stdout
 
 
+def cairn_check(cairn, source):
+    """`cairn check SOURCE --json`: the model's batch, inputs, parameters."""
+    return json.loads(run([cairn, "check", source, "--json"], 300))
+
+
+def write_inputs(path, batch, summary):
+    """The tensors of `batch` that are the model's inputs (`summary`: cairn_check's), to
+    `path`: `EXE step` takes exactly those (an autoencoder has no label)."""
+    inputs = {i["name"] for i in summary["inputs"]}
+    write_safetensors(path, {k: v for k, v in batch.items() if k in inputs})
+
+
 def build(cairn, source, exe, batch=None):
     cmd = [cairn, "build", source, "-o", exe]
     if batch is not None:
@@ -479,15 +491,13 @@ def check_one(name, args):
             if a.read() != b.read():
                 problems.append(f"`init --seed {INIT_SEED}` twice gave different files")
 
-    summary = json.loads(run([args.cairn, "check", source, "--json"], 300))
+    summary = cairn_check(args.cairn, source)
     if batch_size is None:
         batch_size = int(summary["batch"])
     rng = np.random.default_rng(DATA_SEED)
     batch = {"image": torch.from_numpy(rng.standard_normal((batch_size, *in_shape), dtype=np.float32)),
              "label": torch.from_numpy(rng.integers(0, 10, batch_size, dtype=np.int64))}
-    # `EXE step` takes exactly the model's inputs (an autoencoder has no label).
-    inputs = {i["name"] for i in summary["inputs"]}
-    write_safetensors(b_path, {k: v for k, v in batch.items() if k in inputs})
+    write_inputs(b_path, batch, summary)
     resumed = RESUMED_STEPS.get(name, 0)
     load_path = w_path
     if resumed:

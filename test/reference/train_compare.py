@@ -44,7 +44,8 @@ finally:
     os.environ.update(ENVIRONMENT)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_step_agreement import build, make_optimizer, read_safetensors, run  # noqa: E402
+from check_step_agreement import (build, cairn_check, make_optimizer, read_safetensors,  # noqa: E402
+                                  run)
 from philox import epoch_permutation  # noqa: E402
 from pytorch_models import MODELS  # noqa: E402
 
@@ -119,7 +120,7 @@ def compare_one(name, args, data):
         metrics = json.load(f)
     threads = int(metrics.get("threads") or args.threads)
     torch.set_num_threads(threads)
-    batch = int(json.loads(run([args.cairn, "check", source, "--json"], 300))["batch"])
+    batch = int(cairn_check(args.cairn, source)["batch"])
     acc, loss, seconds = torch_train(name, source, read_safetensors(w_path), data, batch,
                                      args.epochs, args.seed)
     c_acc = metrics.get("test_accuracy")
