@@ -113,6 +113,12 @@ private:
   std::string call(Value value, llvm::StringRef name) const {
     return ("cairn::cuda::" + name + "<" + getElementCType(value) + ">").str();
   }
+  /// A kernel that also takes half storage (the activations, arithmetic and
+  /// dropout of Kernels.h): typed by `value`'s storage tag, Convert.h's F16
+  /// or Bf16 for a half tensor (both uint16_t in C).
+  std::string storedCall(Value value, llvm::StringRef name) const {
+    return ("cairn::cuda::" + name + "<" + getTemplateType(value) + ">").str();
+  }
   /// gemm, batchedGemm or linearForward writing `result`: on half
   /// operands, its tensor-core twin (halfGemm<CastType::F16>, ...).
   std::string gemmCall(Value result, llvm::StringRef name) const {
@@ -419,14 +425,14 @@ void CudaEmitter::emitBinary(Operation *op, Value lhs, Value rhs,
   std::string kind =
       std::string("cairn::cuda::BinaryOp::") + getBinaryOpName(op);
   if (lhsN == n && rhsN == n) {
-    line() << call(result, "binarySameShape") << "(cx, " << kind << ", " << n
-           << ", " << ptr(lhs) << ", " << ptr(rhs) << ", " << ptr(result)
+    line() << storedCall(result, "binarySameShape") << "(cx, " << kind << ", "
+           << n << ", " << ptr(lhs) << ", " << ptr(rhs) << ", " << ptr(result)
            << ");\n";
     return;
   }
   if ((lhsN == n && rhsN == 1) || (lhsN == 1 && rhsN == n)) {
     bool scalarLhs = lhsN != n;
-    line() << call(result, "binaryScalar") << "(cx, " << kind << ", " << n
+    line() << storedCall(result, "binaryScalar") << "(cx, " << kind << ", " << n
            << ", " << formatBool(scalarLhs) << ", " << ptr(lhs) << ", "
            << ptr(rhs) << ", " << ptr(result) << ");\n";
     return;
@@ -439,9 +445,10 @@ void CudaEmitter::emitBinary(Operation *op, Value lhs, Value rhs,
          << "};\n";
   line() << "  static const int64_t kRhsStrides[] = {" << formatInts(rhsStrides)
          << "};\n";
-  line() << "  " << call(result, "binaryBroadcast") << "(cx, " << kind << ", "
-         << shape.size() << ", kShape, " << ptr(lhs) << ", kLhsStrides, "
-         << ptr(rhs) << ", kRhsStrides, " << ptr(result) << ");\n";
+  line() << "  " << storedCall(result, "binaryBroadcast") << "(cx, " << kind
+         << ", " << shape.size() << ", kShape, " << ptr(lhs)
+         << ", kLhsStrides, " << ptr(rhs) << ", kRhsStrides, " << ptr(result)
+         << ");\n";
   line() << "}\n";
 }
 
@@ -575,14 +582,14 @@ void CudaEmitter::emitKernel(Operation *op) {
                 return true;
               })
           .Case([&](ReluKernelOp k) {
-            line() << call(k.getResult(), "activationForward")
+            line() << storedCall(k.getResult(), "activationForward")
                    << "(cx, cairn::cuda::Activation::Relu, " << k.getN() << ", "
                    << ptr(k.getInput()) << ", " << ptr(k.getResult()) << ");\n";
             return true;
           })
           .Case([&](ReluGradKernelOp k) {
             // (dy, saved): relu's result.
-            line() << call(k.getResult(), "activationBackward")
+            line() << storedCall(k.getResult(), "activationBackward")
                    << "(cx, cairn::cuda::Activation::Relu, " << k.getN() << ", "
                    << ptr(k.getDy()) << ", " << ptr(k.getOutput()) << ", "
                    << ptr(k.getResult()) << ");\n";
@@ -640,10 +647,10 @@ void CudaEmitter::emitKernel(Operation *op) {
           .Case([&](DropoutKernelOp k) {
             // The seed and the step come from cx.scalars, so a captured
             // graph draws a new mask on every replay.
-            line() << call(k.getResult(), "dropout") << "(cx, " << k.getN()
-                   << ", " << formatDouble(k.getP()) << ", " << k.getStream()
-                   << ", " << ptr(k.getInput()) << ", " << ptr(k.getResult())
-                   << ");\n";
+            line() << storedCall(k.getResult(), "dropout") << "(cx, "
+                   << k.getN() << ", " << formatDouble(k.getP()) << ", "
+                   << k.getStream() << ", " << ptr(k.getInput()) << ", "
+                   << ptr(k.getResult()) << ");\n";
             return true;
           })
           .Case([&](SliceGradKernelOp k) {

@@ -100,7 +100,8 @@ bool isResultCastCheaper(Operation *product) {
 
 class HalfInFloat32 {
 public:
-  HalfInFloat32(func::FuncOp func, bool halfProducts, bool halfStorageKernels)
+  HalfInFloat32(func::FuncOp func, bool halfProducts,
+                HalfStorageKernels halfStorageKernels)
       : func(func), builder(func.getContext()),
         f32(Float32Type::get(func.getContext())), halfProducts(halfProducts),
         halfStorageKernels(halfStorageKernels) {}
@@ -128,7 +129,7 @@ private:
   OpBuilder builder;
   Type f32;
   bool halfProducts;
-  bool halfStorageKernels;
+  HalfStorageKernels halfStorageKernels;
   llvm::DenseMap<std::pair<Value, Operation *>, Value> copies;
 };
 
@@ -243,7 +244,10 @@ void HalfInFloat32::run() {
       result.replaceAllUsesExcept(half, half);
     }
   }
-  if (halfStorageKernels) {
+  // Reading a half input into a float32 sum or softmax, and rounding a
+  // float32 operand or result as a product reads or writes it, are the
+  // CPU's kernels (isHalfStorageOp).
+  if (halfStorageKernels == HalfStorageKernels::All) {
     readHalvesInPlace();
     fuseProductCasts();
   }
@@ -253,8 +257,16 @@ struct ComputeHalfInFloat32Pass
     : cairn::impl::ComputeHalfInFloat32PassBase<ComputeHalfInFloat32Pass> {
   using ComputeHalfInFloat32PassBase::ComputeHalfInFloat32PassBase;
   void runOnOperation() override {
+    std::optional<HalfStorageKernels> kernels =
+        parseHalfStorageKernels(halfStorageKernels);
+    if (!kernels) {
+      getOperation().emitError()
+          << "unknown half-storage-kernels '" << halfStorageKernels
+          << "' (none, one-type or all)";
+      return signalPassFailure();
+    }
     for (auto func : getOperation().getOps<func::FuncOp>())
-      HalfInFloat32(func, halfProducts, halfStorageKernels).run();
+      HalfInFloat32(func, halfProducts, *kernels).run();
   }
 };
 

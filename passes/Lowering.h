@@ -18,6 +18,18 @@
 
 namespace cairn {
 
+/// Which ops a target's kernels run on half tensors themselves, each element
+/// widened to float32 as it is read and rounded as it is written: none;
+/// those whose tensors have one half type (isOneHalfTypeStorageOp: CUDA);
+/// or every op of isHalfStorageOp (the CPU: also the products that round
+/// float32 operands or results as they read or write them, and the sums
+/// and softmaxes that read half into float32).
+enum class HalfStorageKernels { None, OneType, All };
+
+/// "none", "one-type", "all": cairn-compute-half-in-float32's option.
+llvm::StringRef getHalfStorageKernelsName(HalfStorageKernels kernels);
+std::optional<HalfStorageKernels> parseHalfStorageKernels(llvm::StringRef name);
+
 /// What a target's kernels take and need: the lowering asks it, so that
 /// every byte of scratch a library or kernel uses is a buffer of the plan.
 struct LoweringTarget {
@@ -31,9 +43,9 @@ struct LoweringTarget {
   /// With halfStorage, its GEMMs also take half operands and results,
   /// accumulating in float32 (isHalfProduct; CUDA's tensor cores).
   bool halfProducts = false;
-  /// With halfStorage, the ops of isHalfStorageOp read and write half
-  /// tensors themselves, computing in float32 between (the CPU).
-  bool halfStorageKernels = false;
+  /// With halfStorage, the ops whose kernels read and write half tensors
+  /// themselves, computing in float32 between (HalfStorageKernels).
+  HalfStorageKernels halfStorageKernels = HalfStorageKernels::None;
   /// Whether its kernels scale the loss and skip a step with a non-finite
   /// gradient (cairn.loss_scale, cairn.found_inf, cairn.skip_select, and the
   /// updates' found_inf).
@@ -106,15 +118,24 @@ bool isHalfProduct(mlir::Operation *op);
 /// tanh, gelu, silu, hardswish) and their gradients on one half type;
 /// batch norm, its gradient and its running update on half data, beside
 /// their float32 parameters and statistics. What a target with
-/// halfStorageKernels runs on half tensors.
+/// HalfStorageKernels::All runs on half tensors.
 bool isHalfStorageOp(mlir::Operation *op);
 
+/// Of isHalfStorageOp, the ops whose tensors all have one half type, but
+/// for batch norm's float32 parameters and statistics: dropout, the
+/// element-wise add, sub, mul and div, the activations and their gradients,
+/// max pooling (its result is one of its inputs) and its gradient where
+/// windows do not overlap (each gradient lands alone), batch norm, its
+/// gradient and its running update. What a target with
+/// HalfStorageKernels::OneType runs on half tensors.
+bool isOneHalfTypeStorageOp(mlir::Operation *op);
+
 /// Whether a target that stores half tensors runs `op` on them as they are:
-/// a cast or a reshape, and with `halfProducts` an op of isHalfProduct, with
-/// `halfStorageKernels` one of isHalfStorageOp. cairn-compute-half-in-float32
-/// leaves these half; the lowering takes their half tensors.
+/// a cast or a reshape, and with `halfProducts` an op of isHalfProduct, and
+/// an op `halfStorageKernels` names. cairn-compute-half-in-float32 leaves
+/// these half; the lowering takes their half tensors.
 bool runsOnHalf(mlir::Operation *op, bool halfProducts,
-                bool halfStorageKernels);
+                HalfStorageKernels halfStorageKernels);
 
 /// Lowers both steps and computes liveness; planArena (ArenaPlan.h) lays
 /// out the arena. Errors are

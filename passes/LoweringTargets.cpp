@@ -108,18 +108,10 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
   if (mlir::isa<LinearOp, LinearGradInputOp, LinearGradWeightOp, Conv2dOp,
                 Conv2dGradInputOp, Conv2dGradWeightOp>(op))
     return computesInHalf(op);
-  if (mlir::isa<MatmulOp, MaxPool2dOp, DropoutOp, AddOp, SubOp, MulOp, DivOp,
-                ReluOp, SigmoidOp, TanhOp, GeluOp, SiluOp, HardswishOp,
-                ReluGradOp, SigmoidGradOp, TanhGradOp, GeluGradOp, SiluGradOp,
-                HardswishGradOp>(op))
+  if (isOneHalfTypeStorageOp(op))
+    return true;
+  if (mlir::isa<MatmulOp>(op))
     return hasOneHalfType(op);
-  // Batch norm's data (input, result, dy, dx) has one type and its
-  // parameters and statistics are float32 where that type is half (the
-  // verifiers' getNormParamElementType): the first operand says which.
-  if (mlir::isa<BatchNormOp, BatchNormGradOp, BatchNormRunningUpdateOp>(op)) {
-    mlir::Type data = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
-    return isHalfElementType(data);
-  }
   // A sum, a mean or a softmax reads its half input widened and computes in
   // float32 into a float32 result.
   if (mlir::isa<SumOp, MeanOp, SoftmaxOp, LogSoftmaxOp>(op)) {
@@ -127,10 +119,30 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
     return isHalfElementType(input) &&
            mlir::getElementTypeOrSelf(op->getResult(0).getType()).isF32();
   }
-  auto grad = mlir::dyn_cast<MaxPool2dGradOp>(op);
-  if (!grad || !hasOneHalfType(op))
+  return false;
+}
+
+bool cairn::isOneHalfTypeStorageOp(mlir::Operation *op) {
+  // Batch norm's data (input, result, dy, dx) has one type and its
+  // parameters and statistics are float32 where that type is half (the
+  // verifiers' getNormParamElementType): the first operand says which.
+  if (mlir::isa<BatchNormOp, BatchNormGradOp, BatchNormRunningUpdateOp>(op)) {
+    mlir::Type data = mlir::getElementTypeOrSelf(op->getOperand(0).getType());
+    return isHalfElementType(data);
+  }
+  if (!hasOneHalfType(op))
     return false;
-  // Windows overlap where the stride is below the dilated window.
+  if (mlir::isa<DropoutOp, AddOp, SubOp, MulOp, DivOp, ReluOp, SigmoidOp,
+                TanhOp, GeluOp, SiluOp, HardswishOp, ReluGradOp, SigmoidGradOp,
+                TanhGradOp, GeluGradOp, SiluGradOp, HardswishGradOp,
+                MaxPool2dOp>(op))
+    return true;
+  // Max pooling's gradient where no two windows overlap: each gradient
+  // lands alone, with no sum to round. Windows overlap where the stride is
+  // below the dilated window.
+  auto grad = mlir::dyn_cast<MaxPool2dGradOp>(op);
+  if (!grad)
+    return false;
   for (int axis = 0; axis < 2; ++axis)
     if (grad.getStride()[axis] <
         grad.getDilation()[axis] * (grad.getKernelSize()[axis] - 1) + 1)
@@ -139,17 +151,47 @@ bool cairn::isHalfStorageOp(mlir::Operation *op) {
 }
 
 bool cairn::runsOnHalf(mlir::Operation *op, bool halfProducts,
-                       bool halfStorageKernels) {
-  return mlir::isa<CastOp, ReshapeOp>(op) ||
-         (halfProducts && isHalfProduct(op)) ||
-         (halfStorageKernels && isHalfStorageOp(op));
+                       HalfStorageKernels halfStorageKernels) {
+  if (mlir::isa<CastOp, ReshapeOp>(op) || (halfProducts && isHalfProduct(op)))
+    return true;
+  switch (halfStorageKernels) {
+  case HalfStorageKernels::None:
+    return false;
+  case HalfStorageKernels::OneType:
+    return isOneHalfTypeStorageOp(op);
+  case HalfStorageKernels::All:
+    return isHalfStorageOp(op);
+  }
+  llvm_unreachable("unknown HalfStorageKernels");
+}
+
+llvm::StringRef cairn::getHalfStorageKernelsName(HalfStorageKernels kernels) {
+  switch (kernels) {
+  case HalfStorageKernels::None:
+    return "none";
+  case HalfStorageKernels::OneType:
+    return "one-type";
+  case HalfStorageKernels::All:
+    return "all";
+  }
+  llvm_unreachable("unknown HalfStorageKernels");
+}
+
+std::optional<HalfStorageKernels>
+cairn::parseHalfStorageKernels(llvm::StringRef name) {
+  for (HalfStorageKernels kernels :
+       {HalfStorageKernels::None, HalfStorageKernels::OneType,
+        HalfStorageKernels::All})
+    if (name == getHalfStorageKernelsName(kernels))
+      return kernels;
+  return std::nullopt;
 }
 
 LoweringTarget cairn::getCpuTarget() {
   LoweringTarget target;
   target.name = "CPU";
   target.halfStorage = true;
-  target.halfStorageKernels = true;
+  target.halfStorageKernels = HalfStorageKernels::All;
   target.lossScaling = true;
   target.gemmWorkspaceBytes = getHalfGemmWorkspaceBytes;
   target.convWorkspaceElements = getCpuConvElements;
@@ -178,6 +220,12 @@ LoweringTarget cairn::getCudaTarget() {
   // (runtime/cuda/ConvKernels.cu), which has no half twin.
   target.halfStorage = true;
   target.halfProducts = true;
+  // Its element-wise, max-pooling and batch-norm kernels read and write
+  // half tensors themselves (ElementwiseKernels.cu, PoolKernels.cu,
+  // BatchNorm.cu: Storage<T>), with the CPU's rounding; a product reads
+  // only half operands (no float32 master rounded as it is read), and the
+  // sums and softmaxes read float32 copies.
+  target.halfStorageKernels = HalfStorageKernels::OneType;
   target.lossScaling = true;
   target.gemmWorkspaceBytes = getSplitKWorkspaceBytes;
   // cuDNN's budget: the CPU's im2col size, so that both arenas agree; the

@@ -113,7 +113,12 @@ def ComputeHalfInFloat32Pass
     rounded once, is what the float32 product of the widened operands and a
     cast give, without the float32 copies.
 
-    With `half-storage-kernels` (the CPU), an op of `isHalfStorageOp`
+    With `half-storage-kernels=one-type` (CUDA), dropout, the element-wise
+    arithmetic, the activations and their gradients, max pooling and its
+    gradient where windows do not overlap, on one half type, and batch norm,
+    its gradient and running update on half data beside float32 parameters
+    (`isOneHalfTypeStorageOp`), are left as they are. With
+    `half-storage-kernels=all` (the CPU), an op of `isHalfStorageOp`
     (passes/Lowering.h: a `cairn.linear`, `cairn.linear_grad_input` or
     `cairn.linear_grad_weight` on one half type, whose kernel widens panels
     of its operands into float32 scratch; a `cairn.max_pool2d` on one half type, a
@@ -128,10 +133,11 @@ def ComputeHalfInFloat32Pass
     Option<"halfProducts", "half-products", "bool", /*default=*/"false",
            "leave GEMMs on one half type in half (the target multiplies half "
            "operands)">,
-    Option<"halfStorageKernels", "half-storage-kernels", "bool",
-           /*default=*/"false",
+    Option<"halfStorageKernels", "half-storage-kernels", "std::string",
+           /*default=*/"\"none\"",
            "leave the ops whose kernels widen and round half tensors "
-           "themselves in half (isHalfStorageOp)">,
+           "themselves in half: none, one-type (isOneHalfTypeStorageOp) or "
+           "all (isHalfStorageOp)">,
   ];
 }
 

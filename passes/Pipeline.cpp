@@ -112,7 +112,8 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
             getLoweringTarget(options.target);
         target->halfStorage)
       pm.addPass(createComputeHalfInFloat32Pass(
-          {target->halfProducts, target->halfStorageKernels}));
+          {target->halfProducts,
+           getHalfStorageKernelsName(target->halfStorageKernels).str()}));
     pm.addPass(createLowerToKernelsPass({options.target}));
     if (options.microBatches > 1)
       pm.addPass(createSplitMicroBatchesPass(

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 namespace cairn::cuda {
 
@@ -78,6 +79,10 @@ bool fitsCudnn(int64_t n, int64_t c, int64_t spatial) {
   return n <= kMax && c <= kMax && spatial <= kMax && n * c * spatial <= kMax;
 }
 
+/// Half data (T kernels::F16 or Bf16) goes to our kernels, the CPU's
+/// arithmetic on the widened elements, not to cuDNN's half batch norm.
+template <typename T> constexpr bool kCudnnTakes = std::is_same_v<kernels::StoredAs<T>, T>;
+
 template <typename T>
 BatchNormSite &siteFor(Context &cx, int siteId, int64_t n, int64_t c, int64_t spatial) {
   const cudnnDataType_t type = DnnType<T>::value;
@@ -103,17 +108,17 @@ struct Moments {
 };
 
 template <typename T, int Threads>
-__device__ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T *x, int64_t ch,
-                                  double *shared) {
+__device__ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const Data<T> *x,
+                                  int64_t ch, double *shared) {
   const int64_t count = n * spatial;
   const double total = static_cast<double>(count);
   double sum = 0;
   for (int64_t k = threadIdx.x; k < count; k += Threads)
-    sum += static_cast<double>(x[channelIndex(k, c, spatial, ch)]);
+    sum += loadData<T>(x, channelIndex(k, c, spatial, ch));
   const double mean = groupSum<Threads>(sum, shared) / total;
   double sq = 0;
   for (int64_t k = threadIdx.x; k < count; k += Threads) {
-    const double d = static_cast<double>(x[channelIndex(k, c, spatial, ch)]) - mean;
+    const double d = loadData<T>(x, channelIndex(k, c, spatial, ch)) - mean;
     sq += d * d;
   }
   return {mean, groupSum<Threads>(sq, shared) / total};
@@ -121,8 +126,8 @@ __device__ Moments channelMoments(int64_t n, int64_t c, int64_t spatial, const T
 
 template <typename T, int Threads>
 __global__ void __launch_bounds__(Threads)
-    trainingForwardKernel(int64_t n, int64_t c, int64_t spatial, const T *x, const T *gamma,
-                          const T *beta, double eps, T *y) {
+    trainingForwardKernel(int64_t n, int64_t c, int64_t spatial, const Data<T> *x,
+                          const Param<T> *gamma, const Param<T> *beta, double eps, Data<T> *y) {
   __shared__ double shared[Threads / 32];
   const int64_t count = n * spatial;
   for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
@@ -131,21 +136,22 @@ __global__ void __launch_bounds__(Threads)
     const double shift = beta ? static_cast<double>(beta[ch]) : 0.0;
     for (int64_t k = threadIdx.x; k < count; k += Threads) {
       const int64_t i = channelIndex(k, c, spatial, ch);
-      y[i] = T((static_cast<double>(x[i]) - m.mean) * scale + shift);
+      y[i] = storeData<T>((loadData<T>(x, i) - m.mean) * scale + shift);
     }
   }
 }
 
 template <typename T>
-__global__ void inferenceKernel(int64_t total, int64_t c, int64_t spatial, const T *x,
-                                const T *gamma, const T *beta, const T *runningMean,
-                                const T *runningVar, double eps, T *y) {
+__global__ void inferenceKernel(int64_t total, int64_t c, int64_t spatial, const Data<T> *x,
+                                const Param<T> *gamma, const Param<T> *beta,
+                                const Param<T> *runningMean, const Param<T> *runningVar, double eps,
+                                Data<T> *y) {
   CAIRN_GRID_STRIDE_LOOP(i, total) {
     const int64_t ch = (i / spatial) % c;
     const double scale = (gamma ? static_cast<double>(gamma[ch]) : 1.0) /
                          sqrt(static_cast<double>(runningVar[ch]) + eps);
     const double shift = beta ? static_cast<double>(beta[ch]) : 0.0;
-    y[i] = T((static_cast<double>(x[i]) - static_cast<double>(runningMean[ch])) * scale + shift);
+    y[i] = storeData<T>((loadData<T>(x, i) - static_cast<double>(runningMean[ch])) * scale + shift);
   }
 }
 
@@ -153,8 +159,9 @@ __global__ void inferenceKernel(int64_t total, int64_t c, int64_t spatial, const
 /// xhat), dbeta = sum(dy), each written when not null.
 template <typename T, int Threads>
 __global__ void __launch_bounds__(Threads)
-    backwardKernel(int64_t n, int64_t c, int64_t spatial, const T *dy, const T *x, const T *gamma,
-                   double eps, T *dx, T *dgamma, T *dbeta) {
+    backwardKernel(int64_t n, int64_t c, int64_t spatial, const Data<T> *dy, const Data<T> *x,
+                   const Param<T> *gamma, double eps, Data<T> *dx, Param<T> *dgamma,
+                   Param<T> *dbeta) {
   __shared__ double shared[Threads / 32];
   const int64_t count = n * spatial;
   const double total = static_cast<double>(count);
@@ -165,40 +172,43 @@ __global__ void __launch_bounds__(Threads)
     channelGradientSums<T, Threads>(n, c, spatial, dy, x, ch, m.mean, shared, sumDy, sumDyXc);
     if (threadIdx.x == 0) {
       if (dgamma)
-        dgamma[ch] = T(sumDyXc * invStd);
+        dgamma[ch] = Param<T>(sumDyXc * invStd);
       if (dbeta)
-        dbeta[ch] = T(sumDy);
+        dbeta[ch] = Param<T>(sumDy);
     }
     const double k0 = (gamma ? static_cast<double>(gamma[ch]) : 1.0) * invStd;
     const double cXc = -k0 * invStd * invStd * sumDyXc / total, c0 = -k0 * sumDy / total;
     for (int64_t k = threadIdx.x; k < count; k += Threads) {
       const int64_t i = channelIndex(k, c, spatial, ch);
-      dx[i] = T(k0 * static_cast<double>(dy[i]) + cXc * (static_cast<double>(x[i]) - m.mean) + c0);
+      dx[i] = storeData<T>(k0 * loadData<T>(dy, i) + cXc * (loadData<T>(x, i) - m.mean) + c0);
     }
   }
 }
-
 
 } // namespace
 
 template <typename T>
 void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                              const T *x, const T *gamma, const T *beta, double eps, T *y,
-                              double *workspace, const kernels::RankSum &replicas) {
+                              const Data<T> *x, const Param<T> *gamma, const Param<T> *beta,
+                              double eps, Data<T> *y, double *workspace,
+                              const kernels::RankSum &replicas) {
   if (replicas)
-    return syncBatchNormTrainingForward(cx, n, c, spatial, x, gamma, beta, eps, y, workspace,
-                                        replicas);
+    return syncBatchNormTrainingForward<T>(cx, n, c, spatial, x, gamma, beta, eps, y, workspace,
+                                           replicas);
   if (n * c * spatial == 0)
     return;
-  if (gamma && beta && fitsCudnn(n, c, spatial)) {
-    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
-    const T one = 1, zero = 0;
-    CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
-        cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma, beta,
-        /*exponentialAverageFactor=*/0.0, /*resultRunningMean=*/nullptr,
-        /*resultRunningVariance=*/nullptr, eps, /*resultSaveMean=*/nullptr,
-        /*resultSaveInvVariance=*/nullptr));
-    return;
+  if constexpr (kCudnnTakes<T>) {
+    if (gamma && beta && fitsCudnn(n, c, spatial)) {
+      BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+      const T one = 1, zero = 0;
+      CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
+          cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma,
+          beta,
+          /*exponentialAverageFactor=*/0.0, /*resultRunningMean=*/nullptr,
+          /*resultRunningVariance=*/nullptr, eps, /*resultSaveMean=*/nullptr,
+          /*resultSaveInvVariance=*/nullptr));
+      return;
+    }
   }
   if (c >= kManyChannels)
     trainingForwardKernel<T, 256>
@@ -211,41 +221,47 @@ void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64
 
 template <typename T>
 void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                               const T *x, const T *gamma, const T *beta, const T *runningMean,
-                               const T *runningVar, double eps, T *y) {
+                               const Data<T> *x, const Param<T> *gamma, const Param<T> *beta,
+                               const Param<T> *runningMean, const Param<T> *runningVar, double eps,
+                               Data<T> *y) {
   const int64_t total = n * c * spatial;
   if (total == 0)
     return;
-  if (gamma && beta && fitsCudnn(n, c, spatial)) {
-    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
-    const T one = 1, zero = 0;
-    CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
-        cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma, beta,
-        runningMean, runningVar, eps));
-    return;
+  if constexpr (kCudnnTakes<T>) {
+    if (gamma && beta && fitsCudnn(n, c, spatial)) {
+      BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+      const T one = 1, zero = 0;
+      CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+          cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma,
+          beta, runningMean, runningVar, eps));
+      return;
+    }
   }
-  inferenceKernel<<<blocksFor(total), kThreadsPerBlock, 0, cx.stream>>>(
+  inferenceKernel<T><<<blocksFor(total), kThreadsPerBlock, 0, cx.stream>>>(
       total, c, spatial, x, gamma, beta, runningMean, runningVar, eps, y);
   CAIRN_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
-void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial, const T *dy,
-                       const T *x, const T *gamma, double eps, T *dx, T *dgamma, T *dbeta,
-                       double *workspace, const kernels::RankSum &replicas) {
+void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
+                       const Data<T> *dy, const Data<T> *x, const Param<T> *gamma, double eps,
+                       Data<T> *dx, Param<T> *dgamma, Param<T> *dbeta, double *workspace,
+                       const kernels::RankSum &replicas) {
   if (replicas)
-    return syncBatchNormBackward(cx, n, c, spatial, dy, x, gamma, eps, dx, dgamma, dbeta,
-                                 workspace, replicas);
+    return syncBatchNormBackward<T>(cx, n, c, spatial, dy, x, gamma, eps, dx, dgamma, dbeta,
+                                    workspace, replicas);
   if (n * c * spatial == 0)
     return;
-  if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
-    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
-    const T one = 1, zero = 0;
-    CAIRN_CUDNN_CHECK(cudnnBatchNormalizationBackward(
-        cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, plan.x, x, plan.x, dy, plan.x,
-        dx, plan.param, gamma, dgamma, dbeta, eps, /*savedMean=*/nullptr,
-        /*savedInvVariance=*/nullptr));
-    return;
+  if constexpr (kCudnnTakes<T>) {
+    if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
+      BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+      const T one = 1, zero = 0;
+      CAIRN_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+          cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, plan.x, x, plan.x, dy, plan.x,
+          dx, plan.param, gamma, dgamma, dbeta, eps, /*savedMean=*/nullptr,
+          /*savedInvVariance=*/nullptr));
+      return;
+    }
   }
   if (c >= kManyChannels)
     backwardKernel<T, 256><<<channelBlocks(c), 256, 0, cx.stream>>>(n, c, spatial, dy, x, gamma,
@@ -256,18 +272,21 @@ void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spat
   CAIRN_CUDA_CHECK_LAUNCH();
 }
 
-#define CAIRN_INSTANTIATE(T)                                                                       \
-  template void batchNormTrainingForward<T>(Context &, int, int64_t, int64_t, int64_t, const T *,  \
-                                            const T *, const T *, double, T *, double *,           \
+/// T the data's tag, D its storage, P the parameters' type.
+#define CAIRN_INSTANTIATE(T, D, P)                                                                 \
+  template void batchNormTrainingForward<T>(Context &, int, int64_t, int64_t, int64_t, const D *,  \
+                                            const P *, const P *, double, D *, double *,           \
                                             const kernels::RankSum &);                             \
-  template void batchNormInferenceForward<T>(Context &, int, int64_t, int64_t, int64_t, const T *, \
-                                             const T *, const T *, const T *, const T *, double,   \
-                                             T *);                                                 \
-  template void batchNormBackward<T>(Context &, int, int64_t, int64_t, int64_t, const T *,         \
-                                     const T *, const T *, double, T *, T *, T *, double *,        \
+  template void batchNormInferenceForward<T>(Context &, int, int64_t, int64_t, int64_t, const D *, \
+                                             const P *, const P *, const P *, const P *, double,   \
+                                             D *);                                                 \
+  template void batchNormBackward<T>(Context &, int, int64_t, int64_t, int64_t, const D *,         \
+                                     const D *, const P *, double, D *, P *, P *, double *,        \
                                      const kernels::RankSum &);
-CAIRN_INSTANTIATE(float)
-CAIRN_INSTANTIATE(double)
+CAIRN_INSTANTIATE(float, float, float)
+CAIRN_INSTANTIATE(double, double, double)
+CAIRN_INSTANTIATE(kernels::F16, uint16_t, float)
+CAIRN_INSTANTIATE(kernels::Bf16, uint16_t, float)
 #undef CAIRN_INSTANTIATE
 
 } // namespace cairn::cuda

@@ -11,6 +11,12 @@
 // dropped, neighbours contiguous in every operand merged), then each thread
 // turns its output index into the two operand offsets.
 //
+// Activations, arithmetic and dropout (LossKernels.cu) also take f16 and
+// bf16 tensors (T = kernels::F16 or Bf16, stored as uint16_t): each element
+// is widened to float as it is read and rounded as it is written, with
+// Convert.h's rounding, so the bits are the CPU's half kernels' (and the
+// float kernel's between two casts).
+//
 // A chain (Kernels.h) is a small register program run per element by one
 // kernel, replacing a run of element-wise kernels whose intermediates
 // nobody else reads. Registers hold T, so every op rounds to T as the
@@ -36,16 +42,23 @@ namespace {
 // Activations and same-shape arithmetic.
 //===----------------------------------------------------------------------===//
 
+using kernels::ComputedIn;
+using kernels::Storage;
+using kernels::StoredAs;
+
 template <typename T, typename Act>
-__global__ void activationForwardKernel(int64_t n, const T *x, T *y) {
+__global__ void activationForwardKernel(int64_t n, const StoredAs<T> *x, StoredAs<T> *y) {
+  using S = Storage<T>;
   CAIRN_GRID_STRIDE_LOOP(i, n)
-  y[i] = Act::forward(x[i]);
+  y[i] = S::store(Act::forward(S::load(x[i])));
 }
 
 template <typename T, typename Act>
-__global__ void activationBackwardKernel(int64_t n, const T *dy, const T *saved, T *dx) {
+__global__ void activationBackwardKernel(int64_t n, const StoredAs<T> *dy, const StoredAs<T> *saved,
+                                         StoredAs<T> *dx) {
+  using S = Storage<T>;
   CAIRN_GRID_STRIDE_LOOP(i, n)
-  dx[i] = Act::backward(dy[i], saved[i]);
+  dx[i] = S::store(Act::backward(S::load(dy[i]), S::load(saved[i])));
 }
 
 /// A functor with parameters (ops::Clamp, ops::LeakyRelu), passed by value.
@@ -62,17 +75,21 @@ __global__ void parameterizedBackwardKernel(int64_t n, F f, const T *dy, const T
 }
 
 template <typename T, typename Op>
-__global__ void binarySameShapeKernel(int64_t n, const T *a, const T *b, T *out) {
+__global__ void binarySameShapeKernel(int64_t n, const StoredAs<T> *a, const StoredAs<T> *b,
+                                      StoredAs<T> *out) {
+  using S = Storage<T>;
   CAIRN_GRID_STRIDE_LOOP(i, n)
-  out[i] = Op()(a[i], b[i]);
+  out[i] = S::store(Op()(S::load(a[i]), S::load(b[i])));
 }
 
 /// One operand is the single element at a (ScalarLhs) or b.
 template <typename T, typename Op, bool ScalarLhs>
-__global__ void binaryScalarKernel(int64_t n, const T *a, const T *b, T *out) {
-  const T s = ScalarLhs ? a[0] : b[0];
+__global__ void binaryScalarKernel(int64_t n, const StoredAs<T> *a, const StoredAs<T> *b,
+                                   StoredAs<T> *out) {
+  using S = Storage<T>;
+  const ComputedIn<T> s = S::load(ScalarLhs ? a[0] : b[0]);
   CAIRN_GRID_STRIDE_LOOP(i, n)
-  out[i] = ScalarLhs ? Op()(s, b[i]) : Op()(a[i], s);
+  out[i] = S::store(ScalarLhs ? Op()(s, S::load(b[i])) : Op()(S::load(a[i]), s));
 }
 
 //===----------------------------------------------------------------------===//
@@ -142,12 +159,13 @@ __host__ __device__ __forceinline__ void broadcastOffsets(const BroadcastDims &d
 }
 
 template <typename T, typename Op>
-__global__ void binaryBroadcastKernel(int64_t n, BroadcastDims dims, const T *a, const T *b,
-                                      T *out) {
+__global__ void binaryBroadcastKernel(int64_t n, BroadcastDims dims, const StoredAs<T> *a,
+                                      const StoredAs<T> *b, StoredAs<T> *out) {
+  using S = Storage<T>;
   CAIRN_GRID_STRIDE_LOOP(i, n) {
     int64_t aOff, bOff;
     broadcastOffsets(dims, i, aOff, bOff);
-    out[i] = Op()(a[aOff], b[bOff]);
+    out[i] = S::store(Op()(S::load(a[aOff]), S::load(b[bOff])));
   }
 }
 
@@ -270,7 +288,8 @@ template <typename T> __global__ void elementwiseChainKernel(int64_t n, ChainArg
 } // namespace
 
 template <typename T>
-void activationForward(Context &cx, Activation kind, int64_t n, const T *x, T *y) {
+void activationForward(Context &cx, Activation kind, int64_t n, const StoredAs<T> *x,
+                       StoredAs<T> *y) {
   if (n <= 0)
     return;
   ops::withActivation(kind, [&](auto act) {
@@ -281,8 +300,8 @@ void activationForward(Context &cx, Activation kind, int64_t n, const T *x, T *y
 }
 
 template <typename T>
-void activationBackward(Context &cx, Activation kind, int64_t n, const T *dy, const T *saved,
-                        T *dx) {
+void activationBackward(Context &cx, Activation kind, int64_t n, const StoredAs<T> *dy,
+                        const StoredAs<T> *saved, StoredAs<T> *dx) {
   if (n <= 0)
     return;
   ops::withActivation(kind, [&](auto act) {
@@ -331,7 +350,8 @@ void leakyReluBackward(Context &cx, int64_t n, double slope, const T *dy, const 
 }
 
 template <typename T>
-void binarySameShape(Context &cx, BinaryOp op, int64_t n, const T *a, const T *b, T *out) {
+void binarySameShape(Context &cx, BinaryOp op, int64_t n, const StoredAs<T> *a,
+                     const StoredAs<T> *b, StoredAs<T> *out) {
   if (n <= 0)
     return;
   ops::withBinaryOp(op, [&](auto f) {
@@ -342,8 +362,8 @@ void binarySameShape(Context &cx, BinaryOp op, int64_t n, const T *a, const T *b
 }
 
 template <typename T>
-void binaryScalar(Context &cx, BinaryOp op, int64_t n, bool scalarLhs, const T *a, const T *b,
-                  T *out) {
+void binaryScalar(Context &cx, BinaryOp op, int64_t n, bool scalarLhs, const StoredAs<T> *a,
+                  const StoredAs<T> *b, StoredAs<T> *out) {
   if (n <= 0)
     return;
   ops::withBinaryOp(op, [&](auto f) {
@@ -358,8 +378,9 @@ void binaryScalar(Context &cx, BinaryOp op, int64_t n, bool scalarLhs, const T *
 }
 
 template <typename T>
-void binaryBroadcast(Context &cx, BinaryOp op, int rank, const int64_t *outShape, const T *a,
-                     const int64_t *aStrides, const T *b, const int64_t *bStrides, T *out) {
+void binaryBroadcast(Context &cx, BinaryOp op, int rank, const int64_t *outShape,
+                     const StoredAs<T> *a, const int64_t *aStrides, const StoredAs<T> *b,
+                     const int64_t *bStrides, StoredAs<T> *out) {
   BroadcastDims dims;
   const int64_t n = coalesce(rank, outShape, aStrides, bStrides, dims);
   if (n == 0)
@@ -384,21 +405,28 @@ void elementwiseChain(Context &cx, const Chain &chain, int64_t n, const T *const
   CAIRN_CUDA_CHECK_LAUNCH();
 }
 
+/// What half storage takes too (T a tag, B its storage): the activations and
+/// the arithmetic.
+#define CAIRN_INSTANTIATE_STORED(T, B)                                                             \
+  template void activationForward<T>(Context &, Activation, int64_t, const B *, B *);              \
+  template void activationBackward<T>(Context &, Activation, int64_t, const B *, const B *, B *);  \
+  template void binarySameShape<T>(Context &, BinaryOp, int64_t, const B *, const B *, B *);       \
+  template void binaryScalar<T>(Context &, BinaryOp, int64_t, bool, const B *, const B *, B *);    \
+  template void binaryBroadcast<T>(Context &, BinaryOp, int, const int64_t *, const B *,           \
+                                   const int64_t *, const B *, const int64_t *, B *);
 #define CAIRN_INSTANTIATE(T)                                                                       \
-  template void activationForward<T>(Context &, Activation, int64_t, const T *, T *);              \
-  template void activationBackward<T>(Context &, Activation, int64_t, const T *, const T *, T *);  \
+  CAIRN_INSTANTIATE_STORED(T, T)                                                                   \
   template void clampForward<T>(Context &, int64_t, bool, double, bool, double, const T *, T *);   \
   template void clampBackward<T>(Context &, int64_t, bool, double, bool, double, const T *,        \
                                  const T *, T *);                                                  \
-  template void leakyReluForward<T>(Context &, int64_t, double, const T *, T *);                  \
-  template void leakyReluBackward<T>(Context &, int64_t, double, const T *, const T *, T *);      \
-  template void binarySameShape<T>(Context &, BinaryOp, int64_t, const T *, const T *, T *);       \
-  template void binaryScalar<T>(Context &, BinaryOp, int64_t, bool, const T *, const T *, T *);    \
-  template void binaryBroadcast<T>(Context &, BinaryOp, int, const int64_t *, const T *,           \
-                                   const int64_t *, const T *, const int64_t *, T *);              \
+  template void leakyReluForward<T>(Context &, int64_t, double, const T *, T *);                   \
+  template void leakyReluBackward<T>(Context &, int64_t, double, const T *, const T *, T *);       \
   template void elementwiseChain<T>(Context &, const Chain &, int64_t, const T *const *, T *);
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
+CAIRN_INSTANTIATE_STORED(kernels::F16, uint16_t)
+CAIRN_INSTANTIATE_STORED(kernels::Bf16, uint16_t)
 #undef CAIRN_INSTANTIATE
+#undef CAIRN_INSTANTIATE_STORED
 
 } // namespace cairn::cuda

@@ -52,14 +52,19 @@ void skipSelect(Context &cx, size_t bytes, const void *updated, const float *fou
 // Element-wise (runtime/kernels/Elementwise.h).
 using kernels::Activation;
 using kernels::BinaryOp;
+/// T is float or double, or kernels::F16 or Bf16 (Convert.h) for the
+/// activations, the arithmetic and dropout: half tensors read widened to
+/// float and written rounded, as on the CPU (Elementwise.h).
+using kernels::StoredAs;
 /// Relu included: y = max(x, 0), NaN kept.
 template <typename T>
-void activationForward(Context &cx, Activation kind, int64_t n, const T *x, T *y);
+void activationForward(Context &cx, Activation kind, int64_t n, const StoredAs<T> *x,
+                       StoredAs<T> *y);
 /// Relu included: `saved` is relu's result (dx = saved > 0 ? dy : 0); the
 /// others as on the CPU.
 template <typename T>
-void activationBackward(Context &cx, Activation kind, int64_t n, const T *dy, const T *saved,
-                        T *dx);
+void activationBackward(Context &cx, Activation kind, int64_t n, const StoredAs<T> *dy,
+                        const StoredAs<T> *saved, StoredAs<T> *dx);
 /// As on the CPU (Elementwise.h): torch.clamp, nn.Hardtanh, nn.ReLU6.
 template <typename T>
 void clampForward(Context &cx, int64_t n, bool hasMin, double min, bool hasMax, double max,
@@ -73,15 +78,17 @@ void leakyReluForward(Context &cx, int64_t n, double slope, const T *x, T *y);
 template <typename T>
 void leakyReluBackward(Context &cx, int64_t n, double slope, const T *dy, const T *x, T *dx);
 template <typename T>
-void binarySameShape(Context &cx, BinaryOp op, int64_t n, const T *a, const T *b, T *out);
+void binarySameShape(Context &cx, BinaryOp op, int64_t n, const StoredAs<T> *a,
+                     const StoredAs<T> *b, StoredAs<T> *out);
 /// One operand is a single element: out[i] = a[i] op b[0] (scalarLhs false)
 /// or a[0] op b[i] (scalarLhs true).
 template <typename T>
-void binaryScalar(Context &cx, BinaryOp op, int64_t n, bool scalarLhs, const T *a, const T *b,
-                  T *out);
+void binaryScalar(Context &cx, BinaryOp op, int64_t n, bool scalarLhs, const StoredAs<T> *a,
+                  const StoredAs<T> *b, StoredAs<T> *out);
 template <typename T>
-void binaryBroadcast(Context &cx, BinaryOp op, int rank, const int64_t *outShape, const T *a,
-                     const int64_t *aStrides, const T *b, const int64_t *bStrides, T *out);
+void binaryBroadcast(Context &cx, BinaryOp op, int rank, const int64_t *outShape,
+                     const StoredAs<T> *a, const int64_t *aStrides, const StoredAs<T> *b,
+                     const int64_t *bStrides, StoredAs<T> *out);
 
 /// A fused chain of element-wise kernels (the emitter's fusion of kernels
 /// whose intermediates nobody else reads): up to kMaxChainInputs same-size
@@ -151,15 +158,20 @@ void mseBackward(Context &cx, int64_t n, const T *dloss, const T *x, const T *t,
 /// The same mask as kernels::dropout for the same (seed, step, stream): the
 /// seed and step come from cx.scalars.
 template <typename T>
-void dropout(Context &cx, int64_t n, double p, uint64_t stream, const T *x, T *y);
+void dropout(Context &cx, int64_t n, double p, uint64_t stream, const StoredAs<T> *x,
+             StoredAs<T> *y);
 
 // Normalization kernels cuDNN does not cover as we need them.
 /// Running mean and (unbiased) variance, as kernels::batchNormUpdateRunningStats;
-/// `workspace` and `replicas` as batchNormTrainingForward's (Library.h).
+/// `workspace` and `replicas` as batchNormTrainingForward's (Library.h); x
+/// may be f16 or bf16 storage (T kernels::F16 or Bf16) beside float32
+/// statistics.
 template <typename T>
-void batchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x,
-                                 double momentum, T *runningMean, T *runningVar,
-                                 int64_t *numBatchesTracked, double *workspace = nullptr,
+void batchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial,
+                                 const StoredAs<T> *x, double momentum,
+                                 kernels::ComputedIn<T> *runningMean,
+                                 kernels::ComputedIn<T> *runningVar, int64_t *numBatchesTracked,
+                                 double *workspace = nullptr,
                                  const kernels::RankSum &replicas = kernels::RankSum());
 template <typename T>
 void layerNormForward(Context &cx, int64_t rows, int64_t cols, const T *x, const T *gamma,
@@ -189,14 +201,16 @@ void insertSlice(Context &cx, int rank, const int64_t *fullShape, const int64_t 
 // cuDNN (Library.h); these direct forms serve the shapes cuDNN cannot take
 // (dilation, ceil_mode) and the backward, which recomputes the argmax from
 // x exactly as the CPU does (the plan keeps no pooling output for it).
+// Max pooling also takes f16 and bf16 storage (T kernels::F16 or Bf16).
 template <typename T>
-void maxPool2dForwardDirect(Context &cx, const kernels::Pool2dShape &s, const T *x, T *y);
+void maxPool2dForwardDirect(Context &cx, const kernels::Pool2dShape &s, const StoredAs<T> *x,
+                            StoredAs<T> *y);
 template <typename T>
 void avgPool2dForwardDirect(Context &cx, const kernels::Pool2dShape &s, bool countIncludePad,
                             const T *x, T *y);
 template <typename T>
-void maxPool2dBackward(Context &cx, const kernels::Pool2dShape &s, const T *dy, const T *x,
-                       T *dx);
+void maxPool2dBackward(Context &cx, const kernels::Pool2dShape &s, const StoredAs<T> *dy,
+                       const StoredAs<T> *x, StoredAs<T> *dx);
 template <typename T>
 void avgPool2dBackward(Context &cx, const kernels::Pool2dShape &s, bool countIncludePad,
                        const T *dy, T *dx);

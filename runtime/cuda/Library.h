@@ -95,25 +95,37 @@ void halfConv2dBackwardInput(Context &cx, int site,
 /// With `replicas` (--sync-batchnorm: DeviceCollectives.h's sumOverRanks),
 /// the statistics are every replica's examples', summed in `workspace`
 /// (device memory, kernels::batchNormReplicaSumElements doubles) by our
-/// own kernels (SyncBatchNorm.h), not cuDNN.
+/// own kernels (SyncBatchNorm.h), not cuDNN. T is float or double, or
+/// kernels::F16 or Bf16: the data (x, y, dy, dx) then half storage, the
+/// parameters, statistics and parameter gradients float32 (ComputedIn<T>),
+/// as kernels::batchNorm*, computed by our own kernels on the widened data.
 template <typename T>
 void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                              const T *x, const T *gamma, const T *beta, double eps, T *y,
-                              double *workspace = nullptr,
+                              const kernels::StoredAs<T> *x, const kernels::ComputedIn<T> *gamma,
+                              const kernels::ComputedIn<T> *beta, double eps,
+                              kernels::StoredAs<T> *y, double *workspace = nullptr,
                               const kernels::RankSum &replicas = kernels::RankSum());
 template <typename T>
 void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                               const T *x, const T *gamma, const T *beta,
-                               const T *runningMean, const T *runningVar, double eps, T *y);
+                               const kernels::StoredAs<T> *x, const kernels::ComputedIn<T> *gamma,
+                               const kernels::ComputedIn<T> *beta,
+                               const kernels::ComputedIn<T> *runningMean,
+                               const kernels::ComputedIn<T> *runningVar, double eps,
+                               kernels::StoredAs<T> *y);
 template <typename T>
 void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spatial,
-                       const T *dy, const T *x, const T *gamma, double eps, T *dx, T *dgamma,
-                       T *dbeta, double *workspace = nullptr,
+                       const kernels::StoredAs<T> *dy, const kernels::StoredAs<T> *x,
+                       const kernels::ComputedIn<T> *gamma, double eps, kernels::StoredAs<T> *dx,
+                       kernels::ComputedIn<T> *dgamma, kernels::ComputedIn<T> *dbeta,
+                       double *workspace = nullptr,
                        const kernels::RankSum &replicas = kernels::RankSum());
 
-/// Pooling forward through cuDNN (the backward is in Kernels.h).
+/// Pooling forward through cuDNN (the backward is in Kernels.h). Max
+/// pooling on f16 or bf16 storage (T kernels::F16 or Bf16) runs
+/// maxPool2dForwardDirect, the CPU's comparisons and NaN.
 template <typename T>
-void maxPool2dForward(Context &cx, int site, const kernels::Pool2dShape &s, const T *x, T *y);
+void maxPool2dForward(Context &cx, int site, const kernels::Pool2dShape &s,
+                      const kernels::StoredAs<T> *x, kernels::StoredAs<T> *y);
 template <typename T>
 void avgPool2dForward(Context &cx, int site, const kernels::Pool2dShape &s,
                       bool countIncludePad, const T *x, T *y);

@@ -346,19 +346,22 @@ __device__ StepScalars loadStepScalars(const StepScalars *scalars) {
 }
 
 /// A thread per group of four elements: one Philox call gives their words.
+/// T as in dropout (Kernels.h): half elements widened, then rounded.
 template <typename T>
 __global__ void dropoutKernel(int64_t n, double p, uint64_t stream, const StepScalars *scalars,
-                              const T *x, T *y) {
+                              const kernels::StoredAs<T> *x, kernels::StoredAs<T> *y) {
+  using S = kernels::Storage<T>;
+  using C = kernels::ComputedIn<T>;
   const StepScalars s = loadStepScalars(scalars);
   const kernels::PhiloxKey key = ops::dropoutKey(s.seed, stream);
   const uint64_t step = static_cast<uint64_t>(s.step);
-  const T keepScale = ops::dropoutScale<T>(p);
+  const C keepScale = ops::dropoutScale<C>(p);
   CAIRN_GRID_STRIDE_LOOP(group, (n + 3) / 4) {
     const kernels::PhiloxWords words = ops::dropoutWords(key, step, uint64_t(group));
     const int64_t base = group * 4;
     const int count = n - base < 4 ? static_cast<int>(n - base) : 4;
     for (int k = 0; k < count; ++k)
-      y[base + k] = ops::dropoutElement(words.w[k], p, x[base + k], keepScale);
+      y[base + k] = S::store(ops::dropoutElement(words.w[k], p, S::load(x[base + k]), keepScale));
   }
 }
 
@@ -438,7 +441,8 @@ void mseBackward(Context &cx, int64_t n, const T *dloss, const T *x, const T *t,
 }
 
 template <typename T>
-void dropout(Context &cx, int64_t n, double p, uint64_t stream, const T *x, T *y) {
+void dropout(Context &cx, int64_t n, double p, uint64_t stream, const kernels::StoredAs<T> *x,
+             kernels::StoredAs<T> *y) {
   if (n <= 0)
     return;
   dropoutKernel<T>
@@ -462,6 +466,10 @@ void dropout(Context &cx, int64_t n, double p, uint64_t stream, const T *x, T *y
   template void dropout<T>(Context &, int64_t, double, uint64_t, const T *, T *);
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
+template void dropout<kernels::F16>(Context &, int64_t, double, uint64_t, const uint16_t *,
+                                    uint16_t *);
+template void dropout<kernels::Bf16>(Context &, int64_t, double, uint64_t, const uint16_t *,
+                                     uint16_t *);
 #undef CAIRN_INSTANTIATE
 #undef CAIRN_INSTANTIATE_CE
 

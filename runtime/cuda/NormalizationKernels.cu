@@ -85,8 +85,10 @@ __device__ __forceinline__ Moments rowMoments(int64_t cols, const T *row, int la
 
 template <typename T, int G>
 __global__ void __launch_bounds__(blockThreads<G>())
-    runningStatsKernel(int64_t n, int64_t c, int64_t spatial, const T *x, double momentum,
-                       T *runningMean, T *runningVar, int64_t *numBatchesTracked) {
+    runningStatsKernel(int64_t n, int64_t c, int64_t spatial, const kernels::StoredAs<T> *x,
+                       double momentum, kernels::ComputedIn<T> *runningMean,
+                       kernels::ComputedIn<T> *runningVar, int64_t *numBatchesTracked) {
+  using P = kernels::ComputedIn<T>;
   __shared__ double shared[G / 32];
   const int lane = static_cast<int>(threadIdx.x);
   const int64_t count = n * spatial;
@@ -96,7 +98,7 @@ __global__ void __launch_bounds__(blockThreads<G>())
     auto at = [&](int64_t k) {
       int64_t i;
       const int64_t b = divMod(k, spatial, i);
-      return static_cast<double>(x[(b * c + ch) * spatial + i]);
+      return static_cast<double>(kernels::Storage<T>::load(x[(b * c + ch) * spatial + i]));
     };
     double sum = 0;
     for (int64_t k = lane; k < count; k += G)
@@ -111,10 +113,9 @@ __global__ void __launch_bounds__(blockThreads<G>())
     if (lane == 0) {
       // PyTorch divides by count - 1 unguarded: one element gives NaN.
       const double unbiased = var * total / (total - 1);
-      runningMean[ch] =
-          T((1 - momentum) * static_cast<double>(runningMean[ch]) + momentum * mean);
+      runningMean[ch] = P((1 - momentum) * static_cast<double>(runningMean[ch]) + momentum * mean);
       runningVar[ch] =
-          T((1 - momentum) * static_cast<double>(runningVar[ch]) + momentum * unbiased);
+          P((1 - momentum) * static_cast<double>(runningVar[ch]) + momentum * unbiased);
     }
   }
   if (numBatchesTracked && blockIdx.x == 0 && threadIdx.x == 0)
@@ -280,13 +281,14 @@ template <typename Launch> void launchRows(int64_t groups, int64_t cols, Launch 
 } // namespace
 
 template <typename T>
-void batchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x,
-                                 double momentum, T *runningMean, T *runningVar,
-                                 int64_t *numBatchesTracked, double *workspace,
-                                 const kernels::RankSum &replicas) {
+void batchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial,
+                                 const kernels::StoredAs<T> *x, double momentum,
+                                 kernels::ComputedIn<T> *runningMean,
+                                 kernels::ComputedIn<T> *runningVar, int64_t *numBatchesTracked,
+                                 double *workspace, const kernels::RankSum &replicas) {
   if (replicas)
-    return syncBatchNormUpdateRunningStats(cx, n, c, spatial, x, momentum, runningMean,
-                                           runningVar, numBatchesTracked, workspace, replicas);
+    return syncBatchNormUpdateRunningStats<T>(cx, n, c, spatial, x, momentum, runningMean,
+                                              runningVar, numBatchesTracked, workspace, replicas);
   // At least one block, so numBatchesTracked moves even with no channels.
   const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min(c, kMaxBlocks)));
   if (c >= kManyGroups)
@@ -383,5 +385,14 @@ void layerNormBackward(Context &cx, int64_t rows, int64_t cols, const T *dy, con
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+// Batch norm's running statistics from f16 or bf16 data, float32 statistics.
+template void batchNormUpdateRunningStats<kernels::F16>(Context &, int64_t, int64_t, int64_t,
+                                                        const uint16_t *, double, float *, float *,
+                                                        int64_t *, double *,
+                                                        const kernels::RankSum &);
+template void batchNormUpdateRunningStats<kernels::Bf16>(Context &, int64_t, int64_t, int64_t,
+                                                         const uint16_t *, double, float *, float *,
+                                                         int64_t *, double *,
+                                                         const kernels::RankSum &);
 
 } // namespace cairn::cuda

@@ -48,18 +48,21 @@ __device__ __forceinline__ Taps maxTaps(int64_t o, int64_t stride, int64_t pad,
 /// Index in the plane of the max of a window, -1 when it misses the input.
 /// Rows outer, columns inner; the first real element seeds the max, a later
 /// one replaces it when strictly greater or NaN (v != v), as Pool.cpp.
+/// T as maxPool2dForwardDirect's: a half element is compared widened.
 template <typename T>
-__device__ __forceinline__ int64_t windowArgMax(const T *plane, int64_t width, Taps rows,
-                                                Taps cols, int64_t dh, int64_t dw) {
+__device__ __forceinline__ int64_t windowArgMax(const kernels::StoredAs<T> *plane, int64_t width,
+                                                Taps rows, Taps cols, int64_t dh, int64_t dw) {
+  using S = kernels::Storage<T>;
+  using C = kernels::ComputedIn<T>;
   if (rows.count <= 0 || cols.count <= 0)
     return -1;
   int64_t arg = rows.first * width + cols.first;
-  T best = plane[arg];
+  C best = S::load(plane[arg]);
   for (int64_t i = 0; i < rows.count; ++i) {
     const int64_t rowBase = (rows.first + i * dh) * width + cols.first;
     for (int64_t j = 0; j < cols.count; ++j) {
       const int64_t idx = rowBase + j * dw;
-      const T v = plane[idx];
+      const C v = S::load(plane[idx]);
       if (v > best || v != v) {
         best = v;
         arg = idx;
@@ -144,16 +147,18 @@ __device__ __forceinline__ int64_t splitIndex(int64_t i, int64_t h, int64_t w, i
 }
 
 template <typename T>
-__global__ void maxPoolForwardKernel(Pool2dShape s, int64_t count, const T *__restrict__ x,
-                                     T *__restrict__ y) {
+__global__ void maxPoolForwardKernel(Pool2dShape s, int64_t count,
+                                     const kernels::StoredAs<T> *__restrict__ x,
+                                     kernels::StoredAs<T> *__restrict__ y) {
+  using S = kernels::Storage<T>;
+  using C = kernels::ComputedIn<T>;
   CAIRN_GRID_STRIDE_LOOP(i, count) {
     int64_t oh, ow;
     const int64_t pl = splitIndex(i, s.ho, s.wo, oh, ow);
-    const T *plane = x + pl * s.h * s.w;
-    const int64_t arg =
-        windowArgMax(plane, s.w, maxTaps(oh, s.sh, s.ph, s.dh, s.kh, s.h),
-                     maxTaps(ow, s.sw, s.pw, s.dw, s.kw, s.w), s.dh, s.dw);
-    y[i] = arg < 0 ? -std::numeric_limits<T>::infinity() : plane[arg];
+    const kernels::StoredAs<T> *plane = x + pl * s.h * s.w;
+    const int64_t arg = windowArgMax<T>(plane, s.w, maxTaps(oh, s.sh, s.ph, s.dh, s.kh, s.h),
+                                        maxTaps(ow, s.sw, s.pw, s.dw, s.kw, s.w), s.dh, s.dw);
+    y[i] = S::store(arg < 0 ? -std::numeric_limits<C>::infinity() : S::load(plane[arg]));
   }
 }
 
@@ -161,18 +166,21 @@ __global__ void maxPoolForwardKernel(Pool2dShape s, int64_t count, const T *__re
 /// arg-max is (ih, iw).
 template <typename T>
 __global__ void maxPoolBackwardKernel(Pool2dShape s, bool plain, int64_t count,
-                                      const T *__restrict__ dy, const T *__restrict__ x,
-                                      T *__restrict__ dx) {
+                                      const kernels::StoredAs<T> *__restrict__ dy,
+                                      const kernels::StoredAs<T> *__restrict__ x,
+                                      kernels::StoredAs<T> *__restrict__ dx) {
+  using S = kernels::Storage<T>;
+  using C = kernels::ComputedIn<T>;
   CAIRN_GRID_STRIDE_LOOP(i, count) {
     int64_t ih, iw;
     const int64_t pl = splitIndex(i, s.h, s.w, ih, iw);
-    const T *plane = x + pl * s.h * s.w;
-    const T *g = dy + pl * s.ho * s.wo;
+    const kernels::StoredAs<T> *plane = x + pl * s.h * s.w;
+    const kernels::StoredAs<T> *g = dy + pl * s.ho * s.wo;
     const int64_t self = ih * s.w + iw;
     int64_t ohLo, ohHi, owLo, owHi;
     coveringWindows(ih, s.ho, s.sh, s.ph, s.dh, s.kh, ohLo, ohHi);
     coveringWindows(iw, s.wo, s.sw, s.pw, s.dw, s.kw, owLo, owHi);
-    T acc = T(0);
+    C acc = C(0);
     for (int64_t oh = ohLo; oh <= ohHi; ++oh) {
       if ((ih + s.ph - oh * s.sh) % s.dh != 0)
         continue;
@@ -181,11 +189,14 @@ __global__ void maxPoolBackwardKernel(Pool2dShape s, bool plain, int64_t count,
         if ((iw + s.pw - ow * s.sw) % s.dw != 0)
           continue;
         const Taps cols = maxTaps(ow, s.sw, s.pw, s.dw, s.kw, s.w);
-        if (windowArgMax(plane, s.w, rows, cols, s.dh, s.dw) == self)
-          acc = plain ? g[oh * s.wo + ow] : acc + g[oh * s.wo + ow];
+        if (windowArgMax<T>(plane, s.w, rows, cols, s.dh, s.dw) == self)
+          // Rounded after each add, as Pool.cpp's half kernel adds into dx
+          // (the identity for float and double).
+          acc = plain ? S::load(g[oh * s.wo + ow])
+                      : S::load(S::store(acc + S::load(g[oh * s.wo + ow])));
       }
     }
-    dx[i] = acc;
+    dx[i] = S::store(acc);
   }
 }
 
@@ -262,7 +273,8 @@ void averageBackward(Context &cx, int64_t planes, const Axis &rows, const Axis &
 } // namespace
 
 template <typename T>
-void maxPool2dForwardDirect(Context &cx, const Pool2dShape &s, const T *x, T *y) {
+void maxPool2dForwardDirect(Context &cx, const Pool2dShape &s, const StoredAs<T> *x,
+                            StoredAs<T> *y) {
   const int64_t count = s.n * s.c * s.ho * s.wo;
   if (count == 0)
     return;
@@ -278,7 +290,8 @@ void avgPool2dForwardDirect(Context &cx, const Pool2dShape &s, bool countInclude
 }
 
 template <typename T>
-void maxPool2dBackward(Context &cx, const Pool2dShape &s, const T *dy, const T *x, T *dx) {
+void maxPool2dBackward(Context &cx, const Pool2dShape &s, const StoredAs<T> *dy,
+                       const StoredAs<T> *x, StoredAs<T> *dx) {
   const int64_t count = s.n * s.c * s.h * s.w;
   if (count == 0)
     return;
@@ -320,5 +333,17 @@ void adaptiveAvgPool2dBackward(Context &cx, int64_t n, int64_t c, int64_t h, int
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+// Max pooling on f16 and bf16 storage (as Pool.h): compared widened, the
+// result one of the inputs; the gradient rounded after each add, as the
+// CPU's (the passes give half only windows that do not overlap, where each
+// gradient lands alone).
+#define CAIRN_INSTANTIATE_STORED(T)                                                                \
+  template void maxPool2dForwardDirect<T>(Context &, const Pool2dShape &, const uint16_t *,        \
+                                          uint16_t *);                                             \
+  template void maxPool2dBackward<T>(Context &, const Pool2dShape &, const uint16_t *,             \
+                                     const uint16_t *, uint16_t *);
+CAIRN_INSTANTIATE_STORED(kernels::F16)
+CAIRN_INSTANTIATE_STORED(kernels::Bf16)
+#undef CAIRN_INSTANTIATE_STORED
 
 } // namespace cairn::cuda

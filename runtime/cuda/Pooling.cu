@@ -28,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 
 namespace cairn::cuda {
 
@@ -124,14 +125,22 @@ template <typename T> void poolForward(Context &cx, PoolSite &site, const T *x, 
 } // namespace
 
 template <typename T>
-void maxPool2dForward(Context &cx, int site, const Pool2dShape &s, const T *x, T *y) {
+void maxPool2dForward(Context &cx, int site, const Pool2dShape &s, const kernels::StoredAs<T> *x,
+                      kernels::StoredAs<T> *y) {
   if (s.n * s.c * s.ho * s.wo == 0)
     return;
-  PoolSite &plan = siteFor<T>(cx, site, s, CUDNN_POOLING_MAX_DETERMINISTIC);
-  if (plan.direct)
-    maxPool2dForwardDirect(cx, s, x, y);
-  else
-    poolForward(cx, plan, x, y);
+  if constexpr (!std::is_same_v<kernels::StoredAs<T>, T>) {
+    // Half storage: no cuDNN site (its NaN and -inf padding are not the
+    // CPU's); the direct kernel compares the widened elements.
+    (void)site;
+    maxPool2dForwardDirect<T>(cx, s, x, y);
+  } else {
+    PoolSite &plan = siteFor<T>(cx, site, s, CUDNN_POOLING_MAX_DETERMINISTIC);
+    if (plan.direct)
+      maxPool2dForwardDirect<T>(cx, s, x, y);
+    else
+      poolForward(cx, plan, x, y);
+  }
 }
 
 template <typename T>
@@ -154,5 +163,9 @@ void avgPool2dForward(Context &cx, int site, const Pool2dShape &s, bool countInc
 CAIRN_INSTANTIATE(float)
 CAIRN_INSTANTIATE(double)
 #undef CAIRN_INSTANTIATE
+template void maxPool2dForward<kernels::F16>(Context &, int, const Pool2dShape &, const uint16_t *,
+                                             uint16_t *);
+template void maxPool2dForward<kernels::Bf16>(Context &, int, const Pool2dShape &, const uint16_t *,
+                                              uint16_t *);
 
 } // namespace cairn::cuda

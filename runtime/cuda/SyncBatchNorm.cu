@@ -35,13 +35,13 @@ namespace {
 /// Pass 1: ws[ch] = this replica's sum of channel ch, ws[c] = its count.
 template <typename T, int Threads>
 __global__ void __launch_bounds__(Threads)
-    channelSumsKernel(int64_t n, int64_t c, int64_t spatial, const T *x, double *ws) {
+    channelSumsKernel(int64_t n, int64_t c, int64_t spatial, const Data<T> *x, double *ws) {
   __shared__ double shared[Threads / 32];
   const int64_t count = n * spatial;
   for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
     double sum = 0;
     for (int64_t k = threadIdx.x; k < count; k += Threads)
-      sum += static_cast<double>(x[channelIndex(k, c, spatial, ch)]);
+      sum += loadData<T>(x, channelIndex(k, c, spatial, ch));
     sum = groupSum<Threads>(sum, shared);
     if (threadIdx.x == 0)
       ws[ch] = sum;
@@ -54,14 +54,14 @@ __global__ void __launch_bounds__(Threads)
 /// replica's squared deviations from it.
 template <typename T, int Threads>
 __global__ void __launch_bounds__(Threads)
-    channelSquaresKernel(int64_t n, int64_t c, int64_t spatial, const T *x, double *ws) {
+    channelSquaresKernel(int64_t n, int64_t c, int64_t spatial, const Data<T> *x, double *ws) {
   __shared__ double shared[Threads / 32];
   const int64_t count = n * spatial;
   for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
     const double mean = ws[ch] / ws[c];
     double sq = 0;
     for (int64_t k = threadIdx.x; k < count; k += Threads) {
-      const double d = static_cast<double>(x[channelIndex(k, c, spatial, ch)]) - mean;
+      const double d = loadData<T>(x, channelIndex(k, c, spatial, ch)) - mean;
       sq += d * d;
     }
     // groupSum synchronises the block: every thread has read ws[ch].
@@ -82,15 +82,15 @@ __device__ __forceinline__ Moments momentsOf(const double *ws, int64_t c, int64_
 }
 
 template <typename T>
-__global__ void normalizeKernel(int64_t total, int64_t c, int64_t spatial, const T *x,
-                                const T *gamma, const T *beta, double eps, const double *ws,
-                                T *y) {
+__global__ void normalizeKernel(int64_t total, int64_t c, int64_t spatial, const Data<T> *x,
+                                const Param<T> *gamma, const Param<T> *beta, double eps,
+                                const double *ws, Data<T> *y) {
   CAIRN_GRID_STRIDE_LOOP(i, total) {
     const int64_t ch = (i / spatial) % c;
     const Moments m = momentsOf(ws, c, ch);
     const double scale = (gamma ? static_cast<double>(gamma[ch]) : 1.0) / sqrt(m.var + eps);
     const double shift = beta ? static_cast<double>(beta[ch]) : 0.0;
-    y[i] = T((static_cast<double>(x[i]) - m.mean) * scale + shift);
+    y[i] = storeData<T>((loadData<T>(x, i) - m.mean) * scale + shift);
   }
 }
 
@@ -98,8 +98,8 @@ __global__ void normalizeKernel(int64_t total, int64_t c, int64_t spatial, const
 /// sum(dy * (x - mean)) * invStd, and both sums into the workspace.
 template <typename T, int Threads>
 __global__ void __launch_bounds__(Threads)
-    gradientSumsKernel(int64_t n, int64_t c, int64_t spatial, const T *dy, const T *x, double eps,
-                       double *ws, T *dgamma, T *dbeta) {
+    gradientSumsKernel(int64_t n, int64_t c, int64_t spatial, const Data<T> *dy, const Data<T> *x,
+                       double eps, double *ws, Param<T> *dgamma, Param<T> *dbeta) {
   __shared__ double shared[Threads / 32];
   const kernels::ReplicaSumLayout at{c};
   for (int64_t ch = blockIdx.x; ch < c; ch += gridDim.x) {
@@ -108,9 +108,9 @@ __global__ void __launch_bounds__(Threads)
     channelGradientSums<T, Threads>(n, c, spatial, dy, x, ch, m.mean, shared, sumDy, sumDyXc);
     if (threadIdx.x == 0) {
       if (dgamma)
-        dgamma[ch] = T(sumDyXc * (1.0 / sqrt(m.var + eps)));
+        dgamma[ch] = Param<T>(sumDyXc * (1.0 / sqrt(m.var + eps)));
       if (dbeta)
-        dbeta[ch] = T(sumDy);
+        dbeta[ch] = Param<T>(sumDy);
       ws[at.gradientSums() + ch] = sumDy;
       ws[at.gradientSums() + c + ch] = sumDyXc;
     }
@@ -120,8 +120,9 @@ __global__ void __launch_bounds__(Threads)
 /// dx = k (dy - mean(dy) - (x - mean) invStd^2 mean(dy (x - mean))), the
 /// means over every replica's examples, k = gamma invStd.
 template <typename T>
-__global__ void inputGradKernel(int64_t total, int64_t c, int64_t spatial, const T *dy,
-                                const T *x, const T *gamma, double eps, const double *ws, T *dx) {
+__global__ void inputGradKernel(int64_t total, int64_t c, int64_t spatial, const Data<T> *dy,
+                                const Data<T> *x, const Param<T> *gamma, double eps,
+                                const double *ws, Data<T> *dx) {
   const kernels::ReplicaSumLayout at{c};
   CAIRN_GRID_STRIDE_LOOP(i, total) {
     const int64_t ch = (i / spatial) % c;
@@ -131,20 +132,23 @@ __global__ void inputGradKernel(int64_t total, int64_t c, int64_t spatial, const
     const double invStd = 1.0 / sqrt(m.var + eps);
     const double k0 = (gamma ? static_cast<double>(gamma[ch]) : 1.0) * invStd;
     const double cXc = -k0 * invStd * invStd * sumDyXc / count, c0 = -k0 * sumDy / count;
-    dx[i] = T(k0 * static_cast<double>(dy[i]) + cXc * (static_cast<double>(x[i]) - m.mean) + c0);
+    dx[i] = storeData<T>(k0 * loadData<T>(dy, i) + cXc * (loadData<T>(x, i) - m.mean) + c0);
   }
 }
 
 template <typename T>
-__global__ void runningUpdateKernel(int64_t c, double momentum, const double *ws, T *runningMean,
-                                    T *runningVar, int64_t *numBatchesTracked) {
+__global__ void runningUpdateKernel(int64_t c, double momentum, const double *ws,
+                                    Param<T> *runningMean, Param<T> *runningVar,
+                                    int64_t *numBatchesTracked) {
   CAIRN_GRID_STRIDE_LOOP(ch, c) {
     const Moments m = momentsOf(ws, c, ch);
     const double count = ws[c];
     // PyTorch divides by count - 1 unguarded: one element gives NaN.
     const double unbiased = m.var * count / (count - 1);
-    runningMean[ch] = T((1 - momentum) * static_cast<double>(runningMean[ch]) + momentum * m.mean);
-    runningVar[ch] = T((1 - momentum) * static_cast<double>(runningVar[ch]) + momentum * unbiased);
+    runningMean[ch] =
+        Param<T>((1 - momentum) * static_cast<double>(runningMean[ch]) + momentum * m.mean);
+    runningVar[ch] =
+        Param<T>((1 - momentum) * static_cast<double>(runningVar[ch]) + momentum * unbiased);
   }
   if (numBatchesTracked && blockIdx.x == 0 && threadIdx.x == 0)
     *numBatchesTracked += 1;
@@ -163,8 +167,8 @@ template <typename Launch> void launchChannels(int64_t c, Launch launch) {
 
 /// Passes 1 and 2 with their sums: every replica's moments in `ws`.
 template <typename T>
-void replicaMoments(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x, double *ws,
-                    const kernels::RankSum &replicas) {
+void replicaMoments(Context &cx, int64_t n, int64_t c, int64_t spatial, const Data<T> *x,
+                    double *ws, const kernels::RankSum &replicas) {
   if (!ws)
     throw kernels::KernelError(
         "batch norm synchronised over the replicas needs its workspace for the sums");
@@ -183,10 +187,11 @@ void replicaMoments(Context &cx, int64_t n, int64_t c, int64_t spatial, const T 
 } // namespace
 
 template <typename T>
-void syncBatchNormTrainingForward(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *x,
-                                  const T *gamma, const T *beta, double eps, T *y,
-                                  double *workspace, const kernels::RankSum &replicas) {
-  replicaMoments(cx, n, c, spatial, x, workspace, replicas);
+void syncBatchNormTrainingForward(Context &cx, int64_t n, int64_t c, int64_t spatial,
+                                  const Data<T> *x, const Param<T> *gamma, const Param<T> *beta,
+                                  double eps, Data<T> *y, double *workspace,
+                                  const kernels::RankSum &replicas) {
+  replicaMoments<T>(cx, n, c, spatial, x, workspace, replicas);
   const int64_t total = n * c * spatial;
   if (total == 0)
     return;
@@ -196,10 +201,11 @@ void syncBatchNormTrainingForward(Context &cx, int64_t n, int64_t c, int64_t spa
 }
 
 template <typename T>
-void syncBatchNormBackward(Context &cx, int64_t n, int64_t c, int64_t spatial, const T *dy,
-                           const T *x, const T *gamma, double eps, T *dx, T *dgamma, T *dbeta,
-                           double *workspace, const kernels::RankSum &replicas) {
-  replicaMoments(cx, n, c, spatial, x, workspace, replicas);
+void syncBatchNormBackward(Context &cx, int64_t n, int64_t c, int64_t spatial, const Data<T> *dy,
+                           const Data<T> *x, const Param<T> *gamma, double eps, Data<T> *dx,
+                           Param<T> *dgamma, Param<T> *dbeta, double *workspace,
+                           const kernels::RankSum &replicas) {
+  replicaMoments<T>(cx, n, c, spatial, x, workspace, replicas);
   launchChannels(c, [&](auto threads, unsigned blocks) {
     constexpr int Threads = decltype(threads)::value;
     gradientSumsKernel<T, Threads><<<blocks, Threads, 0, cx.stream>>>(n, c, spatial, dy, x, eps,
@@ -216,27 +222,30 @@ void syncBatchNormBackward(Context &cx, int64_t n, int64_t c, int64_t spatial, c
 
 template <typename T>
 void syncBatchNormUpdateRunningStats(Context &cx, int64_t n, int64_t c, int64_t spatial,
-                                     const T *x, double momentum, T *runningMean,
-                                     T *runningVar, int64_t *numBatchesTracked,
+                                     const Data<T> *x, double momentum, Param<T> *runningMean,
+                                     Param<T> *runningVar, int64_t *numBatchesTracked,
                                      double *workspace, const kernels::RankSum &replicas) {
-  replicaMoments(cx, n, c, spatial, x, workspace, replicas);
+  replicaMoments<T>(cx, n, c, spatial, x, workspace, replicas);
   runningUpdateKernel<T><<<blocksFor(c), kThreadsPerBlock, 0, cx.stream>>>(
       c, momentum, workspace, runningMean, runningVar, numBatchesTracked);
   CAIRN_CUDA_CHECK_LAUNCH();
 }
 
-#define CAIRN_INSTANTIATE(T)                                                                       \
-  template void syncBatchNormTrainingForward<T>(Context &, int64_t, int64_t, int64_t, const T *,   \
-                                                const T *, const T *, double, T *, double *,       \
+/// T the data's tag, D its storage, P the parameters' and statistics' type.
+#define CAIRN_INSTANTIATE(T, D, P)                                                                 \
+  template void syncBatchNormTrainingForward<T>(Context &, int64_t, int64_t, int64_t, const D *,   \
+                                                const P *, const P *, double, D *, double *,       \
                                                 const kernels::RankSum &);                         \
-  template void syncBatchNormBackward<T>(Context &, int64_t, int64_t, int64_t, const T *,          \
-                                         const T *, const T *, double, T *, T *, T *, double *,    \
+  template void syncBatchNormBackward<T>(Context &, int64_t, int64_t, int64_t, const D *,          \
+                                         const D *, const P *, double, D *, P *, P *, double *,    \
                                          const kernels::RankSum &);                                \
   template void syncBatchNormUpdateRunningStats<T>(Context &, int64_t, int64_t, int64_t,           \
-                                                   const T *, double, T *, T *, int64_t *,         \
+                                                   const D *, double, P *, P *, int64_t *,         \
                                                    double *, const kernels::RankSum &);
-CAIRN_INSTANTIATE(float)
-CAIRN_INSTANTIATE(double)
+CAIRN_INSTANTIATE(float, float, float)
+CAIRN_INSTANTIATE(double, double, double)
+CAIRN_INSTANTIATE(kernels::F16, uint16_t, float)
+CAIRN_INSTANTIATE(kernels::Bf16, uint16_t, float)
 #undef CAIRN_INSTANTIATE
 
 } // namespace cairn::cuda

@@ -1,12 +1,15 @@
-// RUN: cairn-opt %s -split-input-file --cairn-compute-half-in-float32=half-storage-kernels=true | FileCheck %s
+// RUN: cairn-opt %s -split-input-file --cairn-compute-half-in-float32=half-storage-kernels=all | FileCheck %s
 // RUN: cairn-opt %s -split-input-file --cairn-compute-half-in-float32 | FileCheck %s --check-prefix=WIDEN
+// RUN: cairn-opt %s -split-input-file --cairn-compute-half-in-float32="half-products=true half-storage-kernels=one-type" | FileCheck %s --check-prefix=ONETYPE
+// RUN: not cairn-opt %s -split-input-file --cairn-compute-half-in-float32=half-storage-kernels=some 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: unknown half-storage-kernels 'some' (none, one-type or all)
 
 // Tests that with half-storage-kernels (the CPU) a max pool on one half type
 // and its gradient over windows that do not overlap stay in bf16, with no
 // float32 copies; that the gradient of overlapping windows (3x3, stride 2:
 // an element can take two gradients, whose sum float32 must round once) is
-// still computed in float32 from copies; and that without the option
-// (CUDA's pools take no half tensors) every pool is widened.
+// still computed in float32 from copies, also with one-type (CUDA's); and
+// that without the option every pool is widened.
 // precision.test checks the CPU's kernels.
 module attributes {cairn.batch = 2 : i64, cairn.model = "P"} {
   func.func @forward(%x: tensor<2x3x8x8xbf16>, %dy: tensor<2x3x4x4xbf16>,
@@ -27,6 +30,11 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "P"} {
 // CHECK-NEXT: %[[DX3:.*]] = cairn.cast %[[G3]] : tensor<2x3x8x8xf32> -> tensor<2x3x8x8xbf16>
 // CHECK-NEXT: return %[[Y]], %[[DX]], %[[DX3]]
 
+// ONETYPE-LABEL: func.func @forward(
+// ONETYPE-NEXT: cairn.max_pool2d %arg0 {{.*}} : tensor<2x3x8x8xbf16> -> tensor<2x3x4x4xbf16>
+// ONETYPE-NEXT: cairn.max_pool2d_grad %arg1, %arg0 {{.*}} -> tensor<2x3x8x8xbf16>
+// ONETYPE-NEXT: cairn.cast %arg2 : tensor<2x3x3x3xbf16> -> tensor<2x3x3x3xf32>
+
 // WIDEN-LABEL: func.func @forward(
 // WIDEN: cairn.cast %arg0 : tensor<2x3x8x8xbf16> -> tensor<2x3x8x8xf32>
 // WIDEN-NEXT: cairn.max_pool2d {{.*}} -> tensor<2x3x4x4xf32>
@@ -38,8 +46,8 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "P"} {
 // Tests that with half-storage-kernels batch norm, its running update and
 // its gradient on bf16 data keep their float32 parameters and statistics and
 // read and write bf16 with no copies, and so do an activation and its
-// gradient on one half type (gelu's, which saves its input), and dropout. Without the
-// option, every one is widened.
+// gradient on one half type (gelu's, which saves its input), and dropout;
+// with one-type (CUDA's) too. Without the option, every one is widened.
 module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
   func.func @norm(%x: tensor<2x3x4x4xbf16>, %dy: tensor<2x3x4x4xbf16>,
                   %w: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>,
@@ -65,6 +73,16 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "N"} {
 // CHECK-NEXT: cairn.gelu_grad {{.*}} : tensor<2x3x4x4xbf16>
 // CHECK-NEXT: cairn.dropout {{.*}} : tensor<2x3x4x4xbf16>
 // CHECK-NEXT: return
+
+// ONETYPE-LABEL: func.func @norm(
+// ONETYPE-NOT: cairn.cast
+// ONETYPE: cairn.batch_norm %arg0 weight %arg2 {{.*}} -> tensor<2x3x4x4xbf16>
+// ONETYPE-NEXT: cairn.batch_norm_running_update %arg0,
+// ONETYPE-NEXT: cairn.batch_norm_grad %arg1, %arg0 {{.*}} -> (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>)
+// ONETYPE-NEXT: cairn.gelu {{.*}} : tensor<2x3x4x4xbf16>
+// ONETYPE-NEXT: cairn.gelu_grad {{.*}} : tensor<2x3x4x4xbf16>
+// ONETYPE-NEXT: cairn.dropout {{.*}} : tensor<2x3x4x4xbf16>
+// ONETYPE-NEXT: return
 
 // WIDEN-LABEL: func.func @norm(
 // WIDEN: cairn.cast %arg0 : tensor<2x3x4x4xbf16> -> tensor<2x3x4x4xf32>
@@ -135,7 +153,8 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "L"} {
 // (autocast sums in float32: a bias gradient) reads the bf16 value itself,
 // and the copy goes; that a mean of a bf16 value this pass would widen reads
 // it too, into a float32 result it then narrows; and that a copy another op
-// still reads stays for it. Without the option, the sums read the copies.
+// still reads stays for it. Without the option, and with one-type (CUDA's
+// sums take one type), the sums read the copies.
 module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
   func.func @sums(%dy: tensor<4x3xbf16>, %z: tensor<4x3xbf16>)
       -> (tensor<3xf32>, tensor<4xbf16>, tensor<3xf32>, tensor<4x3xf32>) {
@@ -154,6 +173,12 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
 // CHECK-NEXT: %[[ZW:.*]] = cairn.cast %arg1 : tensor<4x3xbf16> -> tensor<4x3xf32>
 // CHECK-NEXT: %[[T:.*]] = cairn.sum %arg1 {{.*}} : tensor<4x3xbf16> -> tensor<3xf32>
 // CHECK-NEXT: return %[[S]], %[[M]], %[[T]], %[[ZW]]
+
+// ONETYPE-LABEL: func.func @sums(
+// ONETYPE: cairn.sum %{{.*}} : tensor<4x3xf32> -> tensor<3xf32>
+// ONETYPE-NOT: cairn.sum %{{.*}}bf16
+// ONETYPE-NOT: cairn.mean %{{.*}}bf16
+// ONETYPE: return
 
 // WIDEN-LABEL: func.func @sums(
 // WIDEN: cairn.sum %{{.*}} : tensor<4x3xf32> -> tensor<3xf32>
@@ -297,7 +322,7 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "E"} {
 // Tests that with half-storage-kernels a softmax and a log-softmax in
 // float32 of a half value's float32 copy (autocast's float32 list) read the
 // half value, and the copy goes; a copy another op reads too stays for it.
-// Without the option the softmaxes read the copy.
+// Without the option, and with one-type, the softmaxes read the copy.
 module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
   func.func @softmax(%x: tensor<2x4x8xbf16>)
       -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
@@ -313,6 +338,11 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "S"} {
 // CHECK-NEXT: cairn.softmax %arg0 {dim = 2 : i64} : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
 // CHECK-NEXT: cairn.log_softmax %arg0 {dim = 1 : i64} : tensor<2x4x8xbf16> -> tensor<2x4x8xf32>
 // CHECK-NEXT: cairn.sigmoid %[[W]] : tensor<2x4x8xf32>
+
+// ONETYPE-LABEL: func.func @softmax(
+// ONETYPE: cairn.softmax %{{.*}} : tensor<2x4x8xf32>
+// ONETYPE-NOT: cairn.softmax %{{.*}}bf16
+// ONETYPE: return
 
 // WIDEN-LABEL: func.func @softmax(
 // WIDEN: cairn.softmax %{{.*}} : tensor<2x4x8xf32>

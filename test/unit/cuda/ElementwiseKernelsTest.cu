@@ -106,7 +106,7 @@ TYPED_TEST(ElementwiseKernels, ActivationForward) {
       std::vector<T> expected(n);
       kernels::activationForward<T>(kind, n, x.data(), expected.data());
       DeviceBuffer<T> dx(x), dy(n);
-      cuda::activationForward(tc.cx, kind, n, dx.get(), dy.get());
+      cuda::activationForward<T>(tc.cx, kind, n, dx.get(), dy.get());
       EXPECT_TRUE(allClose(dy.download(), expected, tol.rtol, tol.atol))
           << "activation " << int(kind) << ", n = " << n;
     }
@@ -158,7 +158,7 @@ TYPED_TEST(ElementwiseKernels, ReluKeepsNaNAndSignedZero) {
   for (size_t i = 0; i < x.size(); ++i)
     expected[i] = std::max(x[i], T(0));
   DeviceBuffer<T> dx(x), dy(7);
-  cuda::activationForward(tc.cx, Activation::Relu, 7, dx.get(), dy.get());
+  cuda::activationForward<T>(tc.cx, Activation::Relu, 7, dx.get(), dy.get());
   EXPECT_TRUE(allEqual(dy.download(), expected));
 }
 
@@ -183,7 +183,7 @@ TYPED_TEST(ElementwiseKernels, ActivationBackward) {
       kernels::activationBackward<T>(kind, n, dy.data(), cpuSaved.data(),
                                      expected.data());
       DeviceBuffer<T> ddy(dy), dsaved(gpuSaved), ddx(n);
-      cuda::activationBackward(tc.cx, kind, n, ddy.get(), dsaved.get(), ddx.get());
+      cuda::activationBackward<T>(tc.cx, kind, n, ddy.get(), dsaved.get(), ddx.get());
       // The CPU's float GELU gradients (FastMath.h) round each term of
       // f'(x) = cdf + x pdf to a few ulps; where the terms cancel (the slope
       // crosses 0 near x = -0.75) that is a few ulps of dy, not of dx.
@@ -206,7 +206,7 @@ TYPED_TEST(ElementwiseKernels, ReluBackwardAsEmitted) {
     expected[i] = y[i] > T(0) ? dy[i] : T(0); // the CPU emitter's ReluGrad
   }
   DeviceBuffer<T> ddy(dy), dyv(y), ddx(n);
-  cuda::activationBackward(tc.cx, Activation::Relu, n, ddy.get(), dyv.get(), ddx.get());
+  cuda::activationBackward<T>(tc.cx, Activation::Relu, n, ddy.get(), dyv.get(), ddx.get());
   EXPECT_TRUE(allEqual(ddx.download(), expected));
 }
 
@@ -219,7 +219,7 @@ TYPED_TEST(ElementwiseKernels, ActivationInPlace) {
   kernels::activationForward<T>(Activation::GeluTanh, n, x.data(),
                                 expected.data());
   DeviceBuffer<T> buf(x);
-  cuda::activationForward(tc.cx, Activation::GeluTanh, n, buf.get(), buf.get());
+  cuda::activationForward<T>(tc.cx, Activation::GeluTanh, n, buf.get(), buf.get());
   EXPECT_TRUE(allClose(buf.download(), expected, tol.rtol, tol.atol));
 }
 
@@ -236,7 +236,7 @@ TYPED_TEST(ElementwiseKernels, BinarySameShape) {
       std::vector<T> expected(n);
       kernels::binarySameShape(op, n, a.data(), b.data(), expected.data());
       DeviceBuffer<T> da(a), db(b), dout(n);
-      cuda::binarySameShape(tc.cx, op, n, da.get(), db.get(), dout.get());
+      cuda::binarySameShape<T>(tc.cx, op, n, da.get(), db.get(), dout.get());
       EXPECT_TRUE(allEqual(dout.download(), expected)) << "op " << int(op) << ", n = " << n;
     }
 }
@@ -256,7 +256,7 @@ TYPED_TEST(ElementwiseKernels, BinaryScalar) {
                                     scalarLhs ? zero : unit, b.data(),
                                     scalarLhs ? unit : zero, expected.data());
         DeviceBuffer<T> da(a), db(b), dout(n);
-        cuda::binaryScalar(tc.cx, op, n, scalarLhs, da.get(), db.get(), dout.get());
+        cuda::binaryScalar<T>(tc.cx, op, n, scalarLhs, da.get(), db.get(), dout.get());
         EXPECT_TRUE(allEqual(dout.download(), expected))
             << "op " << int(op) << ", n = " << n << ", scalarLhs " << scalarLhs;
       }
@@ -302,8 +302,8 @@ TYPED_TEST(ElementwiseKernels, BinaryBroadcast) {
                                   c.aStrides.data(), b.data(),
                                   c.bStrides.data(), expected.data());
       DeviceBuffer<T> da(a), db(b), dout(n);
-      cuda::binaryBroadcast(tc.cx, op, rank, c.shape.data(), da.get(), c.aStrides.data(), db.get(),
-                            c.bStrides.data(), dout.get());
+      cuda::binaryBroadcast<T>(tc.cx, op, rank, c.shape.data(), da.get(), c.aStrides.data(),
+                               db.get(), c.bStrides.data(), dout.get());
       EXPECT_TRUE(allEqual(dout.download(), expected)) << c.name << ", op " << int(op);
     }
 }
@@ -321,8 +321,8 @@ TEST(ElementwiseKernelsErrors, BroadcastOfTooManyDimensions) {
     stride *= 2;
   }
   DeviceBuffer<float> a(1 << rank), b(1 << rank), out(1 << rank);
-  EXPECT_THROW(cuda::binaryBroadcast(tc.cx, BinaryOp::Add, rank, shape.data(), a.get(), as.data(),
-                                     b.get(), bs.data(), out.get()),
+  EXPECT_THROW(cuda::binaryBroadcast<float>(tc.cx, BinaryOp::Add, rank, shape.data(), a.get(),
+                                            as.data(), b.get(), bs.data(), out.get()),
                kernels::KernelError);
 }
 

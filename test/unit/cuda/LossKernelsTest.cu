@@ -230,7 +230,7 @@ TYPED_TEST(LossKernels, DropoutMatchesCpuMask) {
     tc.setSeed(c.seed);
     tc.setStep(static_cast<int64_t>(c.step));
     DeviceBuffer<T> dx(x), dy(c.n);
-    cuda::dropout(tc.cx, c.n, c.p, c.stream, dx.get(), dy.get());
+    cuda::dropout<T>(tc.cx, c.n, c.p, c.stream, dx.get(), dy.get());
     EXPECT_TRUE(allEqual(dy.download(), expected))
         << "n " << c.n << ", p " << c.p << ", seed " << c.seed << ", step " << c.step << ", stream "
         << c.stream;
@@ -246,7 +246,7 @@ TYPED_TEST(LossKernels, DropoutInPlace) {
   tc.setSeed(77);
   tc.setStep(5);
   DeviceBuffer<T> buf(x);
-  cuda::dropout(tc.cx, n, 0.3, 2, buf.get(), buf.get());
+  cuda::dropout<T>(tc.cx, n, 0.3, 2, buf.get(), buf.get());
   EXPECT_TRUE(allEqual(buf.download(), expected));
 }
 
@@ -260,7 +260,7 @@ TYPED_TEST(LossKernels, DropoutReplayedFromAGraph) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   CAIRN_CUDA_CHECK(cudaStreamBeginCapture(tc.cx.stream, cudaStreamCaptureModeThreadLocal));
-  cuda::dropout(tc.cx, n, 0.5, 4, dx.get(), dy.get());
+  cuda::dropout<T>(tc.cx, n, 0.5, 4, dx.get(), dy.get());
   CAIRN_CUDA_CHECK(cudaStreamEndCapture(tc.cx.stream, &graph));
   CAIRN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int64_t step : {0, 1, 2, 1000}) {
