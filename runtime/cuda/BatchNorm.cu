@@ -23,6 +23,14 @@
 // With a sum over the replicas (--sync-batchnorm), SyncBatchNorm.cu's
 // kernels take the statistics of every replica's examples.
 //
+// f16 and bf16 data (T kernels::F16 or Bf16, stored as uint16_t) go the same
+// ways, with float32 parameters, statistics and parameter gradients: cuDNN's
+// half batch norm (float32 scale and bias, float scaling factors) where it
+// computes the call, else our kernels, which widen each element as they
+// read it and round what they write (Convert.h), the CPU's arithmetic. A
+// site whose half call cuDNN declines as unsupported (bf16 batch norm is
+// newer than f16's in cuDNN) runs our kernels from then on.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Library.h"
 
@@ -46,6 +54,12 @@ namespace {
 template <typename T> struct DnnType;
 template <> struct DnnType<float> { static constexpr cudnnDataType_t value = CUDNN_DATA_FLOAT; };
 template <> struct DnnType<double> { static constexpr cudnnDataType_t value = CUDNN_DATA_DOUBLE; };
+template <> struct DnnType<kernels::F16> {
+  static constexpr cudnnDataType_t value = CUDNN_DATA_HALF;
+};
+template <> struct DnnType<kernels::Bf16> {
+  static constexpr cudnnDataType_t value = CUDNN_DATA_BFLOAT16;
+};
 
 /// Descriptors of one call site: x (and y, dy, dx) and the per-channel
 /// parameters. Making them synchronises nothing, so a site may be set up
@@ -71,6 +85,8 @@ public:
   int64_t n, c, spatial;
   cudnnDataType_t type;
   cudnnTensorDescriptor_t x = nullptr, param = nullptr;
+  /// cuDNN declined this site's half data: our kernels run it.
+  bool declined = false;
 };
 
 /// cuDNN indexes with int: the whole tensor must fit.
@@ -79,9 +95,22 @@ bool fitsCudnn(int64_t n, int64_t c, int64_t spatial) {
   return n <= kMax && c <= kMax && spatial <= kMax && n * c * spatial <= kMax;
 }
 
-/// Half data (T kernels::F16 or Bf16) goes to our kernels, the CPU's
-/// arithmetic on the widened elements, not to cuDNN's half batch norm.
-template <typename T> constexpr bool kCudnnTakes = std::is_same_v<kernels::StoredAs<T>, T>;
+/// Runs `call`, a cuDNN batch norm of `site`; false where our kernels must
+/// run it instead: half data that cuDNN declined as unsupported, on this
+/// call or an earlier one of the site. Any other failure throws.
+template <typename T, typename Call> bool viaCudnn(BatchNormSite &site, Call call) {
+  if (site.declined)
+    return false;
+  const cudnnStatus_t status = call();
+  if (status == CUDNN_STATUS_SUCCESS)
+    return true;
+  if (!std::is_same_v<kernels::StoredAs<T>, T> &&
+      (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM)) {
+    site.declined = true;
+    return false;
+  }
+  throwCudnnError(status, "cudnnBatchNormalization*", __FILE__, __LINE__);
+}
 
 template <typename T>
 BatchNormSite &siteFor(Context &cx, int siteId, int64_t n, int64_t c, int64_t spatial) {
@@ -197,18 +226,17 @@ void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64
                                            replicas);
   if (n * c * spatial == 0)
     return;
-  if constexpr (kCudnnTakes<T>) {
-    if (gamma && beta && fitsCudnn(n, c, spatial)) {
-      BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
-      const T one = 1, zero = 0;
-      CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
-          cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma,
-          beta,
-          /*exponentialAverageFactor=*/0.0, /*resultRunningMean=*/nullptr,
-          /*resultRunningVariance=*/nullptr, eps, /*resultSaveMean=*/nullptr,
-          /*resultSaveInvVariance=*/nullptr));
+  if (gamma && beta && fitsCudnn(n, c, spatial)) {
+    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+    const Param<T> one = 1, zero = 0;
+    if (viaCudnn<T>(plan, [&] {
+          return cudnnBatchNormalizationForwardTraining(
+              cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma,
+              beta, /*exponentialAverageFactor=*/0.0, /*resultRunningMean=*/nullptr,
+              /*resultRunningVariance=*/nullptr, eps, /*resultSaveMean=*/nullptr,
+              /*resultSaveInvVariance=*/nullptr);
+        }))
       return;
-    }
   }
   if (c >= kManyChannels)
     trainingForwardKernel<T, 256>
@@ -227,15 +255,15 @@ void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int6
   const int64_t total = n * c * spatial;
   if (total == 0)
     return;
-  if constexpr (kCudnnTakes<T>) {
-    if (gamma && beta && fitsCudnn(n, c, spatial)) {
-      BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
-      const T one = 1, zero = 0;
-      CAIRN_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
-          cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma,
-          beta, runningMean, runningVar, eps));
+  if (gamma && beta && fitsCudnn(n, c, spatial)) {
+    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+    const Param<T> one = 1, zero = 0;
+    if (viaCudnn<T>(plan, [&] {
+          return cudnnBatchNormalizationForwardInference(cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one,
+                                                         &zero, plan.x, x, plan.x, y, plan.param,
+                                                         gamma, beta, runningMean, runningVar, eps);
+        }))
       return;
-    }
   }
   inferenceKernel<T><<<blocksFor(total), kThreadsPerBlock, 0, cx.stream>>>(
       total, c, spatial, x, gamma, beta, runningMean, runningVar, eps, y);
@@ -252,16 +280,16 @@ void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spat
                                     workspace, replicas);
   if (n * c * spatial == 0)
     return;
-  if constexpr (kCudnnTakes<T>) {
-    if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
-      BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
-      const T one = 1, zero = 0;
-      CAIRN_CUDNN_CHECK(cudnnBatchNormalizationBackward(
-          cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, plan.x, x, plan.x, dy, plan.x,
-          dx, plan.param, gamma, dgamma, dbeta, eps, /*savedMean=*/nullptr,
-          /*savedInvVariance=*/nullptr));
+  if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
+    BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
+    const Param<T> one = 1, zero = 0;
+    if (viaCudnn<T>(plan, [&] {
+          return cudnnBatchNormalizationBackward(
+              cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, plan.x, x, plan.x, dy,
+              plan.x, dx, plan.param, gamma, dgamma, dbeta, eps, /*savedMean=*/nullptr,
+              /*savedInvVariance=*/nullptr);
+        }))
       return;
-    }
   }
   if (c >= kManyChannels)
     backwardKernel<T, 256><<<channelBlocks(c), 256, 0, cx.stream>>>(n, c, spatial, dy, x, gamma,
