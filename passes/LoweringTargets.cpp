@@ -210,21 +210,20 @@ std::optional<LoweringTarget> cairn::getLoweringTarget(llvm::StringRef name) {
 LoweringTarget cairn::getCudaTarget() {
   LoweringTarget target;
   target.name = "CUDA";
-  // Half tensors are stored and, as on the CPU, computed in float32
-  // (runtime/cuda/PrecisionKernels.cu converts them with the CPU's
-  // rounding), but for the GEMMs and convolutions: cuBLASLt and cuDNN take
-  // half operands and accumulate in float32 on the tensor cores, rounding
-  // each result once, as the float32 product of the widened operands
-  // followed by a cast would. A convolution's weight gradient stays float32:
-  // under --deterministic it may need Cairn's own kernel
-  // (runtime/cuda/ConvKernels.cu), which has no half twin.
+  // Half tensors are stored and computed in float32 with the CPU's rounding.
+  // The GEMMs and convolutions take half operands: cuBLASLt and cuDNN
+  // accumulate in float32 on the tensor cores and round each result once,
+  // as the float32 product of the widened operands followed by a cast
+  // would; a product reads only half operands (no float32 master rounded as
+  // it is read). A convolution's weight gradient stays float32: under
+  // --deterministic it may need Cairn's own kernel
+  // (runtime/cuda/ConvKernels.cu), which has no half twin. The element-wise,
+  // max-pooling and batch-norm kernels read and write half tensors
+  // themselves (ElementwiseKernels.cu, PoolKernels.cu, BatchNorm.cu:
+  // Storage<T>); the sums and softmaxes read float32 copies
+  // (PrecisionKernels.cu's casts).
   target.halfStorage = true;
   target.halfProducts = true;
-  // Its element-wise, max-pooling and batch-norm kernels read and write
-  // half tensors themselves (ElementwiseKernels.cu, PoolKernels.cu,
-  // BatchNorm.cu: Storage<T>), with the CPU's rounding; a product reads
-  // only half operands (no float32 master rounded as it is read), and the
-  // sums and softmaxes read float32 copies.
   target.halfStorageKernels = HalfStorageKernels::OneType;
   target.lossScaling = true;
   target.gemmWorkspaceBytes = getSplitKWorkspaceBytes;

@@ -95,10 +95,12 @@ bool fitsCudnn(int64_t n, int64_t c, int64_t spatial) {
   return n <= kMax && c <= kMax && spatial <= kMax && n * c * spatial <= kMax;
 }
 
-/// Runs `call`, a cuDNN batch norm of `site`; false where our kernels must
-/// run it instead: half data that cuDNN declined as unsupported, on this
-/// call or an earlier one of the site. Any other failure throws.
-template <typename T, typename Call> bool viaCudnn(BatchNormSite &site, Call call) {
+/// Runs `call`, the cuDNN function `name` for `site`; false where our
+/// kernels must run it instead: half data that cuDNN declined as
+/// unsupported, on this call or an earlier one of the site. Any other
+/// failure throws, naming the function.
+template <typename T, typename Call>
+bool viaCudnn(BatchNormSite &site, const char *name, Call call) {
   if (site.declined)
     return false;
   const cudnnStatus_t status = call();
@@ -109,7 +111,7 @@ template <typename T, typename Call> bool viaCudnn(BatchNormSite &site, Call cal
     site.declined = true;
     return false;
   }
-  throwCudnnError(status, "cudnnBatchNormalization*", __FILE__, __LINE__);
+  throwCudnnError(status, name, __FILE__, __LINE__);
 }
 
 template <typename T>
@@ -229,7 +231,7 @@ void batchNormTrainingForward(Context &cx, int site, int64_t n, int64_t c, int64
   if (gamma && beta && fitsCudnn(n, c, spatial)) {
     BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
     const Param<T> one = 1, zero = 0;
-    if (viaCudnn<T>(plan, [&] {
+    if (viaCudnn<T>(plan, "cudnnBatchNormalizationForwardTraining", [&] {
           return cudnnBatchNormalizationForwardTraining(
               cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, plan.x, x, plan.x, y, plan.param, gamma,
               beta, /*exponentialAverageFactor=*/0.0, /*resultRunningMean=*/nullptr,
@@ -258,7 +260,7 @@ void batchNormInferenceForward(Context &cx, int site, int64_t n, int64_t c, int6
   if (gamma && beta && fitsCudnn(n, c, spatial)) {
     BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
     const Param<T> one = 1, zero = 0;
-    if (viaCudnn<T>(plan, [&] {
+    if (viaCudnn<T>(plan, "cudnnBatchNormalizationForwardInference", [&] {
           return cudnnBatchNormalizationForwardInference(cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one,
                                                          &zero, plan.x, x, plan.x, y, plan.param,
                                                          gamma, beta, runningMean, runningVar, eps);
@@ -283,7 +285,7 @@ void batchNormBackward(Context &cx, int site, int64_t n, int64_t c, int64_t spat
   if (gamma && dgamma && dbeta && fitsCudnn(n, c, spatial)) {
     BatchNormSite &plan = siteFor<T>(cx, site, n, c, spatial);
     const Param<T> one = 1, zero = 0;
-    if (viaCudnn<T>(plan, [&] {
+    if (viaCudnn<T>(plan, "cudnnBatchNormalizationBackward", [&] {
           return cudnnBatchNormalizationBackward(
               cx.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, plan.x, x, plan.x, dy,
               plan.x, dx, plan.param, gamma, dgamma, dbeta, eps, /*savedMean=*/nullptr,

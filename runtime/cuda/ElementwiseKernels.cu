@@ -44,7 +44,6 @@ namespace {
 
 using kernels::ComputedIn;
 using kernels::Storage;
-using kernels::StoredAs;
 
 template <typename T, typename Act>
 __global__ void activationForwardKernel(int64_t n, const StoredAs<T> *x, StoredAs<T> *y) {

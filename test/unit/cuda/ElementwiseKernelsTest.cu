@@ -24,13 +24,6 @@ using cairn::kernels::BinaryOp;
 
 namespace {
 
-constexpr size_t kSizes[] = {1, 7, 1000003};
-constexpr Activation kActivations[] = {Activation::Relu,     Activation::Sigmoid,
-                                       Activation::Tanh,     Activation::GeluExact,
-                                       Activation::GeluTanh, Activation::Silu,
-                                       Activation::Hardswish};
-constexpr BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div};
-
 /// Random values with the special ones first: NaN, infinities, signed zeros.
 template <typename T> std::vector<T> inputsWithSpecials(size_t n, uint64_t seed) {
   std::vector<T> v = randomVector<T>(n, -6, 6, seed);

@@ -38,12 +38,6 @@ using cairn::kernels::BinaryOp;
 
 namespace {
 
-constexpr size_t kSizes[] = {1, 7, 1000003};
-constexpr Activation kActivations[] = {
-    Activation::Relu,     Activation::Sigmoid, Activation::Tanh,     Activation::GeluExact,
-    Activation::GeluTanh, Activation::Silu,    Activation::Hardswish};
-constexpr BinaryOp kBinaryOps[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div};
-
 template <typename T> class HalfStorageKernels : public ::testing::Test {};
 using HalfTypes = ::testing::Types<kernels::F16, kernels::Bf16>;
 TYPED_TEST_SUITE(HalfStorageKernels, HalfTypes);

@@ -13,6 +13,7 @@
 
 #include "runtime/cuda/Check.h"
 #include "runtime/cuda/Context.h"
+#include "runtime/kernels/Elementwise.h"
 
 #include <gtest/gtest.h>
 
@@ -120,6 +121,17 @@ private:
   T *ptr = nullptr;
   size_t count = 0;
 };
+
+/// Sizes the element-wise kernels are checked at: partial blocks and warps
+/// (1, 7) and one past a million (grid-stride loops).
+inline constexpr size_t kSizes[] = {1, 7, 1000003};
+/// Every activation and arithmetic operator of Elementwise.h.
+inline constexpr kernels::Activation kActivations[] = {
+    kernels::Activation::Relu,      kernels::Activation::Sigmoid,  kernels::Activation::Tanh,
+    kernels::Activation::GeluExact, kernels::Activation::GeluTanh, kernels::Activation::Silu,
+    kernels::Activation::Hardswish};
+inline constexpr kernels::BinaryOp kBinaryOps[] = {kernels::BinaryOp::Add, kernels::BinaryOp::Sub,
+                                                   kernels::BinaryOp::Mul, kernels::BinaryOp::Div};
 
 /// n values uniform in [lo, hi), the same for the same seed.
 template <typename T> std::vector<T> randomVector(size_t n, double lo, double hi, uint64_t seed) {
