@@ -381,7 +381,10 @@ void CpuEmitter::emitMatmul(MatmulKernelOp op) {
 
 /// One loop: each element's registers (element i of the inputs, element 0 of
 /// a one-element one), then each op on them, the same expressions the
-/// separate kernels use, in the same order.
+/// separate kernels use, in the same order. With dropouts the loop goes a
+/// block of kDropoutKeepBlock elements at a time (each thread's chunk starts
+/// on a Philox group): dropoutKeep decides the block's elements for each
+/// dropout, as the dropout kernel draws them, then the elements run.
 void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
   int64_t n = op.getN();
   Value result = op.getResult();
@@ -390,15 +393,59 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
   auto reg = [](int64_t r) { return "r" + std::to_string(r); };
   unsigned numInputs = op.getInputs().size();
   unsigned numOps = op.getOps().size();
-  openParallelLoop(n, getChainWorkPerElement(op.getOps()));
-  os << " {\n";
+  ArrayRef<double> dropoutP;
+  if (std::optional<ArrayRef<double>> p = op.getDropoutP())
+    dropoutP = *p;
+  std::string body = "    ";
+  if (dropoutP.empty()) {
+    openParallelLoop(n, getChainWorkPerElement(op.getOps()));
+    os << " {\n";
+  } else {
+    line() << "{\n";
+    for (auto [k, p] : llvm::enumerate(dropoutP)) {
+      line() << "  const " << type << " kKeepScale" << k
+             << " = cairn::kernels::ops::dropoutScale<" << type << ">("
+             << formatDouble(p) << ");\n";
+      line() << "  const uint64_t kStream" << k << " = "
+             << (*op.getDropoutStreams())[k];
+      if (int64_t stride = (*op.getDropoutReplicaStrides())[k])
+        os << " + " << stride << " * static_cast<uint64_t>(ctx.replica)";
+      os << ";\n";
+    }
+    line() << "  cairn::kernels::parallelFor(" << n << ", "
+           << getChainWorkPerElement(op.getOps())
+           << ", [&](int64_t begin, int64_t end) {\n";
+    for (size_t k = 0; k < dropoutP.size(); ++k)
+      line() << "    uint8_t keep" << k
+             << "[cairn::kernels::kDropoutKeepBlock];\n";
+    line() << "    for (int64_t first = begin; first < end; first += "
+              "cairn::kernels::kDropoutKeepBlock) {\n";
+    line() << "      const int64_t count = std::min<int64_t>(end - first, "
+              "cairn::kernels::kDropoutKeepBlock);\n";
+    for (auto [k, p] : llvm::enumerate(dropoutP))
+      line() << "      cairn::kernels::dropoutKeep(first, count, "
+             << formatDouble(p)
+             << ", ctx.seed, static_cast<uint64_t>(ctx.step), kStream" << k
+             << ", keep" << k << ");\n";
+    line() << "      for (int64_t i = first; i < first + count; ++i) {\n";
+    body = "        ";
+  }
   for (auto [j, input] : llvm::enumerate(op.getInputs()))
-    line() << "    const " << type << " " << reg(j) << " = " << ptr(input)
+    line() << body << "const " << type << " " << reg(j) << " = " << ptr(input)
            << (getNumElements(input) == n ? "[i]" : "[0]") << ";\n";
+  unsigned dropouts = 0;
   for (unsigned j = 0; j < numOps; ++j) {
     auto [ra, rb] = op.getOpArgs(j);
     std::string a = reg(ra), b = reg(rb);
     llvm::StringRef kind = cast<StringAttr>(op.getOps()[j]).getValue();
+    // The dropout kernel's select, of the bits: a dropped element is +0
+    // whatever x is.
+    std::string dropout;
+    if (kind == "dropout") {
+      std::string k = std::to_string(dropouts++);
+      dropout = std::string("cairn::kernels::ops::dropoutKept<") + type +
+                ">(keep" + k + "[i - first], " + a + " * kKeepScale" + k + ")";
+    }
     auto scalar = [&](const char *name, bool backward) {
       return std::string("cairn::kernels::ops::") + name +
              (backward ? "::backward(" + a + ", " + b + ")"
@@ -424,16 +471,24 @@ void CpuEmitter::emitChain(ElementwiseChainKernelOp op) {
             .Case("silu_grad", scalar("Silu", true))
             .Case("hardswish", scalar("Hardswish", false))
             .Case("hardswish_grad", scalar("Hardswish", true))
+            .Case("dropout", dropout)
             .Default("");
     if (expr.empty())
       reportMissingBody(op, ("CPU (chain op '" + kind + "')").str());
-    line() << "    const " << type << " " << reg(numInputs + j) << " = " << expr
-           << ";\n";
+    line() << body << "const " << type << " " << reg(numInputs + j) << " = "
+           << expr << ";\n";
   }
-  line() << "    " << ptr(result) << "[i] = " << reg(numInputs + numOps - 1)
+  line() << body << ptr(result) << "[i] = " << reg(numInputs + numOps - 1)
          << ";\n";
-  line() << "  }\n";
-  closeParallelLoop();
+  if (dropoutP.empty()) {
+    line() << "  }\n";
+    closeParallelLoop();
+    return;
+  }
+  line() << "      }\n";
+  line() << "    }\n";
+  line() << "  }, 4);\n";
+  line() << "}\n";
 }
 
 void CpuEmitter::emitKernel(Operation *op) {

@@ -336,6 +336,9 @@ void CudaEmitter::emitChain(ElementwiseChainKernelOp op) {
   if (numInputs > kMaxChainInputs || numOps > kMaxChainOps)
     llvm::report_fatal_error("internal error: an element-wise chain exceeds "
                              "the CUDA runtime's limits");
+  // CUDA's chains draw no masks (LoweringTarget::chainDropout).
+  if (op.getDropoutP())
+    reportMissingBody(op, "CUDA (chain op 'dropout')");
   chainInputs = std::max(chainInputs, numInputs);
   chainOps = std::max(chainOps, numOps);
   line() << "{\n";

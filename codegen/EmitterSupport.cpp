@@ -68,7 +68,7 @@ const char *getRuntimeInit(std::optional<cairn::InitKind> kind) {
 /// Names the generated code declares itself, and C++'s keywords: a tensor
 /// named like one gets a suffix.
 const llvm::StringSet<> &getReservedNames() {
-  static const llvm::StringSet<> names = {
+  static llvm::StringSet<> names = {
       // Ours.
       "arena", "ctx", "spec", "main", "trainStep", "forward", "evalLoss",
       "cairn", "std", "i", "r", "b", "kValues", "kShape", "kInShape",
@@ -88,7 +88,17 @@ const llvm::StringSet<> &getReservedNames() {
       "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
       "switch", "template", "this", "thread_local", "throw", "true", "try",
       "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-      "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // A parallel loop's chunk, a chain's block.
+      "begin", "end", "first", "count"};
+  // A chain's registers, and its dropouts' keep bytes, scales and streams.
+  static const bool numbered = [] {
+    for (unsigned k = 0; k < kMaxChainInputs + kMaxChainOps; ++k)
+      for (const char *prefix : {"r", "keep", "kKeepScale", "kStream"})
+        names.insert(prefix + std::to_string(k));
+    return true;
+  }();
+  (void)numbered;
   return names;
 }
 

@@ -306,6 +306,27 @@ LogicalResult ElementwiseChainKernelOp::verify() {
                               "type, but got "
                            << type;
   }
+  int64_t dropouts = llvm::count_if(ops, [](Attribute kind) {
+    return cast<StringAttr>(kind).getValue() == "dropout";
+  });
+  auto size = [](std::optional<ArrayRef<int64_t>> values) {
+    return values ? int64_t(values->size()) : int64_t(-1);
+  };
+  int64_t rates = getDropoutP() ? int64_t(getDropoutP()->size()) : -1;
+  if (dropouts > 0
+          ? rates != dropouts || size(getDropoutStreams()) != dropouts ||
+                size(getDropoutReplicaStrides()) != dropouts
+          : rates != -1 || size(getDropoutStreams()) != -1 ||
+                size(getDropoutReplicaStrides()) != -1)
+    return emitOpError() << "expected dropout_p, dropout_streams and "
+                            "dropout_replica_strides with one entry per "
+                            "dropout ("
+                         << dropouts << "), or none without a dropout";
+  if (std::optional<ArrayRef<double>> rates = getDropoutP())
+    for (double p : *rates)
+      if (!(p >= 0 && p <= 1))
+        return emitOpError()
+               << "expected dropout rates in [0, 1] but got " << p;
   for (auto [index, attr] : llvm::enumerate(ops)) {
     StringRef kind = cast<StringAttr>(attr).getValue();
     std::optional<unsigned> arity = getChainOpArity(kind);
@@ -328,7 +349,7 @@ std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
   return llvm::StringSwitch<std::optional<unsigned>>(kind)
       .Cases({"add", "sub", "mul", "div"}, 2)
       .Cases({"relu", "sigmoid", "tanh", "gelu_exact", "gelu_tanh", "silu",
-              "hardswish"},
+              "hardswish", "dropout"},
              1)
       .Cases({"relu_grad", "sigmoid_grad", "tanh_grad", "gelu_exact_grad",
               "gelu_tanh_grad", "silu_grad", "hardswish_grad"},
@@ -338,11 +359,16 @@ std::optional<unsigned> cairn::getChainOpArity(StringRef kind) {
 
 int64_t cairn::getChainWorkPerElement(ArrayAttr ops) {
   int64_t work = 1;
-  for (Attribute kind : ops)
-    if (!llvm::is_contained({"add", "sub", "mul", "div", "relu", "relu_grad",
-                             "hardswish", "hardswish_grad"},
-                            cast<StringAttr>(kind).getValue()))
+  for (Attribute attr : ops) {
+    StringRef kind = cast<StringAttr>(attr).getValue();
+    // A dropout's Philox words cost what the dropout kernel says they do.
+    if (kind == "dropout")
+      work += 8;
+    else if (!llvm::is_contained({"add", "sub", "mul", "div", "relu",
+                                  "relu_grad", "hardswish", "hardswish_grad"},
+                                 kind))
       work += 16;
+  }
   return work;
 }
 

@@ -60,7 +60,8 @@ std::optional<unsigned> getChainOpArity(llvm::StringRef kind);
 
 /// The work of one element of an elementwise_chain with these ops, in the
 /// units of runtime/kernels/Parallel.h's parallelFor (a load, an add and a
-/// store are 1): 1, plus 16 for each op that takes exp, tanh or erf.
+/// store are 1): 1, plus 16 for each op that takes exp, tanh or erf, and 8
+/// for a dropout (its Philox words, as the dropout kernel counts them).
 int64_t getChainWorkPerElement(mlir::ArrayAttr ops);
 
 /// Whether `op` may write its output over a dying input of the same size.

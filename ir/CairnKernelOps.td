@@ -343,10 +343,15 @@ def Cairn_ElementwiseChainKernelOp : Cairn_KernelOp<"elementwise_chain", 1, 1, 0
     writes register inputs + j, and the last op's register is the result.
     `ops` names each op (add, sub, mul, div, relu, sigmoid, tanh,
     gelu_exact, gelu_tanh, silu, hardswish, relu_grad, sigmoid_grad,
-    tanh_grad, gelu_exact_grad, gelu_tanh_grad, silu_grad, hardswish_grad:
-    the kernels of the same names, one
+    tanh_grad, gelu_exact_grad, gelu_tanh_grad, silu_grad, hardswish_grad,
+    dropout: the kernels of the same names, one
     element at a time); `args` holds two registers per op, the second -1 for
     an op of one operand (a grad op takes dy, then what its forward saved).
+    The k-th dropout of `ops` draws cairn.kernel.dropout's mask for element i
+    with rate `dropout_p[k]` and stream `dropout_streams[k]` (plus
+    `dropout_replica_strides[k]` times the replica, where that is not 0);
+    these three arrays are present, one entry per dropout, when `ops` has a
+    dropout, and absent otherwise.
 
     ```mlir
     cairn.kernel.elementwise_chain ins(%x, %s : memref<64x256xf32>, memref<f32>)
@@ -358,7 +363,10 @@ def Cairn_ElementwiseChainKernelOp : Cairn_KernelOp<"elementwise_chain", 1, 1, 0
                        Cairn_MemRef:$result,
                        Cairn_I64Attr:$n,
                        StrArrayAttr:$ops,
-                       DenseI64ArrayAttr:$args);
+                       DenseI64ArrayAttr:$args,
+                       OptionalAttr<DenseF64ArrayAttr>:$dropout_p,
+                       OptionalAttr<DenseI64ArrayAttr>:$dropout_streams,
+                       OptionalAttr<DenseI64ArrayAttr>:$dropout_replica_strides);
   let hasVerifier = 1;
   let extraKernelDeclaration = [{
     /// The registers op `index` reads: b is -1 for an op of one operand.

@@ -93,12 +93,23 @@ LogicalResult GradientReducer::run() {
   // Replica r's dropouts draw the streams micro-batches r M to r M + M - 1
   // of one process would (cairn-split-micro-batches shifts each micro-batch
   // by the streams of one).
+  // The dropouts fused into chains (on the CPU) count and shift alike.
   int64_t streams = 0;
   program.walk([&](DropoutKernelOp dropout) {
     streams = std::max<int64_t>(streams, dropout.getStream() + 1);
   });
+  program.walk([&](ElementwiseChainKernelOp chain) {
+    if (std::optional<ArrayRef<int64_t>> chained = chain.getDropoutStreams())
+      for (int64_t stream : *chained)
+        streams = std::max<int64_t>(streams, stream + 1);
+  });
   program.walk([&](DropoutKernelOp dropout) {
     dropout.setReplicaStrideAttr(b.getI64IntegerAttr(streams));
+  });
+  program.walk([&](ElementwiseChainKernelOp chain) {
+    if (std::optional<ArrayRef<int64_t>> chained = chain.getDropoutStreams())
+      chain.setDropoutReplicaStridesAttr(b.getDenseI64ArrayAttr(
+          SmallVector<int64_t>(chained->size(), streams)));
   });
   for (auto step : program.getBody().front().getOps<StepOp>())
     if (step.getKind() == StepKind::train_step)

@@ -60,6 +60,7 @@ struct ChooseHalfWeightCopiesPass
   /// (`recast`) or not, on a copy of the module.
   FailureOr<int64_t> planArena(bool recast) {
     PipelineOptions rest;
+    rest.target = target;
     rest.fuse = fuse;
     rest.reorder = reorder;
     rest.planSeconds = planSeconds;

@@ -149,6 +149,7 @@ struct ChooseRecomputationPass
     // stages: CUDA's update grouping moves no byte); the half weight copies
     // were chosen before, marked already.
     PipelineOptions rest;
+    rest.target = target;
     rest.fuse = fuse;
     rest.reuse = reuse;
     rest.reorder = reorder;

@@ -5,7 +5,8 @@
 //
 // A chain starts at an element-wise kernel (add, sub, mul, div, an
 // activation or its gradient, on operands of its own size or of one
-// element) and grows to the one reader of its last result while nothing
+// element; a dropout too where the target's chains draw masks, the CPU's,
+// which draw element i's as the dropout kernel does) and grows to the one reader of its last result while nothing
 // else reads that result (directly or through a view) and the runtime does
 // not read it, or a view of it, by name (a persistent buffer, a gradient).
 // A view between two members (a reshape) is the register's other name and
@@ -61,10 +62,12 @@ struct ChainStep {
 
 /// An element-wise kernel's step in a chain: its kernel name, gelu's with
 /// its approximation ("gelu_tanh_grad"), when the chain language has that op
-/// (getChainOpArity; dropout's random mask has none).
-std::optional<ChainStep> getChainStep(Operation *op) {
+/// (getChainOpArity) and, for a dropout, the target's chains draw masks
+/// (`dropout`).
+std::optional<ChainStep> getChainStep(Operation *op, bool dropout) {
   auto kernel = dyn_cast<KernelOpInterface>(op);
-  if (!kernel || !isElementwiseKernel(op))
+  if (!kernel || !isElementwiseKernel(op) ||
+      (isa<DropoutKernelOp>(op) && !dropout))
     return std::nullopt;
   std::string name = kernel.getKernelName().str();
   if (auto gelu = dyn_cast<GeluKernelOp>(op))
@@ -100,8 +103,8 @@ bool reads(Value operand, Value output) {
 
 class StepFuser {
 public:
-  StepFuser(StepOp step, unsigned maxInputs, unsigned maxOps)
-      : step(step), maxInputs(maxInputs), maxOps(maxOps) {}
+  StepFuser(StepOp step, unsigned maxInputs, unsigned maxOps, bool dropout)
+      : step(step), maxInputs(maxInputs), maxOps(maxOps), dropout(dropout) {}
 
   /// Fuses every chain and linear + relu of the step; returns the number of
   /// kernels fused away.
@@ -136,8 +139,14 @@ private:
   bool foldRelu(Operation *linear);
   Operation *getSoleReader(Value buffer);
 
+  std::optional<ChainStep> getStep(Operation *op) {
+    return getChainStep(op, dropout);
+  }
+
   StepOp step;
   unsigned maxInputs, maxOps;
+  /// Whether dropouts join chains (the target's chains draw masks).
+  bool dropout;
   /// By root buffer: the kernels that read it.
   llvm::DenseMap<Value, SmallVector<Operation *>> readers;
 };
@@ -155,7 +164,7 @@ void StepFuser::collectReaders() {
 }
 
 bool StepFuser::isChainable(Operation *op, int64_t n, Type element) {
-  std::optional<ChainStep> chainStep = getChainStep(op);
+  std::optional<ChainStep> chainStep = getStep(op);
   if (!chainStep)
     return false;
   Value result = cast<KernelOpInterface>(op).getKernelOutputs().front();
@@ -238,8 +247,16 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members) {
   // Inputs come first in the registers: collect them all before numbering
   // the ops' results.
   SmallVector<ChainStep> steps;
+  // Each dropout's rate, stream and replica stride, in chain order.
+  SmallVector<double> dropoutP;
+  SmallVector<int64_t> dropoutStreams, dropoutReplicaStrides;
   for (Operation *member : members) {
-    ChainStep chainStep = *getChainStep(member);
+    ChainStep chainStep = *getStep(member);
+    if (auto dropoutOp = dyn_cast<DropoutKernelOp>(member)) {
+      dropoutP.push_back(dropoutOp.getP());
+      dropoutStreams.push_back(dropoutOp.getStream());
+      dropoutReplicaStrides.push_back(dropoutOp.getReplicaStride().value_or(0));
+    }
     for (Value operand : {chainStep.a, chainStep.b})
       if (operand && !llvm::any_of(members, [&](Operation *other) {
             return reads(
@@ -277,7 +294,11 @@ int StepFuser::fuseChain(ArrayRef<Operation *> members) {
                                b.getStringAttr("cairn." + names));
   auto chain = ElementwiseChainKernelOp::create(
       b, loc, inputs.getArrayRef(), result, getNumElements(result),
-      b.getArrayAttr(kinds), b.getDenseI64ArrayAttr(args));
+      b.getArrayAttr(kinds), b.getDenseI64ArrayAttr(args),
+      dropoutP.empty() ? nullptr : b.getDenseF64ArrayAttr(dropoutP),
+      dropoutP.empty() ? nullptr : b.getDenseI64ArrayAttr(dropoutStreams),
+      dropoutP.empty() ? nullptr
+                       : b.getDenseI64ArrayAttr(dropoutReplicaStrides));
   if (isGlued(members.front()))
     chain->setAttr(CairnDialect::kBeforeFirstUseAttrName, b.getUnitAttr());
   // The members go, then their intermediate buffers and their views, last
@@ -400,7 +421,7 @@ int StepFuser::run() {
     SmallVector<Operation *> members = {start};
     llvm::SetVector<Value> inputs;
     auto addInputs = [&](Operation *op, llvm::SetVector<Value> &into) {
-      ChainStep chainStep = *getChainStep(op);
+      ChainStep chainStep = *getStep(op);
       for (Value operand : {chainStep.a, chainStep.b})
         if (operand && !llvm::any_of(members, [&](Operation *m) {
               return reads(operand,
@@ -415,7 +436,7 @@ int StepFuser::run() {
       if (!isFusable(previous) || countReaders(previous) != 1)
         break;
       Operation *op = readers.lookup(previous).front();
-      std::optional<ChainStep> chainStep = getChainStep(op);
+      std::optional<ChainStep> chainStep = getStep(op);
       if (!isChainable(op, n, element) || isGlued(op) != isGlued(start) ||
           !members.back()->isBeforeInBlock(op) ||
           (!reads(chainStep->a, previous) && !reads(chainStep->b, previous)))
@@ -477,7 +498,7 @@ struct FuseElementwisePass
 
   void fuseProgram(ProgramOp program) {
     for (auto step : program.getBody().front().getOps<StepOp>()) {
-      if (StepFuser(step, maxInputs, maxOps).run() > 0)
+      if (StepFuser(step, maxInputs, maxOps, dropout).run() > 0)
         dropPlan(program);
       // Declarations right before their first use again.
       SmallVector<Operation *> kernels;

@@ -50,6 +50,9 @@ struct LoweringTarget {
   /// gradient (cairn.loss_scale, cairn.found_inf, cairn.skip_select, and the
   /// updates' found_inf).
   bool lossScaling = false;
+  /// Whether its element-wise chains take dropouts, drawing each element's
+  /// mask in the chain's loop (cairn-fuse-elementwise's `dropout`).
+  bool chainDropout = false;
   /// Bytes of scratch `batch` m x n x k GEMMs (Linear and its gradients:
   /// one; Matmul) writing `outputBytes` get (0: none; an even number),
   /// `half` when they compute in f16 or bf16.

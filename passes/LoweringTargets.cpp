@@ -193,6 +193,7 @@ LoweringTarget cairn::getCpuTarget() {
   target.halfStorage = true;
   target.halfStorageKernels = HalfStorageKernels::All;
   target.lossScaling = true;
+  target.chainDropout = true;
   target.gemmWorkspaceBytes = getHalfGemmWorkspaceBytes;
   target.convWorkspaceElements = getCpuConvElements;
   target.convLibraryWorkspaceBytes = getOneDnnWorkspaceBytes;
@@ -221,7 +222,8 @@ LoweringTarget cairn::getCudaTarget() {
   // max-pooling and batch-norm kernels read and write half tensors
   // themselves (ElementwiseKernels.cu, PoolKernels.cu, BatchNorm.cu:
   // Storage<T>); the sums and softmaxes read float32 copies
-  // (PrecisionKernels.cu's casts).
+  // (PrecisionKernels.cu's casts). Its chain kernel (ElementwiseKernels.cu)
+  // has no dropout: a dropout runs alone.
   target.halfStorage = true;
   target.halfProducts = true;
   target.halfStorageKernels = HalfStorageKernels::OneType;

@@ -287,6 +287,8 @@ def ChooseHalfWeightCopiesPass : Pass<"cairn-choose-half-weight-copies", "mlir::
     are; a step without such casts is not touched.
   }];
   let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target whose stages the plans in the loop run (cpu or cuda)">,
     Option<"fuse", "fuse", "bool", /*default=*/"true",
            "Evaluate with fusion, as the pipeline runs">,
     Option<"reorder", "reorder", "bool", /*default=*/"true",
@@ -332,6 +334,8 @@ def ChooseRecomputationPass : Pass<"cairn-choose-recomputation", "mlir::ModuleOp
   let options = [
     Option<"budget", "budget", "int64_t", /*default=*/"0",
            "The arena's budget in bytes (0: none)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target whose stages the plans in the loop run (cpu or cuda)">,
     Option<"fuse", "fuse", "bool", /*default=*/"true",
            "Evaluate with fusion, as the pipeline runs">,
     Option<"reuse", "reuse", "bool", /*default=*/"true",
@@ -489,6 +493,11 @@ def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {
     Every element is computed by the same operations in the same order as
     the kernels it replaces (the CPU code is compiled without contracting
     a * b + c), so results do not change.
+
+    With `dropout`, a dropout joins chains too (gelu then dropout, dropout
+    then a residual add, dropout's backward then gelu's): the chain draws
+    element i's mask as the dropout kernel does, so the masks and results
+    do not change either.
   }];
   let options = [
     Option<"maxInputs", "max-inputs", "unsigned",
@@ -497,6 +506,9 @@ def FuseElementwisePass : Pass<"cairn-fuse-elementwise", "mlir::ModuleOp"> {
     Option<"maxOps", "max-ops", "unsigned",
            /*default=*/"::cairn::kMaxChainOps",
            "Ops in one chain (CUDA's kMaxChainOps)">,
+    Option<"dropout", "dropout", "bool", /*default=*/"false",
+           "Dropouts join chains: the target's chain kernel draws their masks "
+           "(the CPU's; LoweringTarget::chainDropout)">,
   ];
 }
 

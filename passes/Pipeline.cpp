@@ -134,19 +134,24 @@ void cairn::addStagesAfterLowering(OpPassManager &pm,
       // Two plans in the loop before the real one: a tenth of its search
       // time each, as cairn-choose-recomputation's rounds take.
       pm.addPass(createChooseHalfWeightCopiesPass(
-          {options.fuse, options.reorder, options.planSeconds / 10,
-           options.replicas, options.bucketBytes}));
+          {options.target, options.fuse, options.reorder,
+           options.planSeconds / 10, options.replicas, options.bucketBytes}));
     if (options.memoryBudget > 0)
       pm.addPass(createChooseRecomputationPass(
-          {options.memoryBudget, options.fuse, options.reuse, options.reorder,
-           options.planSeconds, options.kernelTimes, options.replicas,
-           options.bucketBytes, options.recomputeLowerCost}));
+          {options.memoryBudget, options.target, options.fuse, options.reuse,
+           options.reorder, options.planSeconds, options.kernelTimes,
+           options.replicas, options.bucketBytes, options.recomputeLowerCost}));
     pm.addPass(createRecomputeCheckpointsPass());
   }
   if (runs(PipelineStage::Partition) && options.partition)
     pm.addPass(createPartitionDevicesPass());
-  if (runs(PipelineStage::Fuse) && options.fuse)
-    pm.addPass(createFuseElementwisePass());
+  if (runs(PipelineStage::Fuse) && options.fuse) {
+    FuseElementwisePassOptions fuse;
+    fuse.dropout = getLoweringTarget(options.target)
+                       .value_or(LoweringTarget())
+                       .chainDropout;
+    pm.addPass(createFuseElementwisePass(fuse));
+  }
   // Without reuse the plan is the reference layout: the lowered order,
   // nothing in place, every buffer its own bytes.
   if (runs(PipelineStage::Schedule) && options.reuse && options.reorder)
@@ -182,6 +187,7 @@ cairn::planMarkedCopy(ModuleOp module, llvm::StringRef pass,
     return nullptr;
   mark(program);
   PipelineOptions rest;
+  rest.target = options.target;
   rest.fuse = options.fuse;
   rest.reuse = options.reuse;
   rest.reorder = options.reorder;

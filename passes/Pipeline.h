@@ -70,7 +70,8 @@ std::string listPipelineStages();
 /// What the pipeline is asked for: the driver's flags, cairn-opt's
 /// `cairn-training-pipeline{...}` options.
 struct PipelineOptions {
-  /// cpu or cuda: what the plan holds (CUDA's GEMM workspaces).
+  /// cpu or cuda: what the plan holds (CUDA's GEMM workspaces, the
+  /// dropouts the CPU's chains draw).
   std::string target = "cpu";
   /// Reuse the bytes of dead buffers (false: no reordering, nothing in
   /// place, every buffer its own bytes: the reference layout).
@@ -148,9 +149,10 @@ void addStagesAfterLowering(mlir::OpPassManager &pm,
                             const PipelineOptions &options);
 /// What the passes that plan in the loop evaluate: a copy of `module`, whose
 /// program `mark` changes (marks kernels), run through the stages after the
-/// lowering up to the plan as the pipeline will run them (`fuse`, `reuse`,
-/// `reorder`, `planSeconds` from the caller; no choice of half weight copies
-/// in the loop). Null, after a diagnostic naming `pass`, when a pass fails.
+/// lowering up to the plan as the pipeline will run them (`target`, `fuse`,
+/// `reuse`, `reorder`, `planSeconds` from the caller; no choice of half weight
+/// copies in the loop). Null, after a diagnostic naming `pass`, when a pass
+/// fails.
 mlir::OwningOpRef<mlir::ModuleOp>
 planMarkedCopy(mlir::ModuleOp module, llvm::StringRef pass,
                const PipelineOptions &options,

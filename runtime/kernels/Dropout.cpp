@@ -204,6 +204,20 @@ std::vector<PhiloxPath> philoxPaths() {
   return paths;
 }
 
+/// ScalarOps.h keeps an element when u = (word >> 8) * 2^-24 >= p. Both
+/// sides times 2^-24 are exact, and word >> 8 is an integer, so that is
+/// (word >> 8) >= ceil(p * 2^24): one integer compare per element.
+uint32_t keepThreshold(double p) {
+  double scaled = std::ceil(p * 0x1p24);
+  return scaled <= 0 ? 0 : scaled >= 0x1p24 ? 1u << 24 : uint32_t(scaled);
+}
+
+/// The Philox path dropout and dropoutKeep draw with: the widest.
+PhiloxLanesFn widestLanes() {
+  static const PhiloxLanesFn widest = philoxPaths().front().lanes;
+  return widest;
+}
+
 // On half storage each element is widened as it is read and the product
 // rounded as it is written (Convert.h): the float kernel's bits between
 // casts.
@@ -215,13 +229,7 @@ void dropoutWith(PhiloxLanesFn lanes, int64_t n, double p, uint64_t seed,
   using C = ComputedIn<T>;
   PhiloxKey key = ops::dropoutKey(seed, stream);
   C keepScale = ops::dropoutScale<C>(p);
-  // ScalarOps.h keeps an element when u = (word >> 8) * 2^-24 >= p. Both
-  // sides times 2^-24 are exact, and word >> 8 is an integer, so that is
-  // (word >> 8) >= ceil(p * 2^24): one integer compare per element.
-  double scaled = std::ceil(p * 0x1p24);
-  uint32_t threshold = scaled <= 0        ? 0
-                       : scaled >= 0x1p24 ? 1u << 24
-                                          : uint32_t(scaled);
+  const uint32_t threshold = keepThreshold(p);
   const int64_t block = 4 * kGroups;
   const int64_t blocks = n / block;
   parallelFor(
@@ -253,8 +261,30 @@ void dropoutWith(PhiloxLanesFn lanes, int64_t n, double p, uint64_t seed,
 template <typename T>
 void dropout(int64_t n, double p, uint64_t seed, uint64_t step, uint64_t stream,
              const StoredAs<T> *x, StoredAs<T> *y) {
-  static const PhiloxLanesFn widest = philoxPaths().front().lanes;
-  dropoutWith<T>(widest, n, p, seed, step, stream, x, y);
+  dropoutWith<T>(widestLanes(), n, p, seed, step, stream, x, y);
+}
+
+void dropoutKeep(int64_t first, int64_t count, double p, uint64_t seed,
+                 uint64_t step, uint64_t stream, uint8_t *keep) {
+  if (first % 4 != 0)
+    throw KernelError("dropoutKeep: the first element " +
+                      std::to_string(first) + " is not a multiple of 4");
+  const PhiloxKey key = ops::dropoutKey(seed, stream);
+  const uint32_t threshold = keepThreshold(p);
+  const PhiloxLanesFn lanes = widestLanes();
+  const int64_t block = 4 * kGroups;
+  int64_t j = 0;
+  for (; j + block <= count; j += block) {
+    uint32_t words[4 * kGroups];
+    lanes(key, step, uint64_t(first + j) / 4, words);
+    for (int64_t i = 0; i < block; ++i)
+      keep[j + i] = (words[i] >> 8) >= threshold;
+  }
+  for (; j < count; j += 4) {
+    PhiloxWords words = ops::dropoutWords(key, step, uint64_t(first + j) / 4);
+    for (int64_t k = 0; k < 4 && j + k < count; ++k)
+      keep[j + k] = (words.w[k] >> 8) >= threshold;
+  }
 }
 
 std::vector<std::string> dropoutPhiloxPaths() {

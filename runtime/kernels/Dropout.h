@@ -39,6 +39,19 @@ template <typename T>
 void dropout(int64_t n, double p, uint64_t seed, uint64_t step, uint64_t stream,
              const StoredAs<T> *x, StoredAs<T> *y);
 
+/// Elements dropoutKeep decides at a time in a fused chain's loop (a
+/// multiple of Philox's four): its keep bytes fit in a kilobyte of stack.
+constexpr int64_t kDropoutKeepBlock = 1024;
+
+/// Whether dropout keeps elements first .. first + count - 1 of a tensor
+/// (first a multiple of 4): keep[j] is 1 for element first + j kept, else
+/// 0; dropout's mask, drawn the same way (the widest Philox path). For
+/// cairn.kernel.elementwise_chain, whose loop decides kDropoutKeepBlock
+/// elements at once and then computes `keep ? x * dropoutScale(p) : 0`
+/// with the rest of the chain, as dropout would.
+void dropoutKeep(int64_t first, int64_t count, double p, uint64_t seed,
+                 uint64_t step, uint64_t stream, uint8_t *keep);
+
 /// The ways this CPU can draw Philox words ("avx512", "avx2", "scalar"),
 /// the one dropout uses first; each must give the same mask.
 std::vector<std::string> dropoutPhiloxPaths();

@@ -33,6 +33,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace cairn::kernels::ops {
@@ -428,6 +429,20 @@ CAIRN_HOST_DEVICE inline T dropoutElement(uint32_t word, double p, T x,
   double u = double(word >> 8) * 0x1p-24;
   // A select, not x * mask * scale: at p == 1 the scale is infinite.
   return u >= p ? x * keepScale : T(0);
+}
+
+/// `kept` (x times the scale) where `keep` is 1, +0 where it is 0: dropout's
+/// select (Dropout.h's kernel) as a mask of the bits, which an element-wise
+/// chain's loop vectorizes where a branch around gelu's or erf's arithmetic
+/// would keep it scalar.
+template <typename T> inline T dropoutKept(uint8_t keep, T kept) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float or double");
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  Bits bits;
+  std::memcpy(&bits, &kept, sizeof bits);
+  bits &= Bits(0) - Bits(keep);
+  std::memcpy(&kept, &bits, sizeof bits);
+  return kept;
 }
 
 } // namespace cairn::kernels::ops

@@ -952,3 +952,38 @@ cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn
     cairn.kernel.clip_coefficient ins(%g : memref<4xf32>) outs(%c : memref<f32>) workspace(%w : memref<3xf64>) {device_chunks = array<i64: 3, 3>, max_norm = 1.0 : f64, norm_type = 2.0 : f64}
   }
 }
+
+// -----
+
+// Tests that a chain's dropouts each have a rate, a stream and a replica
+// stride, and none without a dropout.
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step forward {
+    %a = cairn.buffer activation "a" : memref<4xf32>
+    %c = cairn.buffer activation "c" : memref<4xf32>
+    // expected-error @+1 {{expected dropout_p, dropout_streams and dropout_replica_strides with one entry per dropout (1), or none without a dropout}}
+    cairn.kernel.elementwise_chain ins(%a : memref<4xf32>) outs(%c : memref<4xf32>) {args = array<i64: 0, -1, 1, -1>, dropout_p = array<f64: 0.5>, dropout_streams = array<i64: 0>, n = 4 : i64, ops = ["relu", "dropout"]}
+  }
+}
+
+// -----
+
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step forward {
+    %a = cairn.buffer activation "a" : memref<4xf32>
+    %c = cairn.buffer activation "c" : memref<4xf32>
+    // expected-error @+1 {{expected dropout_p, dropout_streams and dropout_replica_strides with one entry per dropout (0), or none without a dropout}}
+    cairn.kernel.elementwise_chain ins(%a : memref<4xf32>) outs(%c : memref<4xf32>) {args = array<i64: 0, -1, 1, -1>, dropout_p = array<f64: 0.5>, dropout_replica_strides = array<i64: 0>, dropout_streams = array<i64: 0>, n = 4 : i64, ops = ["relu", "sigmoid"]}
+  }
+}
+
+// -----
+
+cairn.program "M" attributes {batch = 4 : i64, optimizer = "", source = "m.cairn", target = "cpu"} {
+  cairn.step forward {
+    %a = cairn.buffer activation "a" : memref<4xf32>
+    %c = cairn.buffer activation "c" : memref<4xf32>
+    // expected-error @+1 {{expected dropout rates in [0, 1] but got 1.5}}
+    cairn.kernel.elementwise_chain ins(%a : memref<4xf32>) outs(%c : memref<4xf32>) {args = array<i64: 0, -1, 1, -1>, dropout_p = array<f64: 1.5>, dropout_replica_strides = array<i64: 0>, dropout_streams = array<i64: 0>, n = 4 : i64, ops = ["relu", "dropout"]}
+  }
+}

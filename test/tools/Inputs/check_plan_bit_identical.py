@@ -1,7 +1,8 @@
 """The memory plan changes nothing but memory: for each model, a normal build, the same build
 run with --poison, and a --no-reuse build give bit-identical results.
 
-    check_plan_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N] MODEL.cairn...
+    check_plan_bit_identical.py --cairn CAIRN --work DIR [--batch N] [--steps N] [--no-fuse]
+        MODEL.cairn...
 
 For each model: builds EXE (planned arena) and EXE-noreuse (`cairn build --no-reuse`), writes
 initial weights once, then trains on a tiny data set shaped like the model's image input
@@ -11,6 +12,10 @@ weights and optimizer state must be equal byte for byte, and so must the final l
 loss and test accuracy. --poison overwrites every buffer with 0xFF (NaN) when its lifetime
 ends, so a plan that let two live buffers share bytes, or a kernel that read a buffer before
 writing it, would change the results. Exits 1 naming the first difference.
+
+--no-fuse: also builds EXE-nofuse (`cairn build --no-fuse`: every element-wise kernel alone)
+and trains it to the same bits, so a fused chain (a dropout's mask drawn in the chain's loop
+included) computes what its kernels did.
 """
 
 import argparse
@@ -75,6 +80,7 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--no-fuse", action="store_true")
     parser.add_argument("models", nargs="+")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -88,6 +94,12 @@ def main():
              "--memory-report", report])
         run([args.cairn, "build", model_file, "--batch", str(args.batch), "--no-reuse", "-o",
              noreuse])
+        others = [("no-reuse", [noreuse])]
+        if args.no_fuse:
+            nofuse = os.path.join(work, model + "-nofuse")
+            run([args.cairn, "build", model_file, "--batch", str(args.batch), "--no-fuse", "-o",
+                 nofuse])
+            others.append(("no-fuse", [nofuse]))
         with open(report) as f:
             device = json.load(f)["devices"][0]
         # The check means something only where the plan does share bytes.
@@ -98,8 +110,7 @@ def main():
         init = os.path.join(work, "init.safetensors")
         run([exe, "init", "--seed", "3", "--save", init])
         results = {}
-        for name, cmd in (("normal", [exe]), ("poison", [exe, "--poison"]),
-                          ("no-reuse", [noreuse])):
+        for name, cmd in [("normal", [exe]), ("poison", [exe, "--poison"])] + others:
             out = os.path.join(work, f"{name}.safetensors")
             metrics = os.path.join(work, f"{name}.json")
             command = [cmd[0], "train", "--data", data, "--steps", str(args.steps),
@@ -108,14 +119,15 @@ def main():
             with open(metrics) as f:
                 results[name] = (out, json.load(f))
         reference_out, reference = results["normal"]
-        for name in ("poison", "no-reuse"):
+        for name in ["poison"] + [other for other, _ in others]:
             out, metrics = results[name]
             compare(model, name, reference_out, out)
             for key in ("final_loss", "test_loss", "test_accuracy"):
                 if metrics[key] != reference[key]:
                     sys.exit(f"{model}: {name}: {key} {metrics[key]!r} differs from the normal "
                              f"run's {reference[key]!r}")
-        print(f"{model}: normal, --poison and --no-reuse agree bit for bit after {args.steps} "
+        print(f"{model}: normal, --poison, {' and '.join('--' + o for o, _ in others)} agree bit "
+              f"for bit after {args.steps} "
               f"steps (arena {device['arena_bytes']} bytes, no reuse "
               f"{device['no_reuse_bytes']}, final loss {reference['final_loss']!r})")
 

@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Dropout.h"
 #include "runtime/kernels/KernelError.h"
+#include "runtime/kernels/ScalarOps.h"
 
 #include "GradCheck.h"
 #include "HalfBits.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace cairn::kernels;
 using namespace cairn::kernels::testing;
@@ -103,6 +105,53 @@ TEST(Dropout, EveryPhiloxPathFollowsTheScheme) {
   }
   EXPECT_EQ(dropoutPhiloxPaths().back(), "scalar");
   EXPECT_THROW(dropoutUsing<float>("sse9", n, 0.5, 1, 1, 0, x.data(), y.data()),
+               KernelError);
+}
+
+// dropoutKeep, a fused chain's mask, is dropout's: over any cut of the
+// tensor into pieces starting at multiples of 4 (whole 64-element blocks,
+// short pieces, tails), at the grid's edges and at p = 0 and 1, with a step
+// past 2^32; and dropoutKept (the chain's select) of it is dropout's float
+// result bit for bit, NaN and infinity in x included. A piece must start on a
+// Philox group.
+TEST(Dropout, KeepBytesAreDropoutsMask) {
+  const int64_t n = 3 * kDropoutKeepBlock + 4 * 64 + 7;
+  const uint64_t seed = 0x123456789abcdef0, step = (uint64_t(1) << 32) + 3,
+                 stream = 11;
+  std::vector<double> values = randomVector(n, 4);
+  std::vector<float> x(values.begin(), values.end());
+  x[5] = NAN;
+  x[70] = INFINITY;
+  double grid = std::ldexp(8388608.0 + 12345.0, -24);
+  for (double p : {0.0, 0.1, 0.5, grid, std::nextafter(grid, 1.0), 1.0}) {
+    std::vector<float> expected(n);
+    dropout<float>(n, p, seed, step, stream, x.data(), expected.data());
+    const float scale = ops::dropoutScale<float>(p);
+    for (int64_t piece : {kDropoutKeepBlock, int64_t(64), int64_t(4),
+                          int64_t(68), int64_t(1000)}) {
+      std::vector<uint8_t> keep(n, 2);
+      for (int64_t first = 0; first < n; first += piece)
+        dropoutKeep(first, std::min(piece, n - first), p, seed, step, stream,
+                    keep.data() + first);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_LE(keep[i], 1) << "p " << p << " element " << i;
+        const float got = ops::dropoutKept(keep[i], x[i] * scale);
+        ASSERT_EQ(std::memcmp(&got, &expected[i], sizeof(float)), 0)
+            << "p " << p << " pieces of " << piece << " element " << i;
+      }
+    }
+  }
+  // A chain in double keeps dropout<double>'s bits too.
+  std::vector<double> expected(n);
+  dropout<double>(n, 0.3, seed, step, stream, values.data(), expected.data());
+  std::vector<uint8_t> keep(n);
+  dropoutKeep(0, n, 0.3, seed, step, stream, keep.data());
+  const double scale = ops::dropoutScale<double>(0.3);
+  for (int64_t i = 0; i < n; ++i) {
+    const double got = ops::dropoutKept(keep[i], values[i] * scale);
+    ASSERT_EQ(std::memcmp(&got, &expected[i], sizeof(double)), 0) << i;
+  }
+  EXPECT_THROW(dropoutKeep(2, 6, 0.5, seed, step, stream, keep.data()),
                KernelError);
 }
 
