@@ -68,37 +68,37 @@ const char *getRuntimeInit(std::optional<cairn::InitKind> kind) {
 /// Names the generated code declares itself, and C++'s keywords: a tensor
 /// named like one gets a suffix.
 const llvm::StringSet<> &getReservedNames() {
-  static llvm::StringSet<> names = {
-      // Ours.
-      "arena", "ctx", "spec", "main", "trainStep", "forward", "evalLoss",
-      "cairn", "std", "i", "r", "b", "kValues", "kShape", "kInShape",
-      "kOutShape", "kPerm", "kStart", "kStep", "kStrides", "kLhsStrides",
-      "kRhsStrides", "kLhsOffsets", "kRhsOffsets", "kReduced", "kFull", "kPart",
-      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
-      "uint32_t", "uint64_t", "size_t", "NULL",
-      // C++17 keywords and alternative tokens.
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-      "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class",
-      "compl", "const", "constexpr", "const_cast", "continue", "decltype",
-      "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
-      "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
-      "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-      "protected", "public", "register", "reinterpret_cast", "return", "short",
-      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-      "switch", "template", "this", "thread_local", "throw", "true", "try",
-      "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      // A parallel loop's chunk, a chain's block.
-      "begin", "end", "first", "count"};
-  // A chain's registers, and its dropouts' keep bytes, scales and streams.
-  static const bool numbered = [] {
+  static const llvm::StringSet<> names = [] {
+    llvm::StringSet<> names = {
+        // Ours.
+        "arena", "ctx", "spec", "main", "trainStep", "forward", "evalLoss",
+        "cairn", "std", "i", "r", "b", "kValues", "kShape", "kInShape",
+        "kOutShape", "kPerm", "kStart", "kStep", "kStrides", "kLhsStrides",
+        "kRhsStrides", "kLhsOffsets", "kRhsOffsets", "kReduced", "kFull",
+        "kPart", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+        "uint16_t", "uint32_t", "uint64_t", "size_t", "NULL",
+        // C++17 keywords and alternative tokens.
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+        "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+        "class", "compl", "const", "constexpr", "const_cast", "continue",
+        "decltype", "default", "delete", "do", "double", "dynamic_cast", "else",
+        "enum", "explicit", "export", "extern", "false", "float", "for",
+        "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace",
+        "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+        "or_eq", "private", "protected", "public", "register",
+        "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
+        "static_assert", "static_cast", "struct", "switch", "template", "this",
+        "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+        "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+        "while", "xor", "xor_eq",
+        // A parallel loop's chunk, a chain's block.
+        "begin", "end", "first", "count"};
+    // A chain's registers, and its dropouts' keep bytes, scales and streams.
     for (unsigned k = 0; k < kMaxChainInputs + kMaxChainOps; ++k)
       for (const char *prefix : {"r", "keep", "kKeepScale", "kStream"})
         names.insert(prefix + std::to_string(k));
-    return true;
+    return names;
   }();
-  (void)numbered;
   return names;
 }
 

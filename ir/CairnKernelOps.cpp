@@ -309,15 +309,15 @@ LogicalResult ElementwiseChainKernelOp::verify() {
   int64_t dropouts = llvm::count_if(ops, [](Attribute kind) {
     return cast<StringAttr>(kind).getValue() == "dropout";
   });
-  auto size = [](std::optional<ArrayRef<int64_t>> values) {
+  // Each array's entries, -1 where it is absent, as it must be without a
+  // dropout.
+  auto entries = [](auto values) {
     return values ? int64_t(values->size()) : int64_t(-1);
   };
-  int64_t rates = getDropoutP() ? int64_t(getDropoutP()->size()) : -1;
-  if (dropouts > 0
-          ? rates != dropouts || size(getDropoutStreams()) != dropouts ||
-                size(getDropoutReplicaStrides()) != dropouts
-          : rates != -1 || size(getDropoutStreams()) != -1 ||
-                size(getDropoutReplicaStrides()) != -1)
+  const int64_t expected = dropouts > 0 ? dropouts : -1;
+  if (entries(getDropoutP()) != expected ||
+      entries(getDropoutStreams()) != expected ||
+      entries(getDropoutReplicaStrides()) != expected)
     return emitOpError() << "expected dropout_p, dropout_streams and "
                             "dropout_replica_strides with one entry per "
                             "dropout ("

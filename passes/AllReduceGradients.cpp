@@ -94,23 +94,27 @@ LogicalResult GradientReducer::run() {
   // of one process would (cairn-split-micro-batches shifts each micro-batch
   // by the streams of one).
   // The dropouts fused into chains (on the CPU) count and shift alike.
+  SmallVector<DropoutKernelOp> dropouts;
+  SmallVector<ElementwiseChainKernelOp> chains;
   int64_t streams = 0;
-  program.walk([&](DropoutKernelOp dropout) {
-    streams = std::max<int64_t>(streams, dropout.getStream() + 1);
+  program.walk([&](Operation *op) {
+    if (auto dropout = dyn_cast<DropoutKernelOp>(op)) {
+      dropouts.push_back(dropout);
+      streams = std::max<int64_t>(streams, dropout.getStream() + 1);
+    } else if (auto chain = dyn_cast<ElementwiseChainKernelOp>(op)) {
+      if (std::optional<ArrayRef<int64_t>> chained =
+              chain.getDropoutStreams()) {
+        chains.push_back(chain);
+        for (int64_t stream : *chained)
+          streams = std::max<int64_t>(streams, stream + 1);
+      }
+    }
   });
-  program.walk([&](ElementwiseChainKernelOp chain) {
-    if (std::optional<ArrayRef<int64_t>> chained = chain.getDropoutStreams())
-      for (int64_t stream : *chained)
-        streams = std::max<int64_t>(streams, stream + 1);
-  });
-  program.walk([&](DropoutKernelOp dropout) {
+  for (DropoutKernelOp dropout : dropouts)
     dropout.setReplicaStrideAttr(b.getI64IntegerAttr(streams));
-  });
-  program.walk([&](ElementwiseChainKernelOp chain) {
-    if (std::optional<ArrayRef<int64_t>> chained = chain.getDropoutStreams())
-      chain.setDropoutReplicaStridesAttr(b.getDenseI64ArrayAttr(
-          SmallVector<int64_t>(chained->size(), streams)));
-  });
+  for (ElementwiseChainKernelOp chain : chains)
+    chain.setDropoutReplicaStridesAttr(b.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(chain.getDropoutStreams()->size(), streams)));
   for (auto step : program.getBody().front().getOps<StepOp>())
     if (step.getKind() == StepKind::train_step)
       if (failed(scaleSeed(step)) || failed(reduce(step)))

@@ -6,12 +6,12 @@
 // A chain starts at an element-wise kernel (add, sub, mul, div, an
 // activation or its gradient, on operands of its own size or of one
 // element; a dropout too where the target's chains draw masks, the CPU's,
-// which draw element i's as the dropout kernel does) and grows to the one reader of its last result while nothing
-// else reads that result (directly or through a view) and the runtime does
-// not read it, or a view of it, by name (a persistent buffer, a gradient).
-// A view between two members (a reshape) is the register's other name and
-// goes with the intermediate's buffer. The reader need
-// not be the next kernel of the list: the chain runs where its last member
+// which draw element i's as the dropout kernel does) and grows to the one
+// reader of its last result while nothing else reads that result (directly or
+// through a view) and the runtime does not read it, or a view of it, by name (a
+// persistent buffer, a gradient). A view between two members (a reshape) is the
+// register's other name and goes with the intermediate's buffer. The reader
+// need not be the next kernel of the list: the chain runs where its last member
 // was, so the kernels in between may produce the last members' other
 // inputs (the backward's gradient sum feeding a relu_grad), but none may
 // write what an earlier member reads or a chain result; and across such a

@@ -47,8 +47,8 @@ constexpr int64_t kDropoutKeepBlock = 1024;
 /// (first a multiple of 4): keep[j] is 1 for element first + j kept, else
 /// 0; dropout's mask, drawn the same way (the widest Philox path). For
 /// cairn.kernel.elementwise_chain, whose loop decides kDropoutKeepBlock
-/// elements at once and then computes `keep ? x * dropoutScale(p) : 0`
-/// with the rest of the chain, as dropout would.
+/// elements at once and then computes dropoutKept(keep, x * dropoutScale(p))
+/// (ScalarOps.h) with the rest of the chain, as dropout would.
 void dropoutKeep(int64_t first, int64_t count, double p, uint64_t seed,
                  uint64_t step, uint64_t stream, uint8_t *keep);
 
