@@ -724,15 +724,39 @@ void CpuEmitter::emitKernel(Operation *op) {
           })
           .Case([&](FoundInfKernelOp k) {
             line() << "{\n";
-            emitGradientTables(os, indent + 2, k.getGrads(),
+            FoundInfGradients grads = splitFoundInfGradients(k.getGrads());
+            emitGradientTables(os, indent + 2, grads.wide,
                                getElementCType(k.getResult()), pointer);
+            // Half gradients (cairn-check-scaled-gradients) by their bits.
+            std::string half;
+            for (auto [tag, group] :
+                 {std::pair<llvm::StringRef, ArrayRef<Value>>{"F16", grads.f16},
+                  {"Bf16", grads.bf16}}) {
+              if (group.empty())
+                continue;
+              emitGradientTables(os, indent + 2, group, "uint16_t", pointer,
+                                 tag);
+              half +=
+                  (half.empty() ? "" : " ||\n" + std::string(indent + 6, ' ')) +
+                  ("cairn::kernels::anyNotFinite<cairn::kernels::" + tag +
+                   ">(" + llvm::Twine(group.size()) + ", kGrads" + tag +
+                   ", kSizes" + tag + ")")
+                      .str();
+            }
+            if (!half.empty())
+              line() << "  const bool kHalfNotFinite =\n"
+                     << std::string(indent + 6, ' ') << half << ";\n";
             line() << "  " << call(k.getResult(), "foundInf") << "("
-                   << k.getGrads().size() << ", kGrads, kSizes, "
+                   << grads.wide.size() << ", kGrads, kSizes, "
                    << ptr(k.getResult());
             // A device of a split model checks every device's gradients.
             if (k.getAcrossDevices())
               os << ", cairn::runtime::devicesSum(ctx, \"the gradients' "
                     "overflow check\")";
+            else if (!half.empty())
+              os << ", cairn::kernels::RankSum()";
+            if (!half.empty())
+              os << ", kHalfNotFinite";
             os << ");\n";
             line() << "}\n";
             return true;

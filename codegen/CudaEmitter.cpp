@@ -684,11 +684,26 @@ void CudaEmitter::emitKernel(Operation *op) {
           })
           .Case([&](FoundInfKernelOp k) {
             line() << "{\n";
-            emitGradientTables(*body, indent + 2, k.getGrads(),
+            FoundInfGradients grads = splitFoundInfGradients(k.getGrads());
+            emitGradientTables(*body, indent + 2, grads.wide,
                                getElementCType(k.getResult()), pointer);
             line() << "  " << call(k.getResult(), "foundInf") << "(cx, "
-                   << k.getGrads().size() << ", kGrads, kSizes, "
+                   << grads.wide.size() << ", kGrads, kSizes, "
                    << ptr(k.getResult()) << ");\n";
+            // Half gradients (cairn-check-scaled-gradients) by their bits,
+            // after foundInf cleared the flag.
+            for (auto [tag, group] :
+                 {std::pair<llvm::StringRef, ArrayRef<Value>>{"F16", grads.f16},
+                  {"Bf16", grads.bf16}}) {
+              if (group.empty())
+                continue;
+              emitGradientTables(*body, indent + 2, group, "uint16_t", pointer,
+                                 tag);
+              line() << "  cairn::cuda::markNotFinite<cairn::kernels::" << tag
+                     << ">(cx, " << group.size() << ", kGrads" << tag
+                     << ", kSizes" << tag << ", " << ptr(k.getResult())
+                     << ");\n";
+            }
             // A device of a split model checks every device's gradients:
             // the flag (0 or 1) is the largest of the devices' flags.
             if (k.getAcrossDevices())

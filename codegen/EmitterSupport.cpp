@@ -487,22 +487,37 @@ bool cairn::codegen::isTableKernel(Operation *op) {
 
 void cairn::codegen::emitGradientTables(
     llvm::raw_ostream &os, unsigned indent, ValueRange grads,
-    llvm::StringRef type, llvm::function_ref<std::string(Value)> pointer) {
+    llvm::StringRef type, llvm::function_ref<std::string(Value)> pointer,
+    llvm::StringRef suffix) {
   // A device of a split model may have none of the gradients (C++ has no
   // empty arrays).
   if (grads.empty()) {
-    os.indent(indent) << "const " << type << " *const *kGrads = nullptr;\n";
-    os.indent(indent) << "const int64_t *kSizes = nullptr;\n";
+    os.indent(indent) << "const " << type << " *const *kGrads" << suffix
+                      << " = nullptr;\n";
+    os.indent(indent) << "const int64_t *kSizes" << suffix << " = nullptr;\n";
     return;
   }
-  os.indent(indent) << "const " << type << " *const kGrads[] = {";
+  os.indent(indent) << "const " << type << " *const kGrads" << suffix
+                    << "[] = {";
   llvm::interleaveComma(grads, os, [&](Value grad) { os << pointer(grad); });
   os << "};\n";
-  os.indent(indent) << "static const int64_t kSizes[] = {";
+  os.indent(indent) << "static const int64_t kSizes" << suffix << "[] = {";
   llvm::interleaveComma(grads, os, [&](Value grad) {
     os << cast<MemRefType>(grad.getType()).getNumElements();
   });
   os << "};\n";
+}
+
+FoundInfGradients cairn::codegen::splitFoundInfGradients(ValueRange grads) {
+  FoundInfGradients split;
+  for (Value grad : grads) {
+    Type type = getElementTypeOrSelf(grad.getType());
+    (type.isF16()    ? split.f16
+     : type.isBF16() ? split.bf16
+                     : split.wide)
+        .push_back(grad);
+  }
+  return split;
 }
 
 void cairn::codegen::emitTableKernel(

@@ -121,10 +121,20 @@ struct CallStyle {
 
 /// Declares `kGrads`, the addresses (`pointer`) of `grads` as `type`, and
 /// `kSizes`, their element counts: the tables a kernel over many gradients
-/// takes (null pointers for none).
+/// takes (null pointers for none); `kGrads<suffix>` and `kSizes<suffix>`
+/// with a suffix.
 void emitGradientTables(llvm::raw_ostream &os, unsigned indent,
                         mlir::ValueRange grads, llvm::StringRef type,
-                        llvm::function_ref<std::string(mlir::Value)> pointer);
+                        llvm::function_ref<std::string(mlir::Value)> pointer,
+                        llvm::StringRef suffix = "");
+
+/// found_inf's gradients by element type: those of its result's type, then
+/// the f16 and the bf16 ones, which the runtime checks by their bits
+/// (anyNotFinite, markNotFinite).
+struct FoundInfGradients {
+  llvm::SmallVector<mlir::Value> wide, f16, bf16;
+};
+FoundInfGradients splitFoundInfGradients(mlir::ValueRange grads);
 
 /// Whether emitTableKernel prints kernel `op`.
 bool isTableKernel(mlir::Operation *op);

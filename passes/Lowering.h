@@ -53,6 +53,12 @@ struct LoweringTarget {
   /// Whether its element-wise chains take dropouts, drawing each element's
   /// mask in the chain's loop (cairn-fuse-elementwise's `dropout`).
   bool chainDropout = false;
+  /// Whether loss scaling checks the gradients scaled, in half where the
+  /// backward computes them in half, and unscales each right before its
+  /// update (cairn-check-scaled-gradients). Not on CUDA yet: there the
+  /// updates of adjacent parameters are one launch (cairn-group-updates),
+  /// which a widening and an unscaling before each update would split.
+  bool checkScaledGradients = false;
   /// Bytes of scratch `batch` m x n x k GEMMs (Linear and its gradients:
   /// one; Matmul) writing `outputBytes` get (0: none; an even number),
   /// `half` when they compute in f16 or bf16.
@@ -134,9 +140,10 @@ bool isHalfStorageOp(mlir::Operation *op);
 bool isOneHalfTypeStorageOp(mlir::Operation *op);
 
 /// Whether a target that stores half tensors runs `op` on them as they are:
-/// a cast or a reshape, and with `halfProducts` an op of isHalfProduct, and
-/// an op `halfStorageKernels` names. cairn-compute-half-in-float32 leaves
-/// these half; the lowering takes their half tensors.
+/// a cast, a reshape or a found_inf, and with `halfProducts` an op of
+/// isHalfProduct, and an op `halfStorageKernels` names.
+/// cairn-compute-half-in-float32 leaves these half; the lowering takes their
+/// half tensors.
 bool runsOnHalf(mlir::Operation *op, bool halfProducts,
                 HalfStorageKernels halfStorageKernels);
 

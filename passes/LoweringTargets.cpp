@@ -152,7 +152,9 @@ bool cairn::isOneHalfTypeStorageOp(mlir::Operation *op) {
 
 bool cairn::runsOnHalf(mlir::Operation *op, bool halfProducts,
                        HalfStorageKernels halfStorageKernels) {
-  if (mlir::isa<CastOp, ReshapeOp>(op) || (halfProducts && isHalfProduct(op)))
+  // found_inf tells a finite half value by its bits, on every target.
+  if (mlir::isa<CastOp, ReshapeOp, FoundInfOp>(op) ||
+      (halfProducts && isHalfProduct(op)))
     return true;
   switch (halfStorageKernels) {
   case HalfStorageKernels::None:
@@ -194,6 +196,7 @@ LoweringTarget cairn::getCpuTarget() {
   target.halfStorageKernels = HalfStorageKernels::All;
   target.lossScaling = true;
   target.chainDropout = true;
+  target.checkScaledGradients = true;
   target.gemmWorkspaceBytes = getHalfGemmWorkspaceBytes;
   target.convWorkspaceElements = getCpuConvElements;
   target.convLibraryWorkspaceBytes = getOneDnnWorkspaceBytes;

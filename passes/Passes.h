@@ -23,12 +23,20 @@ namespace cairn {
 /// arena in bytes, in device order, or failure after an error.
 using PlanPlacement =
     std::function<mlir::FailureOr<std::vector<int64_t>>(mlir::ModuleOp)>;
+/// Plans a copy of a module after autodiff the same way: each device's
+/// arena in bytes, or failure after an error.
+using PlanDifferentiated = PlanPlacement;
 
 /// cairn-place-devices with `devices` >= 2 and a `device-memory`: the split
 /// chosen with `plan`, the rest of the pipeline, in the loop.
 std::unique_ptr<mlir::Pass>
 createPlaceDevicesPass(const PlaceDevicesPassOptions &options,
                        PlanPlacement plan);
+
+/// cairn-check-scaled-gradients that keeps its rewrite only where `plan`
+/// shows a smaller arena with it than without.
+std::unique_ptr<mlir::Pass>
+createCheckScaledGradientsPass(PlanDifferentiated plan);
 
 } // namespace cairn
 

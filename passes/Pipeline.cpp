@@ -74,6 +74,29 @@ FailureOr<std::vector<int64_t>> planPlacedCopy(ModuleOp copy,
     arenas.push_back(program.getArenaBytes().value_or(0));
   return arenas;
 }
+
+/// The arenas of a copy of a module after autodiff: the rest of the
+/// pipeline to the plan, without a memory budget's search, the half weight
+/// copies' choice and a tenth of the plan's time (what cairn-place-devices's
+/// plans in the loop take).
+FailureOr<std::vector<int64_t>>
+planDifferentiatedCopy(ModuleOp copy, const PipelineOptions &options) {
+  PipelineOptions rest = options;
+  rest.executable = false;
+  rest.memoryBudget = 0;
+  rest.chooseHalfWeightCopies = false;
+  rest.planSeconds = options.planSeconds / 10;
+  rest.stopAfter = PipelineStage::Plan;
+  PassManager pm(copy.getContext(), ModuleOp::getOperationName());
+  addLoweringStages(pm, rest);
+  addStagesAfterLowering(pm, rest);
+  if (failed(pm.run(copy)))
+    return failure();
+  std::vector<int64_t> arenas;
+  for (ProgramOp program : copy.getOps<ProgramOp>())
+    arenas.push_back(program.getArenaBytes().value_or(0));
+  return arenas;
+}
 } // namespace
 
 LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
@@ -104,25 +127,34 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
       pm.addPass(createPlaceDevicesPass(place));
     pm.addPass(createAutocastPass({options.precision, options.lossScaling}));
     pm.addPass(createAutodiffPass());
+    // Micro-batches and replicas sum float32 gradients before the check.
+    if (getLoweringTarget(options.target)->checkScaledGradients &&
+        options.microBatches <= 1 && options.replicas <= 1)
+      pm.addPass(createCheckScaledGradientsPass([options](ModuleOp copy) {
+        return planDifferentiatedCopy(copy, options);
+      }));
   }
-  if (runs(PipelineStage::Lower)) {
-    // A target whose kernels compute in float32 stores half values only
-    // (but multiplies them, where it has half GEMMs).
-    if (std::optional<LoweringTarget> target =
-            getLoweringTarget(options.target);
-        target->halfStorage)
-      pm.addPass(createComputeHalfInFloat32Pass(
-          {target->halfProducts,
-           getHalfStorageKernelsName(target->halfStorageKernels).str()}));
-    pm.addPass(createLowerToKernelsPass({options.target}));
-    if (options.microBatches > 1)
-      pm.addPass(createSplitMicroBatchesPass(
-          {options.microBatches, options.pipeline}));
-    if (options.step != "both")
-      pm.addPass(createExtractStepPass({options.step}));
-  }
+  if (runs(PipelineStage::Lower))
+    addLoweringStages(pm, options);
   addStagesAfterLowering(pm, options);
   return success();
+}
+
+void cairn::addLoweringStages(OpPassManager &pm,
+                              const PipelineOptions &options) {
+  // A target whose kernels compute in float32 stores half values only
+  // (but multiplies them, where it has half GEMMs).
+  if (std::optional<LoweringTarget> target = getLoweringTarget(options.target);
+      target->halfStorage)
+    pm.addPass(createComputeHalfInFloat32Pass(
+        {target->halfProducts,
+         getHalfStorageKernelsName(target->halfStorageKernels).str()}));
+  pm.addPass(createLowerToKernelsPass({options.target}));
+  if (options.microBatches > 1)
+    pm.addPass(
+        createSplitMicroBatchesPass({options.microBatches, options.pipeline}));
+  if (options.step != "both")
+    pm.addPass(createExtractStepPass({options.step}));
 }
 
 void cairn::addStagesAfterLowering(OpPassManager &pm,

@@ -6,6 +6,9 @@
 //
 //   stage      pass                          leaves
 //   autodiff   cairn-autodiff                @train_step beside @forward
+//              cairn-check-scaled-gradients  (loss scaling) found_inf of the
+//                                            half gradients, each unscaled
+//                                            at its update
 //   lower      cairn-lower-to-kernels        a cairn.program: buffers and
 //              (cairn-extract-step)          kernels, no functions
 //   recompute  cairn-choose-recomputation    (--memory-budget) what else to
@@ -141,6 +144,11 @@ struct PipelineOptions {
 llvm::LogicalResult buildTrainingPipeline(mlir::OpPassManager &pm,
                                           const PipelineOptions &options,
                                           std::string *error = nullptr);
+
+/// Adds the lowering stage (half storage, lowering to kernels,
+/// micro-batches, the step to keep) to `pm`: what buildTrainingPipeline
+/// runs after autodiff, and cairn-check-scaled-gradients on its candidates.
+void addLoweringStages(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Adds the stages after the lowering (recompute to verify, up to
 /// options.stopAfter) to `pm`: what buildTrainingPipeline runs on a lowered

@@ -46,6 +46,12 @@ void lossScale(Context &cx, bool inverse, float *out);
 /// (`grads` the device addresses, a host array).
 template <typename T>
 void foundInf(Context &cx, int count, const T *const *grads, const int64_t *sizes, T *found);
+/// Sets *found (device) to 1 where an element of the `count` half gradients
+/// grads[t], stored as Tag (kernels::F16 or kernels::Bf16), is infinite or
+/// NaN; never clears it: after foundInf of the step's other gradients.
+template <typename Tag>
+void markNotFinite(Context &cx, int count, const uint16_t *const *grads, const int64_t *sizes,
+                   float *found);
 /// Copies `bytes` of `updated` over `old` unless *found (device) is nonzero.
 void skipSelect(Context &cx, size_t bytes, const void *updated, const float *found, void *old);
 

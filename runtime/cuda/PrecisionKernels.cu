@@ -18,6 +18,8 @@
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/KernelError.h"
 
+#include <type_traits>
+
 namespace cairn::cuda {
 
 namespace {
@@ -75,6 +77,19 @@ template <typename T> __global__ void foundInfKernel(int64_t n, const T *grad, T
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0)
     *found = T(1);
+}
+
+/// foundInfKernel for half bits: the exponent field all ones (`exponent`,
+/// F16's or Bf16's) is an infinity or a NaN, as in the float32 widening.
+__global__ void halfNotFiniteKernel(int64_t n, const uint16_t *grad, uint16_t exponent,
+                                    float *found) {
+  bool bad = false;
+  CAIRN_GRID_STRIDE_LOOP(i, n) {
+    if ((grad[i] & exponent) == exponent)
+      bad = true;
+  }
+  if (__syncthreads_or(bad) && threadIdx.x == 0)
+    *found = 1.0f;
 }
 
 __global__ void skipSelectKernel(int64_t words, const uint32_t *updated, const float *found,
@@ -138,6 +153,19 @@ void foundInf(Context &cx, int count, const T *const *grads, const int64_t *size
   }
 }
 
+template <typename Tag>
+void markNotFinite(Context &cx, int count, const uint16_t *const *grads, const int64_t *sizes,
+                   float *found) {
+  const uint16_t exponent = std::is_same_v<Tag, kernels::F16> ? 0x7c00u : 0x7f80u;
+  for (int t = 0; t < count; ++t) {
+    if (sizes[t] <= 0)
+      continue;
+    halfNotFiniteKernel<<<blocksFor(sizes[t]), kThreadsPerBlock, 0, cx.stream>>>(sizes[t], grads[t],
+                                                                                 exponent, found);
+    CAIRN_CUDA_CHECK_LAUNCH();
+  }
+}
+
 void skipSelect(Context &cx, size_t bytes, const void *updated, const float *found, void *old) {
   if (bytes == 0 || updated == old)
     return;
@@ -157,5 +185,9 @@ void skipSelect(Context &cx, size_t bytes, const void *updated, const float *fou
 
 template void foundInf<float>(Context &, int, const float *const *, const int64_t *, float *);
 template void foundInf<double>(Context &, int, const double *const *, const int64_t *, double *);
+template void markNotFinite<kernels::F16>(Context &, int, const uint16_t *const *, const int64_t *,
+                                          float *);
+template void markNotFinite<kernels::Bf16>(Context &, int, const uint16_t *const *, const int64_t *,
+                                           float *);
 
 } // namespace cairn::cuda

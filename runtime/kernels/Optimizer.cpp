@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Optimizer.h"
 
+#include "runtime/kernels/Convert.h"
 #include "runtime/kernels/LaneSum.h"
 #include "runtime/kernels/Parallel.h"
 #include "runtime/kernels/ScalarOps.h"
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <type_traits>
 
 namespace cairn::kernels {
 
@@ -99,8 +101,8 @@ void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, dou
 
 template <typename T>
 void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found,
-              const RankSum &devices) {
-  std::atomic<bool> any{false};
+              const RankSum &devices, bool halfNotFinite) {
+  std::atomic<bool> any{halfNotFinite};
   forEachGradChunk(count, grads, sizes, [&](const T *g, int64_t begin, int64_t end, int64_t) {
     // x - x is 0 for a finite x and NaN for an infinite or NaN one, and a
     // NaN makes the sum NaN (!= 0): no branch per element.
@@ -116,10 +118,30 @@ void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found,
   found[0] = anywhere != 0 ? T(1) : T(0);
 }
 
-template void foundInf<float>(int, const float *const *, const int64_t *, float *,
-                              const RankSum &);
+template void foundInf<float>(int, const float *const *, const int64_t *, float *, const RankSum &,
+                              bool);
 template void foundInf<double>(int, const double *const *, const int64_t *, double *,
-                               const RankSum &);
+                               const RankSum &, bool);
+
+template <typename Tag>
+bool anyNotFinite(int count, const uint16_t *const *grads, const int64_t *sizes) {
+  // The exponent field of F16 (5 bits) or Bf16 (8 bits): all ones is an
+  // infinity or a NaN, in the half type as in its widening.
+  constexpr uint16_t exponent = std::is_same_v<Tag, F16> ? 0x7c00u : 0x7f80u;
+  std::atomic<bool> any{false};
+  forEachGradChunk(count, grads, sizes,
+                   [&](const uint16_t *g, int64_t begin, int64_t end, int64_t) {
+                     unsigned bad = 0;
+                     for (int64_t i = begin; i < end; ++i)
+                       bad |= (g[i] & exponent) == exponent;
+                     if (bad)
+                       any.store(true, std::memory_order_relaxed);
+                   });
+  return any.load();
+}
+
+template bool anyNotFinite<F16>(int, const uint16_t *const *, const int64_t *);
+template bool anyNotFinite<Bf16>(int, const uint16_t *const *, const int64_t *);
 
 template void clipCoefficient<float>(int, const float *const *, const int64_t *, double, double,
                                      double *, float *, const int64_t *, const RankSum &);

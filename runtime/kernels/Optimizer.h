@@ -59,14 +59,21 @@ void clipCoefficient(int count, const T *const *grads, const int64_t *sizes, dou
                      const int64_t *deviceChunks = nullptr, const RankSum &devices = RankSum());
 
 /// torch.amp.GradScaler's found_inf: found[0] = 1 when an element of the
-/// `count` gradients grads[t] of sizes[t] elements is infinite or NaN, else
+/// `count` gradients grads[t] of sizes[t] elements is infinite or NaN, or
+/// when `halfNotFinite` (anyNotFinite of the step's half gradients), else
 /// 0. A step with loss scaling skips its updates (and the running
 /// statistics' commit) when it is 1. With `devices` (a device of a model
 /// split across devices, passing its own gradients), 1 when any device's
 /// gradient is not finite.
 template <typename T>
 void foundInf(int count, const T *const *grads, const int64_t *sizes, T *found,
-              const RankSum &devices = RankSum());
+              const RankSum &devices = RankSum(), bool halfNotFinite = false);
+
+/// Whether an element of the `count` half gradients grads[t] of sizes[t]
+/// elements, stored as Tag (F16 or Bf16, Convert.h), is infinite or NaN:
+/// its exponent bits all set, as its float32 widening's would be.
+template <typename Tag>
+bool anyNotFinite(int count, const uint16_t *const *grads, const int64_t *sizes);
 
 /// momentumBuffer may be null when momentum == 0.
 template <typename T>

@@ -270,7 +270,9 @@ cl::opt<bool> lossScalingFlag(
              "(dynamic by default) scales the loss and skips a step whose "
              "gradients are infinite or NaN, leaving weights, optimizer state "
              "and running statistics as they were. It costs memory: every "
-             "gradient is held until the check"),
+             "gradient is held until the check (on the CPU, where that plans "
+             "smaller, as the backward computed it: in half for a half "
+             "product's weight gradient)"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<std::string> kernelTimesFile(
     "kernel-times",

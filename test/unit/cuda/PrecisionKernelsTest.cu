@@ -4,7 +4,8 @@
 // kernels::castElements on every kind of value (normals, halfway ties,
 // subnormals of both widths, overflow, infinities, NaN) and on every
 // pattern of 16 bits, and refuse half to half as it does; foundInf as
-// kernels::foundInf, a stale flag cleared;
+// kernels::foundInf, a stale flag cleared; markNotFinite as
+// kernels::anyNotFinite on half bits;
 // skipSelect and the updates' `skip` write nothing on a skipped step and
 // what they would without it on another, also replayed from a captured
 // graph with the flag changing in between; lossScale follows the step
@@ -158,6 +159,46 @@ TEST(PrecisionKernels, FoundInfAsOnTheCpu) {
   grads[3][0] = 1;
   std::tie(gpu, cpu) = run();
   EXPECT_EQ(gpu, 0.0f) << "a flag set by an earlier step must be cleared";
+}
+
+/// markNotFinite after foundInf, as the generated step calls them for a
+/// step with f16 or bf16 gradients: every 16-bit pattern, in the last
+/// element of the second of two half gradients, sets the flag exactly when
+/// kernels::anyNotFinite finds it (and its widening is not finite).
+template <typename Tag> void expectMarkNotFiniteAsOnTheCpu() {
+  TestContext tc;
+  const std::vector<int64_t> sizes = {3, 70001};
+  std::vector<std::vector<uint16_t>> grads = {std::vector<uint16_t>(3, 0),
+                                              std::vector<uint16_t>(70001, 0x3c00u)};
+  std::vector<cuda::testing::DeviceBuffer<uint16_t>> dGrads;
+  for (const auto &g : grads)
+    dGrads.emplace_back(g);
+  cuda::testing::DeviceBuffer<float> found(1);
+  const float one = 1.0f;
+  cuda::testing::DeviceBuffer<float> finite(std::vector<float>{one});
+  for (uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+    grads[1].back() = static_cast<uint16_t>(bits);
+    CAIRN_CUDA_CHECK(cudaMemcpy(dGrads[1].get() + sizes[1] - 1, &grads[1].back(), sizeof(uint16_t),
+                                cudaMemcpyHostToDevice));
+    const float *wide[] = {finite.get()};
+    const int64_t wideSizes[] = {1};
+    cuda::foundInf<float>(tc.cx, 1, wide, wideSizes, found.get());
+    const uint16_t *dPointers[] = {dGrads[0].get(), dGrads[1].get()};
+    cuda::markNotFinite<Tag>(tc.cx, 2, dPointers, sizes.data(), found.get());
+    tc.sync();
+    const uint16_t *hPointers[] = {grads[0].data(), grads[1].data()};
+    const bool cpu = kernels::anyNotFinite<Tag>(2, hPointers, sizes.data());
+    ASSERT_EQ(found.download()[0], cpu ? 1.0f : 0.0f) << bits;
+    ASSERT_EQ(cpu, !std::isfinite(Tag::load(static_cast<uint16_t>(bits)))) << bits;
+  }
+}
+
+TEST(PrecisionKernels, MarkNotFiniteAsOnTheCpuF16) {
+  expectMarkNotFiniteAsOnTheCpu<kernels::F16>();
+}
+
+TEST(PrecisionKernels, MarkNotFiniteAsOnTheCpuBf16) {
+  expectMarkNotFiniteAsOnTheCpu<kernels::Bf16>();
 }
 
 TEST(PrecisionKernels, SkipSelectCommitsUnlessSkipped) {

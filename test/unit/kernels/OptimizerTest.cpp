@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Optimizer.h"
 
+#include "runtime/kernels/Convert.h"
+
 #include "GradCheck.h"
 #include "ThreadRanks.h"
 
@@ -446,6 +448,72 @@ std::vector<float> foundInfOnDevices(const std::vector<std::vector<float>> &grad
     foundInf<float>(mine.count(), mine.pointers.data(), mine.sizes.data(), &found[d], sum);
   });
   return found;
+}
+
+/// anyNotFinite<Tag> over half gradients given as their bits.
+template <typename Tag> bool anyNotFiniteOf(const std::vector<std::vector<uint16_t>> &grads) {
+  std::vector<const uint16_t *> pointers;
+  std::vector<int64_t> sizes;
+  for (const std::vector<uint16_t> &g : grads) {
+    pointers.push_back(g.data());
+    sizes.push_back(int64_t(g.size()));
+  }
+  return anyNotFinite<Tag>(int(grads.size()), pointers.data(), sizes.data());
+}
+
+/// Every one of the 65536 half values, alone and in the last chunk of the
+/// second of three gradients, is found exactly when its float32 widening is
+/// infinite or NaN (what foundInf of the widened gradient says).
+template <typename Tag> void expectHalfCheckedAsItsWidening() {
+  std::vector<uint16_t> zeros(2 * kGradNormChunk + 3, 0);
+  EXPECT_FALSE(anyNotFiniteOf<Tag>({{}, zeros}));
+  for (uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+    const uint16_t half = static_cast<uint16_t>(bits);
+    const bool bad = !std::isfinite(Tag::load(half));
+    ASSERT_EQ(anyNotFiniteOf<Tag>({{half}}), bad) << bits;
+    if (bits % 251 == 0 || bad) {
+      std::vector<uint16_t> g = zeros;
+      g[2 * kGradNormChunk + 1] = half;
+      ASSERT_EQ(anyNotFiniteOf<Tag>({{0}, g, {0}}), bad) << bits;
+    }
+  }
+}
+
+TEST(FoundInfTest, HalfGradientsAreCheckedAsTheirWideningF16) {
+  expectHalfCheckedAsItsWidening<F16>();
+}
+
+TEST(FoundInfTest, HalfGradientsAreCheckedAsTheirWideningBf16) {
+  expectHalfCheckedAsItsWidening<Bf16>();
+}
+
+TEST(FoundInfTest, AHalfGradientsOverflowIsFoundBesideFiniteFloatOnes) {
+  const std::vector<float> finite = {1.0f, 2.0f};
+  const float *pointers[] = {finite.data()};
+  const int64_t sizes[] = {2};
+  float found = -1;
+  foundInf<float>(1, pointers, sizes, &found, RankSum(),
+                  /*halfNotFinite=*/true);
+  EXPECT_EQ(found, 1.0f);
+  foundInf<float>(1, pointers, sizes, &found, RankSum(),
+                  /*halfNotFinite=*/false);
+  EXPECT_EQ(found, 0.0f);
+  // No float gradient at all (every one half): the half verdict alone.
+  foundInf<float>(0, nullptr, nullptr, &found, RankSum(),
+                  /*halfNotFinite=*/true);
+  EXPECT_EQ(found, 1.0f);
+}
+
+TEST(FoundInfTest, EveryDeviceFindsAnotherDevicesHalfOverflow) {
+  std::vector<float> found(3, -1);
+  ThreadRanks(3).run([&](int d, const RankSum &sum) {
+    const float one = 1.0f;
+    const float *pointers[] = {&one};
+    const int64_t sizes[] = {1};
+    foundInf<float>(1, pointers, sizes, &found[d], sum,
+                    /*halfNotFinite=*/d == 1);
+  });
+  EXPECT_EQ(found, std::vector<float>(3, 1.0f));
 }
 
 TEST(FoundInfTest, EveryDeviceFindsAnotherDevicesOverflow) {
