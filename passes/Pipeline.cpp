@@ -128,8 +128,9 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
     pm.addPass(createAutocastPass({options.precision, options.lossScaling}));
     pm.addPass(createAutodiffPass());
     // Micro-batches and replicas sum float32 gradients before the check.
+    // Without reuse, the reference layout: autodiff's step as it is.
     if (getLoweringTarget(options.target)->checkScaledGradients &&
-        options.microBatches <= 1 && options.replicas <= 1)
+        options.reuse && options.microBatches <= 1 && options.replicas <= 1)
       pm.addPass(createCheckScaledGradientsPass([options](ModuleOp copy) {
         return planDifferentiatedCopy(copy, options);
       }));

@@ -127,8 +127,8 @@ cl::opt<std::string> memoryReportFile(
 cl::opt<bool> noReuse(
     "no-reuse",
     cl::desc("Give every buffer bytes of its own (no liveness-based reuse, "
-             "nothing in place): the reference layout plans are checked "
-             "against"),
+             "nothing in place, a loss scaler's gradients checked in "
+             "float32): the reference layout plans are checked against"),
     cl::sub(buildCommand), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<bool> noReorder(
     "no-reorder",
