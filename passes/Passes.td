@@ -252,8 +252,9 @@ def CheckScaledGradientsPass
     float32 gradient is checked scaled too (its bytes are held either
     way). Not for a step whose gradients are summed before the check
     (micro-batches, replicas: the sums are float32's). The pipeline runs it
-    for the CPU (LoweringTarget::checkScaledGradients), without those; not
-    yet for CUDA, whose adjacent updates are one launch. There it keeps
+    for the CPU (LoweringTarget::checkScaledGradients), without those and
+    with reuse (a --no-reuse build is the reference it is checked against);
+    not yet for CUDA, whose adjacent updates are one launch. There it keeps
     the rewrite only where the plan of the step (planned with and without
     it) is smaller: a gradient completed last in the backward is held for a
     moment either way, and its half and float32 copies side by side before
