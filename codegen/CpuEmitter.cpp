@@ -17,9 +17,10 @@
 #include "ir/ProductTypes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <set>
@@ -728,24 +729,21 @@ void CpuEmitter::emitKernel(Operation *op) {
             emitGradientTables(os, indent + 2, grads.wide,
                                getElementCType(k.getResult()), pointer);
             // Half gradients (cairn-check-scaled-gradients) by their bits.
-            std::string half;
-            for (auto [tag, group] :
-                 {std::pair<llvm::StringRef, ArrayRef<Value>>{"F16", grads.f16},
-                  {"Bf16", grads.bf16}}) {
-              if (group.empty())
-                continue;
-              emitGradientTables(os, indent + 2, group, "uint16_t", pointer,
-                                 tag);
-              half +=
-                  (half.empty() ? "" : " ||\n" + std::string(indent + 6, ' ')) +
-                  ("cairn::kernels::anyNotFinite<cairn::kernels::" + tag +
-                   ">(" + llvm::Twine(group.size()) + ", kGrads" + tag +
-                   ", kSizes" + tag + ")")
-                      .str();
+            SmallVector<std::string> checks;
+            for (const FoundInfGradients::Half &half : grads.half) {
+              emitGradientTables(os, indent + 2, half.grads, "uint16_t",
+                                 pointer, half.suffix);
+              checks.push_back(("cairn::kernels::anyNotFinite<" + half.tag +
+                                ">(" + llvm::Twine(half.grads.size()) +
+                                ", kGrads" + half.suffix + ", kSizes" +
+                                half.suffix + ")")
+                                   .str());
             }
-            if (!half.empty())
+            const std::string continued(indent + 6, ' ');
+            if (!checks.empty())
               line() << "  const bool kHalfNotFinite =\n"
-                     << std::string(indent + 6, ' ') << half << ";\n";
+                     << continued << llvm::join(checks, " ||\n" + continued)
+                     << ";\n";
             line() << "  " << call(k.getResult(), "foundInf") << "("
                    << grads.wide.size() << ", kGrads, kSizes, "
                    << ptr(k.getResult());
@@ -753,9 +751,9 @@ void CpuEmitter::emitKernel(Operation *op) {
             if (k.getAcrossDevices())
               os << ", cairn::runtime::devicesSum(ctx, \"the gradients' "
                     "overflow check\")";
-            else if (!half.empty())
+            else if (!checks.empty())
               os << ", cairn::kernels::RankSum()";
-            if (!half.empty())
+            if (!checks.empty())
               os << ", kHalfNotFinite";
             os << ");\n";
             line() << "}\n";

@@ -692,16 +692,12 @@ void CudaEmitter::emitKernel(Operation *op) {
                    << ptr(k.getResult()) << ");\n";
             // Half gradients (cairn-check-scaled-gradients) by their bits,
             // after foundInf cleared the flag.
-            for (auto [tag, group] :
-                 {std::pair<llvm::StringRef, ArrayRef<Value>>{"F16", grads.f16},
-                  {"Bf16", grads.bf16}}) {
-              if (group.empty())
-                continue;
-              emitGradientTables(*body, indent + 2, group, "uint16_t", pointer,
-                                 tag);
-              line() << "  cairn::cuda::markNotFinite<cairn::kernels::" << tag
-                     << ">(cx, " << group.size() << ", kGrads" << tag
-                     << ", kSizes" << tag << ", " << ptr(k.getResult())
+            for (const FoundInfGradients::Half &half : grads.half) {
+              emitGradientTables(*body, indent + 2, half.grads, "uint16_t",
+                                 pointer, half.suffix);
+              line() << "  cairn::cuda::markNotFinite<" << half.tag << ">(cx, "
+                     << half.grads.size() << ", kGrads" << half.suffix
+                     << ", kSizes" << half.suffix << ", " << ptr(k.getResult())
                      << ");\n";
             }
             // A device of a split model checks every device's gradients:

@@ -510,13 +510,15 @@ void cairn::codegen::emitGradientTables(
 
 FoundInfGradients cairn::codegen::splitFoundInfGradients(ValueRange grads) {
   FoundInfGradients split;
+  SmallVector<Value> f16, bf16;
   for (Value grad : grads) {
     Type type = getElementTypeOrSelf(grad.getType());
-    (type.isF16()    ? split.f16
-     : type.isBF16() ? split.bf16
-                     : split.wide)
-        .push_back(grad);
+    (type.isF16() ? f16 : type.isBF16() ? bf16 : split.wide).push_back(grad);
   }
+  for (auto [suffix, group] :
+       {std::pair<StringRef, SmallVector<Value> &>{"F16", f16}, {"Bf16", bf16}})
+    if (!group.empty())
+      split.half.push_back({suffix, getTemplateType(group.front()), group});
   return split;
 }
 

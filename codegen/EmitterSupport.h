@@ -128,11 +128,19 @@ void emitGradientTables(llvm::raw_ostream &os, unsigned indent,
                         llvm::function_ref<std::string(mlir::Value)> pointer,
                         llvm::StringRef suffix = "");
 
-/// found_inf's gradients by element type: those of its result's type, then
-/// the f16 and the bf16 ones, which the runtime checks by their bits
-/// (anyNotFinite, markNotFinite).
+/// found_inf's gradients by element type: those of its result's type, and
+/// each half type's (cairn-check-scaled-gradients), which the runtime checks
+/// by their bits (anyNotFinite, markNotFinite); `suffix` names their tables
+/// (emitGradientTables), `tag` is their storage tag (getTemplateType).
 struct FoundInfGradients {
-  llvm::SmallVector<mlir::Value> wide, f16, bf16;
+  struct Half {
+    llvm::StringRef suffix;
+    std::string tag;
+    llvm::SmallVector<mlir::Value> grads;
+  };
+  llvm::SmallVector<mlir::Value> wide;
+  /// The half types present: f16, then bf16.
+  llvm::SmallVector<Half, 2> half;
 };
 FoundInfGradients splitFoundInfGradients(mlir::ValueRange grads);
 

@@ -77,14 +77,9 @@ void checkScaledGradients(FoundInfOp found) {
   found.getGradsMutable().assign(checked);
 }
 
-/// Rewrites every found_inf of `module`; whether there was one.
-bool checkScaledGradients(ModuleOp module) {
-  bool any = false;
-  module.walk([&](FoundInfOp found) {
-    checkScaledGradients(found);
-    any = true;
-  });
-  return any;
+/// Rewrites every found_inf of `module`.
+void checkScaledGradients(ModuleOp module) {
+  module.walk([](FoundInfOp found) { checkScaledGradients(found); });
 }
 
 /// The arenas' total, or nullopt when planning failed.
@@ -111,6 +106,10 @@ struct CheckScaledGradientsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Only a step with loss scaling has a check (and is worth two plans).
+    if (!module.walk([](FoundInfOp) { return WalkResult::interrupt(); })
+             .wasInterrupted())
+      return;
     if (!plan) {
       checkScaledGradients(module);
       return;
@@ -121,8 +120,7 @@ struct CheckScaledGradientsPass
     // before its update can cost more than its float32 product held for a
     // moment. The plan says which.
     OwningOpRef<ModuleOp> rewritten(cast<ModuleOp>(module->clone()));
-    if (!checkScaledGradients(*rewritten))
-      return;
+    checkScaledGradients(*rewritten);
     OwningOpRef<ModuleOp> asIs(cast<ModuleOp>(module->clone()));
     std::optional<int64_t> with = getTotalArena(plan, *rewritten);
     std::optional<int64_t> without = getTotalArena(plan, *asIs);

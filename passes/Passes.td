@@ -254,12 +254,13 @@ def CheckScaledGradientsPass
     (micro-batches, replicas: the sums are float32's). The pipeline runs it
     for the CPU (LoweringTarget::checkScaledGradients), without those and
     with reuse (a --no-reuse build is the reference it is checked against);
-    not yet for CUDA, whose adjacent updates are one launch. There it keeps
-    the rewrite only where the plan of the step (planned with and without
-    it) is smaller: a gradient completed last in the backward is held for a
-    moment either way, and its half and float32 copies side by side before
-    its update can outweigh what the others save (mlp: 2.65 MiB as it is,
-    2.90 with it; deep_mlp: 191.37 and 160.91). cairn-opt always rewrites.
+    not yet for CUDA, whose adjacent updates are one launch. Given a
+    planner (the pipeline's), it keeps the rewrite only where the plan of
+    the step, made with and without it, is smaller: a gradient completed
+    last in the backward is held for a moment either way, and its half and
+    float32 copies side by side before its update can outweigh what the
+    others save (mlp's fc1; test/tools/loss-scaling.test). Alone (cairn-opt)
+    it always rewrites.
   }];
   let dependentDialects = ["::cairn::CairnDialect"];
 }

@@ -55,19 +55,18 @@ std::string cairn::listPipelineStages() {
 }
 
 namespace {
-/// Every device's arena of `copy`, a module whose ops are placed, after the
-/// rest of the pipeline (with a tenth of the search time, as the other
-/// passes that plan in the loop).
-FailureOr<std::vector<int64_t>> planPlacedCopy(ModuleOp copy,
-                                               const PipelineOptions &options) {
-  PipelineOptions rest = options;
-  rest.devices = 0;
-  rest.deviceMemory = 0;
+/// Plans `copy` in the loop of a pass: the stages `addStages` puts in a pass
+/// manager for `rest`, up to the plan, with no executable's checks and a
+/// tenth of the search time. Every program's (device's) arena.
+FailureOr<std::vector<int64_t>> planInTheLoop(
+    ModuleOp copy, PipelineOptions rest,
+    llvm::function_ref<LogicalResult(OpPassManager &, const PipelineOptions &)>
+        addStages) {
   rest.executable = false;
-  rest.planSeconds = options.planSeconds / 10;
+  rest.planSeconds /= 10;
   rest.stopAfter = PipelineStage::Plan;
   PassManager pm(copy.getContext(), ModuleOp::getOperationName());
-  if (failed(buildTrainingPipeline(pm, rest, nullptr)) || failed(pm.run(copy)))
+  if (failed(addStages(pm, rest)) || failed(pm.run(copy)))
     return failure();
   std::vector<int64_t> arenas;
   for (ProgramOp program : copy.getOps<ProgramOp>())
@@ -75,27 +74,32 @@ FailureOr<std::vector<int64_t>> planPlacedCopy(ModuleOp copy,
   return arenas;
 }
 
-/// The arenas of a copy of a module after autodiff: the rest of the
-/// pipeline to the plan, without a memory budget's search, the half weight
-/// copies' choice and a tenth of the plan's time (what cairn-place-devices's
-/// plans in the loop take).
+/// A copy whose ops are placed (cairn-place-devices), through the whole
+/// pipeline.
+FailureOr<std::vector<int64_t>> planPlacedCopy(ModuleOp copy,
+                                               const PipelineOptions &options) {
+  PipelineOptions rest = options;
+  rest.devices = 0;
+  rest.deviceMemory = 0;
+  return planInTheLoop(copy, rest,
+                       [](OpPassManager &pm, const PipelineOptions &rest) {
+                         return buildTrainingPipeline(pm, rest, nullptr);
+                       });
+}
+
+/// A copy after autodiff (cairn-check-scaled-gradients), from the lowering,
+/// without a memory budget's search and the half weight copies' choice.
 FailureOr<std::vector<int64_t>>
 planDifferentiatedCopy(ModuleOp copy, const PipelineOptions &options) {
   PipelineOptions rest = options;
-  rest.executable = false;
   rest.memoryBudget = 0;
   rest.chooseHalfWeightCopies = false;
-  rest.planSeconds = options.planSeconds / 10;
-  rest.stopAfter = PipelineStage::Plan;
-  PassManager pm(copy.getContext(), ModuleOp::getOperationName());
-  addLoweringStages(pm, rest);
-  addStagesAfterLowering(pm, rest);
-  if (failed(pm.run(copy)))
-    return failure();
-  std::vector<int64_t> arenas;
-  for (ProgramOp program : copy.getOps<ProgramOp>())
-    arenas.push_back(program.getArenaBytes().value_or(0));
-  return arenas;
+  return planInTheLoop(copy, rest,
+                       [](OpPassManager &pm, const PipelineOptions &rest) {
+                         addLoweringStages(pm, rest);
+                         addStagesAfterLowering(pm, rest);
+                         return success();
+                       });
 }
 } // namespace
 

@@ -18,8 +18,6 @@
 #include "runtime/kernels/Convert.h"
 #include "runtime/kernels/KernelError.h"
 
-#include <type_traits>
-
 namespace cairn::cuda {
 
 namespace {
@@ -80,7 +78,8 @@ template <typename T> __global__ void foundInfKernel(int64_t n, const T *grad, T
 }
 
 /// foundInfKernel for half bits: the exponent field all ones (`exponent`,
-/// F16's or Bf16's) is an infinity or a NaN, as in the float32 widening.
+/// the storage tag's kExponentBits) is an infinity or a NaN, as in the
+/// float32 widening.
 __global__ void halfNotFiniteKernel(int64_t n, const uint16_t *grad, uint16_t exponent,
                                     float *found) {
   bool bad = false;
@@ -156,12 +155,11 @@ void foundInf(Context &cx, int count, const T *const *grads, const int64_t *size
 template <typename Tag>
 void markNotFinite(Context &cx, int count, const uint16_t *const *grads, const int64_t *sizes,
                    float *found) {
-  const uint16_t exponent = std::is_same_v<Tag, kernels::F16> ? 0x7c00u : 0x7f80u;
   for (int t = 0; t < count; ++t) {
     if (sizes[t] <= 0)
       continue;
-    halfNotFiniteKernel<<<blocksFor(sizes[t]), kThreadsPerBlock, 0, cx.stream>>>(sizes[t], grads[t],
-                                                                                 exponent, found);
+    halfNotFiniteKernel<<<blocksFor(sizes[t]), kThreadsPerBlock, 0, cx.stream>>>(
+        sizes[t], grads[t], Tag::kExponentBits, found);
     CAIRN_CUDA_CHECK_LAUNCH();
   }
 }

@@ -97,14 +97,17 @@ enum class CastType { F32, F16, BF16 };
 /// uint16_t bit patterns, read widened to float (exact) and written rounded
 /// as a cast writes them, so a kernel computing in float between the two
 /// gives the bits of the float kernel on widened copies followed by a cast.
-/// `kCastType` names it for castElements.
+/// `kCastType` names it for castElements; `kExponentBits` is the exponent
+/// field, all ones in an infinity or a NaN.
 struct F16 {
   static constexpr CastType kCastType = CastType::F16;
+  static constexpr uint16_t kExponentBits = 0x7c00u;
   CAIRN_HOST_DEVICE static float load(uint16_t bits) { return floatFromHalf(bits); }
   CAIRN_HOST_DEVICE static uint16_t store(float value) { return halfFromFloat(value); }
 };
 struct Bf16 {
   static constexpr CastType kCastType = CastType::BF16;
+  static constexpr uint16_t kExponentBits = 0x7f80u;
   CAIRN_HOST_DEVICE static float load(uint16_t bits) { return floatFromBfloat16(bits); }
   CAIRN_HOST_DEVICE static uint16_t store(float value) { return bfloat16FromFloat(value); }
 };

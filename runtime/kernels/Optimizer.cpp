@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <type_traits>
 
 namespace cairn::kernels {
 
@@ -125,9 +124,9 @@ template void foundInf<double>(int, const double *const *, const int64_t *, doub
 
 template <typename Tag>
 bool anyNotFinite(int count, const uint16_t *const *grads, const int64_t *sizes) {
-  // The exponent field of F16 (5 bits) or Bf16 (8 bits): all ones is an
-  // infinity or a NaN, in the half type as in its widening.
-  constexpr uint16_t exponent = std::is_same_v<Tag, F16> ? 0x7c00u : 0x7f80u;
+  // An exponent field all ones is an infinity or a NaN, in the half type as
+  // in its widening.
+  constexpr uint16_t exponent = Tag::kExponentBits;
   std::atomic<bool> any{false};
   forEachGradChunk(count, grads, sizes,
                    [&](const uint16_t *g, int64_t begin, int64_t end, int64_t) {
