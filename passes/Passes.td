@@ -265,6 +265,40 @@ def CheckScaledGradientsPass
   let dependentDialects = ["::cairn::CairnDialect"];
 }
 
+def SaveInHalfPass : Pass<"cairn-save-in-half", "mlir::ModuleOp"> {
+  let summary = "An f16 step holds the float32 values its softmax and layer norm backward read in f16";
+  let description = [{
+    After `cairn-autodiff`, in `@train_step`: softmax's output (what
+    `cairn.softmax_grad` reads) and layer norm's input (what
+    `cairn.layer_norm_grad` reads), float32 by autocast's rule, are held from
+    the forward to the backward in f16 where the softmax or layer norm is in
+    an f16 part of the model (`precision`, or the module's
+    `cairn.precision`; an op's `cairn.precision` region wins): a
+    `cairn.cast` to f16 after the value's last forward reader (autocast's f16
+    copy, where it has one), and its widening right before its first
+    backward reader, which all the backward readers share. The forward still
+    computes in float32 and the backward reads the value rounded to f16, as
+    Megatron-LM's fused softmax and fp16 residual stream keep them; bf16
+    keeps float32 (its rounding takes the gradients beyond
+    check_bf16_agreement.py's bounds against PyTorch's autocast). Values of
+    a checkpoint region, inputs and step results are left as they are.
+
+    ```mlir
+    %y = cairn.softmax %s {dim = 3 : i64} : tensor<64x4x28x28xf32>
+    %d = cairn.dropout %y ... : tensor<64x4x28x28xf32>
+    %h = cairn.cast %y : tensor<64x4x28x28xf32> -> tensor<64x4x28x28xf16>
+    ...
+    %w = cairn.cast %h : tensor<64x4x28x28xf16> -> tensor<64x4x28x28xf32>
+    %dx = cairn.softmax_grad %dy, %w {dim = 3 : i64} : tensor<64x4x28x28xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"\"",
+           "f16, bf16 or f32 (default: the module's cairn.precision)">,
+  ];
+  let dependentDialects = ["::cairn::CairnDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // The planned step: lowering, schedule, in place, plan, verification
 //===----------------------------------------------------------------------===//

@@ -131,6 +131,7 @@ LogicalResult cairn::buildTrainingPipeline(OpPassManager &pm,
       pm.addPass(createPlaceDevicesPass(place));
     pm.addPass(createAutocastPass({options.precision, options.lossScaling}));
     pm.addPass(createAutodiffPass());
+    pm.addPass(createSaveInHalfPass({options.precision}));
     // Micro-batches and replicas sum float32 gradients before the check.
     // Without reuse, the reference layout: autodiff's step as it is.
     if (getLoweringTarget(options.target)->checkScaledGradients &&

@@ -1,0 +1,160 @@
+//===- SaveInHalf.cpp - An f16 step keeps its norms' saved values in f16 --===//
+//
+// Autocast runs softmax and layer norm in float32, so the values their
+// backward reads (softmax's output, layer norm's input: in a transformer,
+// every attention matrix and every residual sum) are float32, held from the
+// forward to the backward at twice a half value's bytes. In an f16 step this
+// pass stores each of them in f16 for that wait, as Megatron-LM's fused
+// softmax and fp16 residual stream do: one cast after the value's last
+// forward reader, one widening right before its first backward reader. The
+// forward computes in float32 as before; the backward reads the value
+// rounded to f16's 11 significant bits, an error no larger than the one
+// each f16 product's inputs already carry. Not for bf16, whose 8 bits
+// double the gradients' distance from PyTorch's autocast (which keeps these
+// in float32) beyond test/reference/check_bf16_agreement.py's bounds, and
+// not in a `precision f32` region. The choice is the precision's, not the
+// plan's: builds with and without reuse, fusion or recomputation give the
+// same bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/CairnDialect.h"
+#include "ir/CairnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace cairn {
+#define GEN_PASS_DEF_SAVEINHALFPASS
+#include "passes/Passes.h.inc"
+} // namespace cairn
+
+using namespace mlir;
+using namespace cairn;
+
+namespace {
+
+/// The precision `op` computes its half list in: its region's, else the
+/// model's.
+std::optional<Precision> getPrecision(Operation *op,
+                                      std::optional<Precision> model) {
+  if (auto pinned =
+          op->getAttrOfType<PrecisionAttr>(CairnDialect::kPrecisionAttrName))
+    return pinned.getValue();
+  return model;
+}
+
+/// The float32 forward value `reader` (a backward op) reads that this pass
+/// stores in f16, or null: softmax_grad's y, layer_norm_grad's input, where
+/// the forward softmax or layer norm is in an f16 part of the model.
+Value getSavedNormValue(Operation *reader, Operation *seed,
+                        std::optional<Precision> model) {
+  Value value;
+  Operation *forward = nullptr;
+  if (auto grad = dyn_cast<SoftmaxGradOp>(reader)) {
+    value = grad.getOutput();
+    forward = value.getDefiningOp<SoftmaxOp>();
+  } else if (auto grad = dyn_cast<LayerNormGradOp>(reader)) {
+    value = grad.getInput();
+    for (Operation *user : value.getUsers())
+      if (isa<LayerNormOp>(user) && user->isBeforeInBlock(seed))
+        forward = user;
+  }
+  if (!forward || getPrecision(forward, model) != Precision::f16)
+    return {};
+  Operation *def = value.getDefiningOp();
+  // A block argument is an input, in the arena for the whole step anyway; a
+  // value of a checkpoint region is computed again, not kept.
+  if (!def || def->getBlock() != seed->getBlock() ||
+      !def->isBeforeInBlock(seed) ||
+      def->hasAttr(CairnDialect::kCheckpointAttrName) ||
+      !getElementTypeOrSelf(value.getType()).isF32())
+    return {};
+  return value;
+}
+
+/// Stores `value` in f16 from its last forward reader to its first backward
+/// one; false where it has no reader on one side or is a step result.
+bool saveInHalf(Value value, Operation *seed, OpBuilder &builder) {
+  Operation *lastForward = nullptr;
+  Operation *firstBackward = nullptr;
+  SmallVector<OpOperand *> backward;
+  CastOp halfCopy;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (user->hasTrait<mlir::OpTrait::IsTerminator>())
+      return false;
+    if (user->isBeforeInBlock(seed)) {
+      if (!lastForward || lastForward->isBeforeInBlock(user))
+        lastForward = user;
+      // Autocast's f16 copy for a half product: the same bits, kept.
+      auto copy = dyn_cast<CastOp>(user);
+      if (copy && getElementTypeOrSelf(copy.getType()).isF16())
+        halfCopy = copy;
+      continue;
+    }
+    backward.push_back(&use);
+    if (!firstBackward || user->isBeforeInBlock(firstBackward))
+      firstBackward = user;
+  }
+  if (!lastForward || !firstBackward)
+    return false;
+  auto type = cast<RankedTensorType>(value.getType());
+  Value half = halfCopy ? halfCopy.getResult() : Value();
+  if (!half) {
+    builder.setInsertionPointAfter(lastForward);
+    half = CastOp::create(builder, value.getLoc(),
+                          type.clone(builder.getF16Type()), value);
+    copyRegionAndDevice(value.getDefiningOp(), half.getDefiningOp());
+  }
+  builder.setInsertionPoint(firstBackward);
+  auto wide = CastOp::create(builder, value.getLoc(), type, half);
+  copyRegionAndDevice(firstBackward, wide);
+  for (OpOperand *use : backward)
+    use->set(wide);
+  return true;
+}
+
+struct SaveInHalfPass : cairn::impl::SaveInHalfPassBase<SaveInHalfPass> {
+  using SaveInHalfPassBase::SaveInHalfPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<Precision> model;
+    if (!precision.empty()) {
+      model = symbolizePrecision(precision);
+      if (!model) {
+        module.emitError() << "cairn-save-in-half: unknown precision '"
+                           << precision << "'; expected f16, bf16 or f32";
+        return signalPassFailure();
+      }
+    } else if (auto attr = module->getAttrOfType<PrecisionAttr>(
+                   CairnDialect::kPrecisionAttrName)) {
+      model = attr.getValue();
+    }
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!step)
+      return;
+    Block &body = step.getBody().front();
+    Operation *seed = nullptr;
+    for (Operation &op : body)
+      if (op.hasAttr(CairnDialect::kBackwardSeedAttrName)) {
+        seed = &op;
+        break;
+      }
+    if (!seed)
+      return;
+    llvm::SetVector<Value> saved;
+    for (Operation *op = seed->getNextNode(); op; op = op->getNextNode())
+      if (Value value = getSavedNormValue(op, seed, model))
+        saved.insert(value);
+    OpBuilder builder(&getContext());
+    for (Value value : saved)
+      saveInHalf(value, seed, builder);
+  }
+};
+
+} // namespace
