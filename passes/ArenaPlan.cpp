@@ -222,6 +222,9 @@ void ArenaPlanner::placeBuffers() {
 
   PlannerOptions plannerOptions;
   plannerOptions.timeLimitSeconds = options.timeLimitSeconds;
+  // The same model and flags give the same plan on any machine, loaded or
+  // not: cairn plan's arena is the one cairn build reaches.
+  plannerOptions.reproducible = true;
   IntervalPlan memoryPlan = planIntervals(intervals, plannerOptions);
   for (const Buffer &buffer : program.buffers)
     if (planned[buffer.id])

@@ -49,7 +49,8 @@ struct ArenaPlanOptions {
   /// Give the buffers their offsets. False stops after the lifetimes and
   /// the in-place decisions (cairn-write-in-place).
   bool place = true;
-  /// The planner's exact-search budget, seconds (0: greedy only).
+  /// The planner's exact-search budget, seconds of search work
+  /// (PlannerOptions::reproducible; 0: greedy only).
   double timeLimitSeconds = 1.0;
 };
 

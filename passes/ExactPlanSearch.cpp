@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -73,7 +74,7 @@ enum class Outcome {
   NotFound,
   /// The slice of nodes ran out; the search can resume.
   Suspended,
-  /// The deadline passed.
+  /// The deadline passed (searchExactPlan: or the node limit).
   TimedOut,
 };
 
@@ -606,15 +607,19 @@ Outcome Search::resume(uint64_t budget) {
 } // namespace
 
 SearchResult searchExactPlan(const std::vector<BufferInterval> &buffers,
-                             int64_t capacity, double timeLimitSeconds) {
+                             int64_t capacity, double timeLimitSeconds,
+                             uint64_t nodeLimit) {
   Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeLimitSeconds));
+      std::isfinite(timeLimitSeconds)
+          ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(timeLimitSeconds))
+          : Clock::time_point::max();
   Problem problem(buffers, capacity);
   SearchResult result;
   // A slice long enough for one descent without backtracking, so an easy
   // instance never pays for the other orders.
   uint64_t slice = 4 * problem.items.size() + 1024;
+  uint64_t visited = 0;
   std::vector<std::unique_ptr<Search>> searches;
   for (size_t turn = 0;; ++turn) {
     size_t which = turn % kStaticOrders.size();
@@ -622,7 +627,14 @@ SearchResult searchExactPlan(const std::vector<BufferInterval> &buffers,
       searches.push_back(
           std::make_unique<Search>(problem, kStaticOrders[which], deadline));
     Search &search = *searches[which];
-    Outcome outcome = search.resume(slice);
+    Outcome outcome = Outcome::TimedOut;
+    if (visited < nodeLimit) {
+      // Every order's slices count against the one limit, so the searches
+      // stop at the same node whatever the machine.
+      uint64_t before = search.getNodes();
+      outcome = search.resume(std::min(slice, nodeLimit - visited));
+      visited += search.getNodes() - before;
+    }
     if (outcome == Outcome::Suspended)
       continue;
     for (const std::unique_ptr<Search> &s : searches)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -24,6 +25,49 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+/// What is left of the exact search's budget: wall-clock seconds since
+/// `start`, or, reproducible, nodes (the work of timeLimitSeconds over the
+/// buffers searched).
+class SearchBudget {
+public:
+  SearchBudget(const PlannerOptions &options, size_t numPlaced,
+               Clock::time_point start)
+      : options(options), start(start) {
+    if (options.reproducible)
+      nodes = static_cast<uint64_t>(
+          std::max(options.timeLimitSeconds, 0.0) * kSearchWorkPerSecond /
+          static_cast<double>(std::max<size_t>(numPlaced, 1)));
+  }
+
+  bool isSpent() const {
+    return options.reproducible
+               ? nodes == 0
+               : secondsSince(start) >= options.timeLimitSeconds;
+  }
+
+  /// Runs the search for `capacity` on `share` (in (0, 1]) of what is left.
+  SearchResult search(const std::vector<BufferInterval> &buffers,
+                      int64_t capacity, double share) {
+    if (!options.reproducible)
+      return searchExactPlan(
+          buffers, capacity,
+          std::max(options.timeLimitSeconds - secondsSince(start), 0.0) *
+              share);
+    // At least a node while any is left, so that halving ends.
+    uint64_t limit = std::min(
+        nodes, std::max<uint64_t>(1, static_cast<uint64_t>(
+                                         static_cast<double>(nodes) * share)));
+    SearchResult result = searchExactPlan(buffers, capacity, HUGE_VAL, limit);
+    nodes -= std::min(nodes, result.nodes);
+    return result;
+  }
+
+private:
+  const PlannerOptions &options;
+  Clock::time_point start;
+  uint64_t nodes = 0;
+};
 
 /// Greedy, then the exact search, on buffers none of which is stacked.
 /// `capacity` is that of PlannerOptions less the stacked bytes (only read
@@ -45,6 +89,7 @@ IntervalPlan planUnstacked(const std::vector<BufferInterval> &buffers,
                                    [](const BufferInterval &b) { return b.size > 0; });
   bool searchAllowed = options.timeLimitSeconds > 0 &&
                        numPlaced <= options.maxExactSearchBuffers;
+  SearchBudget budget(options, numPlaced, start);
   auto takeSearchPlan = [&](SearchResult &result) {
     plan.offsets = std::move(result.offsets);
     plan.arenaSize = computeArenaSize(buffers, plan.offsets);
@@ -53,8 +98,7 @@ IntervalPlan planUnstacked(const std::vector<BufferInterval> &buffers,
   if (fixedCapacity) {
     // Any plan that fits will do, as for MiniMalloc.
     if (searchAllowed && plan.capacityStatus == SearchStatus::TimedOut) {
-      double left = options.timeLimitSeconds - secondsSince(start);
-      SearchResult result = searchExactPlan(buffers, capacity, std::max(left, 0.0));
+      SearchResult result = budget.search(buffers, capacity, 1.0);
       plan.capacityStatus = result.status;
       if (result.status == SearchStatus::Found) {
         takeSearchPlan(result);
@@ -77,11 +121,10 @@ IntervalPlan planUnstacked(const std::vector<BufferInterval> &buffers,
   int64_t low = goodEnough, high = plan.arenaSize - 1;
   int64_t provenBelow = plan.lowerBound;
   for (bool first = true; low <= high && plan.arenaSize > goodEnough; first = false) {
-    double left = options.timeLimitSeconds - secondsSince(start);
-    if (left <= 0)
+    if (budget.isSpent())
       break;
     int64_t target = first ? low : low + (high - low) / 2;
-    SearchResult result = searchExactPlan(buffers, target, left / 2);
+    SearchResult result = budget.search(buffers, target, 0.5);
     if (result.status == SearchStatus::Found) {
       takeSearchPlan(result);
       high = plan.arenaSize - 1;

@@ -64,13 +64,26 @@ enum class SearchStatus {
   Found,
   /// The search proved that no plan fits the capacity.
   Infeasible,
-  /// The time limit ran out first.
+  /// The budget (time or work) ran out first.
   TimedOut,
 };
 
+/// The exact search's work per second of budget in reproducible mode:
+/// nodes visited times buffers searched (a node's cost grows with the
+/// buffers), about what one core of the AMD EPYC machines the project is
+/// built on does (1.75e8 measured on the transformer's f16 step under a
+/// memory budget, whose searches run out).
+constexpr double kSearchWorkPerSecond = 1.7e8;
+
 struct PlannerOptions {
-  /// Wall-clock budget of the exact search, in seconds; 0 turns it off.
+  /// Budget of the exact search, in seconds; 0 turns it off.
   double timeLimitSeconds = 1.0;
+  /// Count that budget in search work (kSearchWorkPerSecond) instead of
+  /// wall-clock time: the plan then depends on the buffers alone, not on the
+  /// machine's speed or load, so one model and its flags plan the same
+  /// arena on every run (the compiler's; the CSV planner's time limit, which
+  /// bench/minimalloc compares with other planners', stays wall-clock).
+  bool reproducible = false;
   /// Above this many buffers the exact search is skipped (greedy only).
   size_t maxExactSearchBuffers = 20000;
   /// 0: minimize the arena. Otherwise any plan with an arena of at most this
@@ -127,9 +140,12 @@ struct SearchResult {
 /// offset its time-overlapping placed neighbours allow (a canonical
 /// solution); partial plans are pruned by section inference, dominance and
 /// hats, and split in time where no unplaced buffer crosses (see
-/// ExactPlanSearch.cpp). Infeasible is a proof; TimedOut is not.
+/// ExactPlanSearch.cpp). Infeasible is a proof; TimedOut is not: it stops
+/// after `timeLimitSeconds` (infinite: never) or `nodeLimit` nodes,
+/// whichever comes first.
 SearchResult searchExactPlan(const std::vector<BufferInterval> &buffers,
-                             int64_t capacity, double timeLimitSeconds);
+                             int64_t capacity, double timeLimitSeconds,
+                             uint64_t nodeLimit = UINT64_MAX);
 
 /// Greedy, then (if it is above the lower bound, or above
 /// `options.capacity` when that is given) the exact search.

@@ -348,8 +348,11 @@ cl::opt<std::string> planOutputFile(
     "o", cl::desc("Write the plan as CSV `id,lower,upper,size,offset`"),
     cl::value_desc("OUT.csv"), cl::sub(planCommand), cl::cat(cairnCategory));
 cl::opt<double> timeLimit(
-    "time-limit", cl::desc("Seconds the exact search may take when greedy "
-                           "is above the lower bound (default 1; 0: greedy only)"),
+    "time-limit",
+    cl::desc("Seconds the exact search may take when greedy is above the "
+             "lower bound (default 1; 0: greedy only); for a model, counted "
+             "as search work at a fixed rate, so that its plan is the same on "
+             "every machine and run; with --buffers, wall-clock time"),
     cl::value_desc("SECONDS"), cl::init(1.0), cl::sub(planCommand),
     cl::cat(cairnCategory));
 cl::opt<long long> planCapacity(

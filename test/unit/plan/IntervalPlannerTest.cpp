@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <random>
 
 using namespace cairn;
@@ -379,6 +380,35 @@ TEST(IntervalPlanner, ExactSearchKeepsTimeLimit) {
   EXPECT_LE(plan.arenaSize, plan.greedyArenaSize);
   PlanVerdict verdict = verifyPlan(buffers, plan.offsets, plan.arenaSize);
   EXPECT_TRUE(verdict.ok) << verdict.message;
+}
+
+// Tests that a reproducible budget is counted in nodes, not seconds: on the
+// instance above, too large to finish, the search stops after exactly the
+// nodes it was given; and on random instances whose search runs out, two
+// reproducible plans (each search stopped by its share of the work) are the
+// same plan, however long either took.
+TEST(IntervalPlanner, ReproducibleBudgetCountsNodes) {
+  std::mt19937_64 rng(7);
+  std::vector<BufferInterval> large = randomBuffers(rng, 10000, 20000, 200, 1 << 20, 256);
+  SearchResult stopped = searchExactPlan(large, computeLowerBound(large), HUGE_VAL, 5000);
+  EXPECT_EQ(stopped.status, SearchStatus::TimedOut);
+  EXPECT_EQ(stopped.nodes, 5000u);
+
+  PlannerOptions options;
+  options.timeLimitSeconds = 0.002;
+  options.reproducible = true;
+  int ranOut = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 instance(seed);
+    std::vector<BufferInterval> buffers = randomBuffers(instance, 200, 200, 50, 1 << 16);
+    IntervalPlan first = planIntervals(buffers, options);
+    IntervalPlan second = planIntervals(buffers, options);
+    ASSERT_EQ(first.arenaSize, second.arenaSize) << "seed " << seed;
+    ASSERT_EQ(first.offsets, second.offsets) << "seed " << seed;
+    ASSERT_TRUE(verifyPlan(buffers, first.offsets, first.arenaSize).ok);
+    ranOut += !first.provedOptimal && first.arenaSize < first.greedyArenaSize;
+  }
+  EXPECT_GT(ranOut, 0); // searches that improved on greedy, then ran out
 }
 
 // Tests the compiler's shape: a few thousand buffers, most of the arena in
