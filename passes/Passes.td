@@ -266,21 +266,23 @@ def CheckScaledGradientsPass
 }
 
 def SaveInHalfPass : Pass<"cairn-save-in-half", "mlir::ModuleOp"> {
-  let summary = "An f16 step holds the float32 values its softmax and layer norm backward read in f16";
+  let summary = "A half step holds the float32 values its softmax and layer norm backward read in f16";
   let description = [{
     After `cairn-autodiff`, in `@train_step`: softmax's output (what
     `cairn.softmax_grad` reads) and layer norm's input (what
     `cairn.layer_norm_grad` reads), float32 by autocast's rule, are held from
     the forward to the backward in f16 where the softmax or layer norm is in
     an f16 part of the model (`precision`, or the module's
-    `cairn.precision`; an op's `cairn.precision` region wins): a
-    `cairn.cast` to f16 after the value's last forward reader (autocast's f16
-    copy, where it has one), and its widening right before its first
-    backward reader, which all the backward readers share. The forward still
-    computes in float32 and the backward reads the value rounded to f16, as
-    Megatron-LM's fused softmax and fp16 residual stream keep them; bf16
-    keeps float32 (its rounding takes the gradients beyond
-    check_bf16_agreement.py's bounds against PyTorch's autocast). Values of
+    `cairn.precision`; an op's `cairn.precision` region wins), and
+    softmax's output in a bf16 part too (in [0, 1], f16 cannot overflow and
+    rounds finer than bf16): a `cairn.cast` to f16 after the value's last
+    forward reader (autocast's f16 copy, where it has one), and its widening
+    right before its first backward reader, which all the backward readers
+    share. The forward still computes in float32 and the backward reads the
+    value rounded to f16, as Megatron-LM's fused softmax and fp16 residual
+    stream keep them. bf16 keeps layer norm's input float32: f16 could
+    overflow it, and bf16's rounding takes the gradients beyond
+    check_bf16_agreement.py's bounds against PyTorch's autocast. Values of
     a checkpoint region, inputs and step results are left as they are.
 
     ```mlir

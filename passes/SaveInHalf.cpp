@@ -1,4 +1,4 @@
-//===- SaveInHalf.cpp - An f16 step keeps its norms' saved values in f16 --===//
+//===- SaveInHalf.cpp - Half steps keep their norms' saved values in f16 --===//
 //
 // Autocast runs softmax and layer norm in float32, so the values their
 // backward reads (softmax's output, layer norm's input: in a transformer,
@@ -9,12 +9,14 @@
 // forward reader, one widening right before its first backward reader. The
 // forward computes in float32 as before; the backward reads the value
 // rounded to f16's 11 significant bits, an error no larger than the one
-// each f16 product's inputs already carry. Not for bf16, whose 8 bits
-// double the gradients' distance from PyTorch's autocast (which keeps these
-// in float32) beyond test/reference/check_bf16_agreement.py's bounds, and
-// not in a `precision f32` region. The choice is the precision's, not the
-// plan's: builds with and without reuse, fusion or recomputation give the
-// same bits.
+// each f16 product's inputs already carry. A bf16 step stores softmax's
+// output in f16 too: in [0, 1] it cannot overflow f16, whose rounding is
+// finer than bf16's; its residual sums, which could, stay float32 (in
+// bf16, 8 bits, they take the gradients' distance from PyTorch's autocast,
+// which keeps them float32, beyond test/reference/check_bf16_agreement.py's
+// bounds). Nothing changes in a `precision f32` region. The choice is the
+// precision's, not the plan's: builds with and without reuse, fusion or
+// recomputation give the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,16 +56,25 @@ Value getSavedNormValue(Operation *reader, Operation *seed,
                         std::optional<Precision> model) {
   Value value;
   Operation *forward = nullptr;
+  // A softmax's output is in [0, 1]: f16 holds it without overflow and with
+  // 11 significant bits, finer than bf16's 8, so a bf16 step stores it in
+  // f16 too. A residual sum can exceed f16's range: f16 steps only.
+  bool inBf16Too = false;
   if (auto grad = dyn_cast<SoftmaxGradOp>(reader)) {
     value = grad.getOutput();
     forward = value.getDefiningOp<SoftmaxOp>();
+    inBf16Too = true;
   } else if (auto grad = dyn_cast<LayerNormGradOp>(reader)) {
     value = grad.getInput();
     for (Operation *user : value.getUsers())
       if (isa<LayerNormOp>(user) && user->isBeforeInBlock(seed))
         forward = user;
   }
-  if (!forward || getPrecision(forward, model) != Precision::f16)
+  if (!forward)
+    return {};
+  std::optional<Precision> precision = getPrecision(forward, model);
+  if (precision != Precision::f16 &&
+      !(inBf16Too && precision == Precision::bf16))
     return {};
   Operation *def = value.getDefiningOp();
   // A block argument is an input, in the arena for the whole step anyway; a

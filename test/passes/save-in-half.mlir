@@ -7,11 +7,13 @@
 // from the forward to the backward: the residual sum is cast to f16 after the layer norm, its
 // last forward reader, and widened again right before layer_norm_grad; softmax's output has
 // autocast's f16 copy for fc2 (which fc2's weight gradient reads anyway), and softmax_grad reads
-// that copy widened. The forward computes in float32 as before. bf16 keeps float32 values; so
-// does a module whose precision is f32 (the default, with no cairn.precision: autocast's f16
-// here came from its own option). The second module pins its softmax to float32 (a
-// `precision f32` region), and its residual sum is in a checkpoint region (computed again for
-// the backward, not held): nothing is stored in half.
+// that copy widened. The forward computes in float32 as before. bf16 stores softmax's output
+// in f16 too (in [0, 1], where f16 is finer than bf16), beside autocast's bf16 copy, and keeps
+// the residual sum float32 (f16 could overflow it); a module whose precision is f32 (the
+// default, with no cairn.precision: autocast's f16 here came from its own option) keeps both.
+// The second module pins its softmax to float32 (a `precision f32` region), and its residual
+// sum is in a checkpoint region (computed again for the backward, not held): nothing is stored
+// in half.
 module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #cairn.sgd<lr = 0.1, momentum = 0.0, dampening = 0.0, weight_decay = 0.0, nesterov = false>} {
   func.func @loss(%x: tensor<2x4xf32> {cairn.name = "x", cairn.role = #cairn.role<input>}, %y: tensor<2xi64> {cairn.name = "y", cairn.role = #cairn.role<input>}, %w1: tensor<4x4xf32> {cairn.init = #cairn.init<uniform, 0.5>, cairn.name = "fc1.weight", cairn.role = #cairn.role<param>}, %g: tensor<4xf32> {cairn.init = #cairn.init<ones, 1.0>, cairn.name = "ln.weight", cairn.role = #cairn.role<param>}, %b: tensor<4xf32> {cairn.init = #cairn.init<zeros, 0.0>, cairn.name = "ln.bias", cairn.role = #cairn.role<param>}, %w2: tensor<3x4xf32> {cairn.init = #cairn.init<uniform, 0.5>, cairn.name = "fc2.weight", cairn.role = #cairn.role<param>}) -> tensor<f32> {
     %0 = cairn.linear %x, %w1 : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
@@ -39,8 +41,12 @@ module attributes {cairn.batch = 2 : i64, cairn.model = "M", cairn.optimizer = #
 
 // BF16-LABEL: func.func @train_step(
 // BF16: %[[SUM:.*]] = cairn.add
+// BF16-NOT: cairn.cast %[[SUM]]
 // BF16: %[[Y:.*]] = cairn.softmax
-// BF16: cairn.softmax_grad %{{.*}}, %[[Y]]
+// BF16-NEXT: cairn.cast %[[Y]] : tensor<2x4xf32> -> tensor<2x4xbf16>
+// BF16-NEXT: %[[Y16:.*]] = cairn.cast %[[Y]] : tensor<2x4xf32> -> tensor<2x4xf16>
+// BF16: %[[YW:.*]] = cairn.cast %[[Y16]] : tensor<2x4xf16> -> tensor<2x4xf32>
+// BF16-NEXT: cairn.softmax_grad %{{.*}}, %[[YW]]
 // BF16-NEXT: cairn.layer_norm_grad %{{.*}}, %[[SUM]]
 
 // F32-LABEL: func.func @train_step(
