@@ -47,6 +47,16 @@ MPI_ENVIRONMENT = {
 }
 
 
+def use_own_mpi_session_dir(work):
+    """Gives this script's mpirun jobs a session directory of their own under `work`: Open MPI 4
+    keeps every job's under /tmp/ompi.HOST.UID, which the last job to end removes, so a job of
+    another test starting then fails in orte_init ("A call to mkdir was unable to create the
+    desired directory", open-mpi/ompi#8510); ctest runs two tests at a time."""
+    base = os.path.join(os.path.abspath(work), "ompi-session")
+    os.makedirs(base, exist_ok=True)
+    os.environ["OMPI_MCA_orte_tmpdir_base"] = base
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cairn", required=True)
@@ -64,6 +74,7 @@ def main():
         sys.exit(77)
     os.environ.update(MPI_ENVIRONMENT)
     os.makedirs(args.work, exist_ok=True)
+    use_own_mpi_session_dir(args.work)
     for spec in args.models:
         model_file, _, rest = spec.partition(":")
         count, _, fraction = rest.partition(":")

@@ -46,7 +46,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_partition_bit_identical import MPI_ENVIRONMENT  # noqa: E402
+from check_partition_bit_identical import MPI_ENVIRONMENT, use_own_mpi_session_dir  # noqa: E402
 from check_plan_bit_identical import read_safetensors, run, write_tiny_data  # noqa: E402
 
 RUNNING_STATISTICS = ("running_mean", "running_var", "num_batches_tracked")
@@ -219,6 +219,7 @@ def main():
         sys.exit(77)
     os.environ.update(MPI_ENVIRONMENT)
     os.makedirs(args.work, exist_ok=True)
+    use_own_mpi_session_dir(args.work)
     failures_checked = False
     for spec in args.models:
         model_file, _, counts = spec.partition(":")

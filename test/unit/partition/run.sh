@@ -16,7 +16,10 @@ if ! command -v mpirun > /dev/null; then
   echo "skipped: no mpirun (Debian package openmpi-bin)"
   exit 77
 fi
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work/ompi-session" && cd "$work" || exit 1
+# Open MPI 4's session directory of its own: the shared /tmp/ompi.HOST.UID is removed by the
+# last job to end, under another test's starting job (open-mpi/ompi#8510).
+export OMPI_MCA_orte_tmpdir_base="$work/ompi-session"
 # Two ranks on two cores: one thread each, and no spinning for the other.
 export OMP_WAIT_POLICY=passive
 mpi() { mpirun --oversubscribe --bind-to none "$@"; }
