@@ -32,6 +32,7 @@
 #include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
 #include "ir/ElementConversion.h"
+#include "ir/ModelPrecision.h"
 #include "ir/VerifierHelpers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -223,19 +224,12 @@ struct AutocastPass : cairn::impl::AutocastPassBase<AutocastPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<Precision> model;
+    if (failed(getModelPrecision(module, precision, "cairn-autocast", model)))
+      return signalPassFailure();
     std::optional<Type> half;
-    if (!precision.empty()) {
-      std::optional<Precision> parsed = symbolizePrecision(precision);
-      if (!parsed) {
-        module.emitError() << "cairn-autocast: unknown precision '" << precision
-                           << "'; expected f16, bf16 or f32";
-        return signalPassFailure();
-      }
-      half = getFloatType(*parsed, &getContext());
-    } else if (auto attr = module->getAttrOfType<PrecisionAttr>(
-                   CairnDialect::kPrecisionAttrName)) {
-      half = getFloatType(attr.getValue(), &getContext());
-    }
+    if (model)
+      half = getFloatType(*model, &getContext());
     // float32 for the model: only the regions' half lists.
     if (half && (*half).isF32())
       half.reset();

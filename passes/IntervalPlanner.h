@@ -71,8 +71,8 @@ enum class SearchStatus {
 /// The exact search's work per second of budget in reproducible mode:
 /// nodes visited times buffers searched (a node's cost grows with the
 /// buffers), about what one core of the AMD EPYC machines the project is
-/// built on does (1.75e8 measured on the transformer's f16 step under a
-/// memory budget, whose searches run out).
+/// built on does, so that a search takes there about the time its
+/// wall-clock limit gave it.
 constexpr double kSearchWorkPerSecond = 1.7e8;
 
 struct PlannerOptions {

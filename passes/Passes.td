@@ -281,8 +281,8 @@ def SaveInHalfPass : Pass<"cairn-save-in-half", "mlir::ModuleOp"> {
     share. The forward still computes in float32 and the backward reads the
     value rounded to f16, as Megatron-LM's fused softmax and fp16 residual
     stream keep them. bf16 keeps layer norm's input float32: f16 could
-    overflow it, and bf16's rounding takes the gradients beyond
-    check_bf16_agreement.py's bounds against PyTorch's autocast. Values of
+    overflow it, and bf16's rounding would add to the gradients' distance
+    from PyTorch's autocast (check_bf16_agreement.py). Values of
     a checkpoint region, inputs and step results are left as they are.
 
     ```mlir

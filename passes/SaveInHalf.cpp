@@ -11,10 +11,10 @@
 // rounded to f16's 11 significant bits, an error no larger than the one
 // each f16 product's inputs already carry. A bf16 step stores softmax's
 // output in f16 too: in [0, 1] it cannot overflow f16, whose rounding is
-// finer than bf16's; its residual sums, which could, stay float32 (in
-// bf16, 8 bits, they take the gradients' distance from PyTorch's autocast,
-// which keeps them float32, beyond test/reference/check_bf16_agreement.py's
-// bounds). Nothing changes in a `precision f32` region. The choice is the
+// finer than bf16's; its residual sums, which could, stay float32 (bf16's
+// 8 bits would add to the gradients' distance from PyTorch's autocast, which
+// keeps them float32, that test/reference/check_bf16_agreement.py bounds).
+// Nothing changes in a `precision f32` region. The choice is the
 // precision's, not the plan's: builds with and without reuse, fusion or
 // recomputation give the same bits.
 //
@@ -24,6 +24,7 @@
 
 #include "ir/CairnDialect.h"
 #include "ir/CairnOps.h"
+#include "ir/ModelPrecision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -38,16 +39,6 @@ using namespace mlir;
 using namespace cairn;
 
 namespace {
-
-/// The precision `op` computes its half list in: its region's, else the
-/// model's.
-std::optional<Precision> getPrecision(Operation *op,
-                                      std::optional<Precision> model) {
-  if (auto pinned =
-          op->getAttrOfType<PrecisionAttr>(CairnDialect::kPrecisionAttrName))
-    return pinned.getValue();
-  return model;
-}
 
 /// The float32 forward value `reader` (a backward op) reads that this pass
 /// stores in f16, or null: softmax_grad's y, layer_norm_grad's input, where
@@ -72,7 +63,7 @@ Value getSavedNormValue(Operation *reader, Operation *seed,
   }
   if (!forward)
     return {};
-  std::optional<Precision> precision = getPrecision(forward, model);
+  std::optional<Precision> precision = getOpPrecision(forward, model);
   if (precision != Precision::f16 &&
       !(inBf16Too && precision == Precision::bf16))
     return {};
@@ -88,8 +79,8 @@ Value getSavedNormValue(Operation *reader, Operation *seed,
 }
 
 /// Stores `value` in f16 from its last forward reader to its first backward
-/// one; false where it has no reader on one side or is a step result.
-bool saveInHalf(Value value, Operation *seed, OpBuilder &builder) {
+/// one; leaves it where it has no reader on one side or is a step result.
+void saveInHalf(Value value, Operation *seed, OpBuilder &builder) {
   Operation *lastForward = nullptr;
   Operation *firstBackward = nullptr;
   SmallVector<OpOperand *> backward;
@@ -97,7 +88,7 @@ bool saveInHalf(Value value, Operation *seed, OpBuilder &builder) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (user->hasTrait<mlir::OpTrait::IsTerminator>())
-      return false;
+      return;
     if (user->isBeforeInBlock(seed)) {
       if (!lastForward || lastForward->isBeforeInBlock(user))
         lastForward = user;
@@ -112,7 +103,7 @@ bool saveInHalf(Value value, Operation *seed, OpBuilder &builder) {
       firstBackward = user;
   }
   if (!lastForward || !firstBackward)
-    return false;
+    return;
   auto type = cast<RankedTensorType>(value.getType());
   Value half = halfCopy ? halfCopy.getResult() : Value();
   if (!half) {
@@ -126,7 +117,6 @@ bool saveInHalf(Value value, Operation *seed, OpBuilder &builder) {
   copyRegionAndDevice(firstBackward, wide);
   for (OpOperand *use : backward)
     use->set(wide);
-  return true;
 }
 
 struct SaveInHalfPass : cairn::impl::SaveInHalfPassBase<SaveInHalfPass> {
@@ -135,17 +125,9 @@ struct SaveInHalfPass : cairn::impl::SaveInHalfPassBase<SaveInHalfPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<Precision> model;
-    if (!precision.empty()) {
-      model = symbolizePrecision(precision);
-      if (!model) {
-        module.emitError() << "cairn-save-in-half: unknown precision '"
-                           << precision << "'; expected f16, bf16 or f32";
-        return signalPassFailure();
-      }
-    } else if (auto attr = module->getAttrOfType<PrecisionAttr>(
-                   CairnDialect::kPrecisionAttrName)) {
-      model = attr.getValue();
-    }
+    if (failed(
+            getModelPrecision(module, precision, "cairn-save-in-half", model)))
+      return signalPassFailure();
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
     if (!step)
       return;
